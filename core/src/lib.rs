@@ -1,0 +1,12 @@
+//! critsec-core: four server hot paths, each with its "before", "after" and "ours" designs.
+//!
+//! | module | models | strategies |
+//! |---|---|---|
+//! | [`sync`] | instrumented locks (JFR-style contended-wait accounting), loom shim | — |
+//!
+//! Key decision: this crate runs no benchmark and knows no harness type. Its only clock is the
+//! contended-wait recorder in [`sync`]; everything else about timing lives in `critsec-harness`.
+
+#![deny(missing_docs)]
+
+pub mod sync;

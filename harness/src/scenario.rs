@@ -1,0 +1,245 @@
+//! The scenario API: what a bench crate implements so the runner can measure it.
+//!
+//! A [`Scenario`] is a recipe (name, parameters, thread groups); [`Scenario::setup`] binds one
+//! parameter combination to a [`Trial`], the shared state of one fork (JMH's `Scope.Benchmark`
+//! state); [`Trial::worker`] gives each measuring thread its own [`Worker`] (JMH's
+//! `Scope.Thread` state) whose [`Worker::op`] is the benchmarked operation.
+//!
+//! Verification is part of the contract, as in rebar: [`Trial::verify`] runs before the first
+//! iteration and after the last, and [`Worker::check`] after every iteration. Any failure turns
+//! the result into an error row; it never becomes a number.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// One parameter of a scenario and the values it runs with by default (JMH `@Param`).
+#[derive(Debug, Clone)]
+pub struct ParamSpec {
+    /// The name used on the command line (`-p name=v1,v2`) and in JMH's `params`.
+    pub name: &'static str,
+    /// Default values; a run covers all of them unless `-p` narrows the set.
+    pub defaults: Vec<String>,
+    /// Every accepted value, or empty when any value is accepted (numbers, say).
+    pub accepted: Vec<String>,
+    /// One line of help.
+    pub help: &'static str,
+}
+
+impl ParamSpec {
+    /// A parameter whose values are restricted to `accepted`, with `defaults` run by default.
+    pub fn choice(name: &'static str, defaults: &[&str], accepted: &[&str], help: &'static str) -> Self {
+        ParamSpec {
+            name,
+            defaults: defaults.iter().map(|s| s.to_string()).collect(),
+            accepted: accepted.iter().map(|s| s.to_string()).collect(),
+            help,
+        }
+    }
+
+    /// A parameter that takes any value the scenario can parse (numbers, durations).
+    pub fn free(name: &'static str, defaults: &[&str], help: &'static str) -> Self {
+        ParamSpec {
+            name,
+            defaults: defaults.iter().map(|s| s.to_string()).collect(),
+            accepted: Vec::new(),
+            help,
+        }
+    }
+}
+
+/// One combination of parameter values; values are strings, as in JMH.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Params(pub BTreeMap<String, String>);
+
+impl Params {
+    /// Builds a combination from pairs.
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+        Params(pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+    }
+
+    /// The raw value of `name`.
+    pub fn get(&self, name: &str) -> Result<&str, ScenarioError> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .ok_or_else(|| ScenarioError::MissingParam { name: name.to_string() })
+    }
+
+    /// The value of `name` parsed as `T`, with an error naming the parameter and the bad value.
+    pub fn parse<T: FromStr>(&self, name: &str) -> Result<T, ScenarioError>
+    where
+        T::Err: fmt::Display,
+    {
+        let raw = self.get(name)?;
+        raw.parse::<T>().map_err(|e| ScenarioError::BadParam {
+            name: name.to_string(),
+            value: raw.to_string(),
+            reason: e.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for Params {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (k, v) in &self.0 {
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            write!(f, "{k}={v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A thread group (JMH `@Group` + `@GroupThreads`): threads that all run one kind of operation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupSpec {
+    /// Group name, e.g. `readers`; it names the group's secondary metric.
+    pub name: String,
+    /// Number of threads in the group.
+    pub threads: usize,
+}
+
+impl GroupSpec {
+    /// A group of `threads` threads named `name`.
+    pub fn new(name: impl Into<String>, threads: usize) -> Self {
+        GroupSpec { name: name.into(), threads }
+    }
+}
+
+/// A secondary result reported alongside the primary score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// Name as it appears in JMH's `secondaryMetrics`, e.g. `lock.registry.wait_ns`.
+    pub name: String,
+    /// The value for one iteration.
+    pub value: f64,
+    /// Unit, e.g. `ns/op` or `%`.
+    pub unit: String,
+}
+
+impl Metric {
+    /// A metric value.
+    pub fn new(name: impl Into<String>, value: f64, unit: impl Into<String>) -> Self {
+        Metric { name: name.into(), value, unit: unit.into() }
+    }
+}
+
+/// Window facts a [`Probe`] may need to normalise its counters.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// Length of the measured window in nanoseconds.
+    pub nanos: u64,
+    /// Operations counted in the window, over all threads.
+    pub ops: u64,
+}
+
+/// Extra per-iteration measurements, such as contended lock waits, read by the harness around
+/// each measured window without the harness knowing what is measured.
+pub trait Probe: Send + Sync {
+    /// Called just before the window opens.
+    fn reset(&self);
+    /// Called just after the window closes and every thread has reported.
+    fn read(&self, window: Window) -> Vec<Metric>;
+}
+
+/// Work of one measuring thread.
+pub trait Worker: Send {
+    /// The measured operation. Its result goes to `black_box`; workers may also compare it with
+    /// the expected answer and remember mismatches for [`Worker::check`].
+    fn op(&mut self) -> u64;
+
+    /// Called by the worker's own thread after each iteration; an `Err` fails the run.
+    fn check(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The state of one trial (one parameter combination in one fork).
+pub trait Trial: Send + Sync {
+    /// Checks the state and returns a short summary of what was checked (the check value).
+    /// Runs before the first iteration and after the last.
+    fn verify(&self) -> Result<String, String>;
+
+    /// A worker for thread `index` (0-based within its group) of group `group`.
+    fn worker(&self, group: &str, index: usize) -> Box<dyn Worker + '_>;
+
+    /// Extra measurements to take around each window.
+    fn probe(&self) -> Option<&dyn Probe> {
+        None
+    }
+
+    /// For scenarios whose score is not "operations of measuring threads per second", such as a
+    /// simulation in virtual time: runs one iteration itself and returns its score. When this
+    /// returns `Some`, no worker threads are started for the iteration.
+    fn run_iteration(&self, _warmup: bool, _budget: std::time::Duration) -> Option<Result<ExternalSample, String>> {
+        None
+    }
+}
+
+/// The result of an iteration a [`Trial`] ran itself (see [`Trial::run_iteration`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExternalSample {
+    /// The primary score of the iteration.
+    pub score: f64,
+    /// Its unit, e.g. `req/s`.
+    pub unit: String,
+    /// Secondary metrics of the iteration.
+    pub secondary: Vec<Metric>,
+}
+
+/// A benchmark scenario: a recipe the runner instantiates once per parameter combination.
+pub trait Scenario: Send + Sync {
+    /// Unique name, `system/scenario`, e.g. `registry/request_mix`.
+    fn name(&self) -> &'static str;
+    /// One paragraph: what is measured and what work sits inside the critical section.
+    fn description(&self) -> &'static str;
+    /// Parameters and their default values.
+    fn params(&self) -> Vec<ParamSpec>;
+    /// Thread counts run by default, as `-t` accepts them: a number, `max` (all cores) or `4x`
+    /// (four times the cores).
+    fn default_threads(&self) -> Vec<String> {
+        vec!["1".to_string()]
+    }
+    /// Thread groups for this combination and total thread count. The default is one group,
+    /// `op`, with every thread.
+    fn groups(&self, _params: &Params, threads: usize) -> Vec<GroupSpec> {
+        vec![GroupSpec::new("op", threads)]
+    }
+    /// Environment variables a fork must set for this combination (e.g. `RUST_BACKTRACE`).
+    fn fork_env(&self, _params: &Params) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// Builds the shared state for one trial. Called in the fork that measures it.
+    fn setup(&self, params: &Params, groups: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError>;
+}
+
+/// Why a scenario could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// A parameter the scenario needs was not given.
+    #[error("parameter `{name}` is missing")]
+    MissingParam {
+        /// The parameter's name.
+        name: String,
+    },
+    /// A parameter value could not be used.
+    #[error("parameter `{name}` has the bad value `{value}`: {reason}")]
+    BadParam {
+        /// The parameter's name.
+        name: String,
+        /// The rejected value.
+        value: String,
+        /// What was wrong, and what would be valid.
+        reason: String,
+    },
+    /// Building the state failed.
+    #[error("setup failed: {0}")]
+    Setup(String),
+}

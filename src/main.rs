@@ -1,0 +1,2 @@
+//! critsec: run, reproduce and compare server hot-path benchmarks.
+fn main() {}
