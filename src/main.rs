@@ -1,2 +1,50 @@
 //! critsec: run, reproduce and compare server hot-path benchmarks.
-fn main() {}
+//!
+//! This binary is flag definitions and glue: scenarios live in the `bench-*` crates, the runner
+//! and statistics in `critsec-harness`, the systems in `critsec-core`. Exit codes: 0 success,
+//! 1 a run or check failed, 2 bad usage.
+
+mod catalog;
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// critsec: find out whether a hot-path change really makes a server faster.
+#[derive(Parser, Debug)]
+#[command(name = "critsec", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List scenarios with their parameters, thread groups and defaults.
+    List(cmd::list::ListArgs),
+    /// Run scenarios JMH-style and print (and optionally save) the results.
+    Run(cmd::run::RunArgs),
+    /// Print the machine facts and the environment hazards that distort measurements.
+    Doctor,
+}
+
+fn main() -> ExitCode {
+    // A fork re-executes this binary with a hidden first argument; it must not see clap.
+    if std::env::args().nth(1).as_deref() == Some(critsec_harness::FORK_ARG) {
+        return ExitCode::from(critsec_harness::fork_child_main(&catalog::catalog()) as u8);
+    }
+    let cli = Cli::parse_from(cmd::jmh_style_args(std::env::args()));
+    let result = match cli.command {
+        Command::List(args) => cmd::list::run(&args),
+        Command::Run(args) => cmd::run::run(&args),
+        Command::Doctor => cmd::doctor::run(),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("critsec: {e:#}");
+            ExitCode::from(cmd::exit_code_of(&e))
+        }
+    }
+}

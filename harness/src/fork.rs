@@ -1,0 +1,283 @@
+//! Trials in forked child processes (JMH `@Fork`), and in threads of this process (`-f 0`).
+//!
+//! A fork is this same executable started with [`FORK_ARG`]: it reads a [`TrialSpec`] and then
+//! [`Command`]s as JSON lines on stdin and answers with [`Event`]s as JSON lines on stdout, each
+//! prefixed by [`EVENT_PREFIX`] so stray output cannot be mistaken for a result. A fresh process
+//! per trial resets allocator state and thread-locals, and, above all, lets the parent choose the
+//! environment: the standard library reads `RUST_BACKTRACE` once per process, so only a new
+//! process can switch it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::result::{IterationResult, TrialSpec};
+use crate::scenario::Scenario;
+use crate::trial::{Command, Event, run_trial};
+
+/// The hidden first argument that makes the executable act as a fork.
+pub const FORK_ARG: &str = "__critsec-fork";
+/// Prefix of every protocol line a fork writes to stdout.
+pub const EVENT_PREFIX: &str = "@@critsec ";
+
+/// The scenarios an executable knows, looked up by name in forks and runs alike.
+pub struct Catalog {
+    scenarios: Vec<Box<dyn Scenario>>,
+}
+
+impl Catalog {
+    /// A catalog of `scenarios`.
+    pub fn new(scenarios: Vec<Box<dyn Scenario>>) -> Self {
+        Catalog { scenarios }
+    }
+
+    /// Every scenario, in declaration order.
+    pub fn scenarios(&self) -> &[Box<dyn Scenario>] {
+        &self.scenarios
+    }
+
+    /// The scenario named `name`.
+    pub fn find(&self, name: &str) -> Option<&dyn Scenario> {
+        self.scenarios
+            .iter()
+            .find(|s| s.name() == name)
+            .map(|s| &**s)
+    }
+}
+
+/// Entry point of a fork: call it from `main` when the first argument is [`FORK_ARG`].
+/// Returns the process exit code.
+pub fn fork_child_main(catalog: &Catalog) -> i32 {
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let mut stdout = std::io::stdout();
+    let mut emit = |e: &Event| -> bool {
+        let line = serde_json::to_string(e).expect("events serialise");
+        writeln!(stdout, "{EVENT_PREFIX}{line}")
+            .and_then(|_| stdout.flush())
+            .is_ok()
+    };
+    let spec: TrialSpec = match lines.next().map(|l| l.map(|l| serde_json::from_str(&l))) {
+        Some(Ok(Ok(spec))) => spec,
+        other => {
+            emit(&Event::Failed {
+                error: format!("fork: expected a trial spec on stdin, got {other:?}"),
+            });
+            return 2;
+        }
+    };
+    let Some(scenario) = catalog.find(&spec.scenario) else {
+        emit(&Event::Failed {
+            error: format!("fork: unknown scenario `{}`", spec.scenario),
+        });
+        return 2;
+    };
+    let mut ok = true;
+    run_trial(scenario, &spec, &mut |event| {
+        let terminal = matches!(event, Event::Finished { .. } | Event::Failed { .. });
+        ok &= !matches!(event, Event::Failed { .. });
+        if !emit(&event) || terminal {
+            return Command::Finish;
+        }
+        // A closed or garbled stdin means the parent is gone or confused: finish cleanly.
+        match lines.next() {
+            Some(Ok(l)) => serde_json::from_str(&l).unwrap_or(Command::Finish),
+            _ => Command::Finish,
+        }
+    });
+    if ok { 0 } else { 1 }
+}
+
+/// A running trial, in this process or in a fork, that the runner drives one iteration at a time.
+pub enum TrialHandle {
+    /// A trial on a thread of this process.
+    InProcess {
+        /// Commands to the trial thread.
+        commands: mpsc::Sender<Command>,
+        /// Events from the trial thread.
+        events: mpsc::Receiver<Event>,
+        /// The trial thread.
+        thread: Option<std::thread::JoinHandle<()>>,
+    },
+    /// A trial in a child process.
+    Forked {
+        /// The child.
+        child: Child,
+        /// Its stdin, where commands go.
+        stdin: ChildStdin,
+        /// Its stdout, where events come from.
+        stdout: BufReader<ChildStdout>,
+    },
+}
+
+impl TrialHandle {
+    /// Starts a trial in this process; returns the handle and the check value.
+    pub fn in_process(
+        catalog: Arc<Catalog>,
+        spec: &TrialSpec,
+    ) -> Result<(TrialHandle, String), String> {
+        let (cmd_tx, cmd_rx) = mpsc::channel::<Command>();
+        let (ev_tx, ev_rx) = mpsc::channel::<Event>();
+        let spec = spec.clone();
+        let thread = std::thread::Builder::new()
+            .name("critsec-trial".into())
+            .spawn(move || {
+                let Some(scenario) = catalog.find(&spec.scenario) else {
+                    let _ = ev_tx.send(Event::Failed {
+                        error: format!("unknown scenario `{}`", spec.scenario),
+                    });
+                    return;
+                };
+                run_trial(scenario, &spec, &mut |event| {
+                    let terminal = matches!(event, Event::Finished { .. } | Event::Failed { .. });
+                    if ev_tx.send(event).is_err() || terminal {
+                        return Command::Finish;
+                    }
+                    cmd_rx.recv().unwrap_or(Command::Finish)
+                });
+            })
+            .map_err(|e| format!("spawning the trial thread: {e}"))?;
+        let mut handle = TrialHandle::InProcess {
+            commands: cmd_tx,
+            events: ev_rx,
+            thread: Some(thread),
+        };
+        let verified = handle.expect_ready()?;
+        Ok((handle, verified))
+    }
+
+    /// Starts a trial in a child process of `exe` (normally `std::env::current_exe()`).
+    pub fn forked(
+        exe: &std::path::Path,
+        spec: &TrialSpec,
+    ) -> Result<(TrialHandle, String), String> {
+        let mut cmd = std::process::Command::new(exe);
+        cmd.arg(FORK_ARG)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in &spec.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("starting fork {}: {e}", exe.display()))?;
+        let stdin = child.stdin.take().ok_or("fork has no stdin")?;
+        let stdout = BufReader::new(child.stdout.take().ok_or("fork has no stdout")?);
+        let mut handle = TrialHandle::Forked {
+            child,
+            stdin,
+            stdout,
+        };
+        handle.send(&serde_json::to_string(spec).map_err(|e| e.to_string())?)?;
+        let verified = handle.expect_ready()?;
+        Ok((handle, verified))
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), String> {
+        match self {
+            TrialHandle::Forked { stdin, .. } => writeln!(stdin, "{line}")
+                .and_then(|_| stdin.flush())
+                .map_err(|e| format!("fork stopped listening: {e}")),
+            TrialHandle::InProcess { .. } => {
+                unreachable!("in-process trials take commands, not lines")
+            }
+        }
+    }
+
+    fn command(&mut self, c: Command) -> Result<(), String> {
+        match self {
+            TrialHandle::InProcess { commands, .. } => commands
+                .send(c)
+                .map_err(|_| "the trial thread stopped".to_string()),
+            TrialHandle::Forked { .. } => {
+                let line = serde_json::to_string(&c).map_err(|e| e.to_string())?;
+                self.send(&line)
+            }
+        }
+    }
+
+    fn event(&mut self) -> Result<Event, String> {
+        match self {
+            TrialHandle::InProcess { events, .. } => events
+                .recv()
+                .map_err(|_| "the trial thread stopped without a result".to_string()),
+            TrialHandle::Forked { stdout, child, .. } => loop {
+                let mut line = String::new();
+                let n = stdout
+                    .read_line(&mut line)
+                    .map_err(|e| format!("reading the fork: {e}"))?;
+                if n == 0 {
+                    let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
+                    return Err(format!(
+                        "the fork exited ({status}) without a result; its stderr is above"
+                    ));
+                }
+                if let Some(json) = line.trim_end().strip_prefix(EVENT_PREFIX) {
+                    return serde_json::from_str(json)
+                        .map_err(|e| format!("garbled fork event: {e}"));
+                }
+            },
+        }
+    }
+
+    fn expect_ready(&mut self) -> Result<String, String> {
+        match self.event()? {
+            Event::Ready { verified } => Ok(verified),
+            Event::Failed { error } => Err(error),
+            other => Err(format!("expected the trial to be ready, got {other:?}")),
+        }
+    }
+
+    /// Runs one iteration.
+    pub fn iteration(
+        &mut self,
+        warmup: bool,
+        duration: Duration,
+    ) -> Result<IterationResult, String> {
+        self.command(Command::Iteration {
+            warmup,
+            duration_ns: duration.as_nanos() as u64,
+        })?;
+        match self.event()? {
+            Event::Iteration(r) => Ok(r),
+            Event::Failed { error } => Err(error),
+            other => Err(format!("expected an iteration result, got {other:?}")),
+        }
+    }
+
+    /// Verifies the final state and ends the trial; returns the final check value.
+    pub fn finish(mut self) -> Result<String, String> {
+        self.command(Command::Finish)?;
+        let result = match self.event()? {
+            Event::Finished { verified } => Ok(verified),
+            Event::Failed { error } => Err(error),
+            other => Err(format!("expected the trial to finish, got {other:?}")),
+        };
+        match &mut self {
+            TrialHandle::InProcess { thread, .. } => {
+                if let Some(t) = thread.take() {
+                    let _ = t.join();
+                }
+            }
+            TrialHandle::Forked { child, .. } => {
+                let _ = child.wait();
+            }
+        }
+        result
+    }
+}
+
+impl Drop for TrialHandle {
+    fn drop(&mut self) {
+        // An abandoned fork (error or interrupt) must not outlive the run.
+        if let TrialHandle::Forked { child, .. } = self
+            && let Ok(None) = child.try_wait()
+        {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! One module per subcommand, plus what they share: JMH-style flag spelling and exit codes.
+
+pub mod doctor;
+pub mod list;
+pub mod run;
+
+/// A usage error: the message goes to stderr and the exit code is 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// 2 for usage errors (anywhere in the chain), 1 for everything else.
+pub fn exit_code_of(e: &anyhow::Error) -> u8 {
+    if e.chain().any(|c| {
+        c.is::<UsageError>()
+            || c.is::<critsec_harness::runner::PlanError>()
+            || c.is::<critsec_harness::settings::SettingsError>()
+    }) {
+        2
+    } else {
+        1
+    }
+}
+
+/// JMH spells some options as one dash plus several letters (`-wi 3`, `-bm avgt`); clap only
+/// knows single-letter short options, so those spellings are rewritten to their long forms.
+pub fn jmh_style_args(args: impl Iterator<Item = String>) -> Vec<String> {
+    args.map(|a| match a.as_str() {
+        "-wi" => "--warmup-iterations".to_string(),
+        "-bm" => "--mode".to_string(),
+        _ => a,
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn jmh_spellings_become_long_options() {
+        let args = ["critsec", "run", "-wi", "2", "-bm", "avgt", "-i", "3"].map(String::from);
+        assert_eq!(
+            super::jmh_style_args(args.into_iter()),
+            [
+                "critsec",
+                "run",
+                "--warmup-iterations",
+                "2",
+                "--mode",
+                "avgt",
+                "-i",
+                "3"
+            ]
+        );
+    }
+}

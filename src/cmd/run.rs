@@ -1,0 +1,272 @@
+//! `critsec run PATTERN...`: run scenarios JMH-style over their parameter product.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use critsec_harness::environment::{git_commit, hazards, machine, now_utc};
+use critsec_harness::output::{BenchmarkMeta, RunMeta, table, write_run};
+use critsec_harness::runner::{Launcher, Observer, Selection, interrupted, plan};
+use critsec_harness::settings::{Mode, RunSettings, parse_duration};
+use critsec_harness::{BenchmarkResult, IterationResult, TrialSpec};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::UsageError;
+use crate::catalog::catalog;
+
+/// Arguments of `critsec run`; option names follow JMH's.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Scenarios to run: substrings of their names (all when none is given).
+    pub patterns: Vec<String>,
+    /// Parameter values, `name=v1,v2`; repeatable. Replaces the scenario's default values.
+    #[arg(short = 'p', value_name = "NAME=V1,V2")]
+    pub params: Vec<String>,
+    /// Thread counts, comma-separated: numbers, `max` (all cores) or `Nx` (N times the cores).
+    #[arg(short = 't', value_name = "THREADS")]
+    pub threads: Option<String>,
+    /// Warmup iterations per fork (JMH -wi).
+    #[arg(long = "warmup-iterations", value_name = "N")]
+    pub warmup_iterations: Option<u32>,
+    /// Measurement iterations per fork (JMH -i).
+    #[arg(short = 'i', value_name = "N")]
+    pub iterations: Option<u32>,
+    /// Warmup iteration time, e.g. 500ms, 2s (JMH -w).
+    #[arg(short = 'w', value_name = "DUR")]
+    pub warmup_time: Option<String>,
+    /// Measurement iteration time (JMH -r).
+    #[arg(short = 'r', value_name = "DUR")]
+    pub measurement_time: Option<String>,
+    /// Forks per benchmark; 0 runs in this process and inherits its environment (JMH -f).
+    #[arg(short = 'f', value_name = "N")]
+    pub forks: Option<u32>,
+    /// Benchmark mode: thrpt, avgt or sample (JMH -bm).
+    #[arg(long = "mode", value_name = "MODE")]
+    pub mode: Option<String>,
+    /// Environment variable for every fork, `KEY=VALUE`; repeatable; applied last.
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// Write the results in JMH's JSON layout here (and metadata to `<name>.meta.json`).
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+impl RunArgs {
+    /// The iteration settings these flags ask for, over the defaults.
+    pub fn settings(&self) -> anyhow::Result<RunSettings> {
+        let mut s = RunSettings::default();
+        if let Some(m) = &self.mode {
+            s.mode = Mode::parse(m)?;
+        }
+        if let Some(n) = self.warmup_iterations {
+            s.warmup_iterations = n;
+        }
+        if let Some(n) = self.iterations {
+            if n == 0 {
+                return Err(UsageError(
+                    "-i must be at least 1: a benchmark needs a measured iteration".into(),
+                )
+                .into());
+            }
+            s.measurement_iterations = n;
+        }
+        if let Some(d) = &self.warmup_time {
+            s.warmup_time = parse_duration(d)?;
+        }
+        if let Some(d) = &self.measurement_time {
+            s.measurement_time = parse_duration(d)?;
+        }
+        if let Some(f) = self.forks {
+            s.forks = f;
+        }
+        Ok(s)
+    }
+
+    /// The selection these flags make.
+    pub fn selection(&self) -> anyhow::Result<Selection> {
+        let mut params: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for p in &self.params {
+            let (name, values) = p
+                .split_once('=')
+                .ok_or_else(|| UsageError(format!("-p takes NAME=V1,V2, got `{p}`")))?;
+            let values: Vec<String> = values
+                .split(',')
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .collect();
+            if name.is_empty() || values.is_empty() {
+                return Err(UsageError(format!("-p takes NAME=V1,V2, got `{p}`")).into());
+            }
+            params.entry(name.to_string()).or_default().extend(values);
+        }
+        let mut env = Vec::new();
+        for e in &self.env {
+            let (k, v) = e
+                .split_once('=')
+                .ok_or_else(|| UsageError(format!("--env takes KEY=VALUE, got `{e}`")))?;
+            env.push((k.to_string(), v.to_string()));
+        }
+        Ok(Selection {
+            patterns: self.patterns.clone(),
+            params,
+            threads: self
+                .threads
+                .as_ref()
+                .map(|t| t.split(',').map(|s| s.trim().to_string()).collect()),
+            env,
+        })
+    }
+}
+
+/// Progress on stderr: a bar when stderr is a terminal, nothing otherwise.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    per_benchmark: u64,
+}
+
+impl Progress {
+    /// A progress reporter for `benchmarks` benchmarks of `settings`.
+    pub fn new(benchmarks: usize, settings: &RunSettings) -> Self {
+        let per_benchmark = u64::from(settings.forks.max(1))
+            * u64::from(settings.warmup_iterations + settings.measurement_iterations);
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::new(benchmarks as u64 * per_benchmark);
+            b.set_style(
+                ProgressStyle::with_template("{bar:30} {pos}/{len} iterations  {msg}")
+                    .expect("static template"),
+            );
+            b
+        });
+        Progress { bar, per_benchmark }
+    }
+
+    /// Clears the bar.
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn benchmark_started(&mut self, index: usize, total: usize, spec: &TrialSpec) {
+        if let Some(b) = &self.bar {
+            b.set_position(index as u64 * self.per_benchmark);
+            b.set_message(format!(
+                "[{}/{}] {} [{}] t={}",
+                index + 1,
+                total,
+                spec.scenario,
+                spec.params,
+                spec.threads
+            ));
+        }
+    }
+    fn iteration_done(&mut self, _: u32, _: u32, _: bool, _: &IterationResult) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+    }
+    fn benchmark_done(&mut self, r: &BenchmarkResult) {
+        if let (Some(b), Some(e)) = (&self.bar, &r.error) {
+            b.println(format!("{}: ERROR: {e}", r.label()));
+        }
+    }
+}
+
+/// Installs the Ctrl-C handler: the first interrupt stops at the next iteration boundary and
+/// keeps what completed; a second one exits at once.
+pub fn install_interrupt_handler() {
+    let _ = ctrlc::set_handler(|| {
+        if interrupted() {
+            std::process::exit(130);
+        }
+        critsec_harness::runner::request_interrupt();
+        eprintln!(
+            "\ncritsec: interrupted; finishing with the results completed so far (Ctrl-C again to abort)"
+        );
+    });
+}
+
+/// The run header: machine, settings and hazards, as JMH prints its warnings.
+pub fn print_header(
+    settings: &RunSettings,
+    max_threads: usize,
+) -> Vec<critsec_harness::environment::Hazard> {
+    let m = machine();
+    println!(
+        "# critsec {} on {} ({} cores, {}), {} build",
+        env!("CARGO_PKG_VERSION"),
+        m.host,
+        m.cores,
+        m.rustc,
+        m.profile
+    );
+    println!(
+        "# {} mode; {} warmup x {:?}, {} measurement x {:?}, {} fork(s){}",
+        settings.mode,
+        settings.warmup_iterations,
+        settings.warmup_time,
+        settings.measurement_iterations,
+        settings.measurement_time,
+        settings.forks,
+        if settings.forks == 0 {
+            " (in process)"
+        } else {
+            ""
+        }
+    );
+    let hz = hazards(max_threads, settings.forks > 0);
+    for h in &hz {
+        println!("# WARNING [{}]: {}", h.code, h.message);
+    }
+    hz
+}
+
+/// Runs the selection and prints the table; exit 1 if any benchmark failed.
+pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let settings = args.settings()?;
+    let selection = args.selection()?;
+    let catalog = Arc::new(catalog());
+    let specs = plan(&catalog, &selection, settings.mode)?;
+    let max_threads = specs.iter().map(|s| s.threads).max().unwrap_or(1);
+    let hz = print_header(&settings, max_threads);
+    install_interrupt_handler();
+    let created = now_utc();
+    let exe = std::env::current_exe().context("locating this executable for forks")?;
+    let launcher = Launcher::new(catalog, Some(exe.clone()));
+    let mut progress = Progress::new(specs.len(), &settings);
+    let results = launcher.run_all(&specs, &settings, &mut progress);
+    progress.finish();
+    println!();
+    print!("{}", table(&results));
+    if let Some(path) = &args.json {
+        let meta = RunMeta {
+            critsec_version: env!("CARGO_PKG_VERSION").to_string(),
+            created,
+            command: std::env::args().collect(),
+            machine: machine(),
+            git_commit: git_commit(),
+            hazards: hz,
+            settings: settings.clone(),
+            interrupted: interrupted(),
+            benchmarks: results.iter().map(BenchmarkMeta::of).collect(),
+        };
+        write_run(path, &results, &meta, &exe.display().to_string())
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("critsec: wrote {} and its .meta.json", path.display());
+    }
+    let failed = results.iter().filter(|r| r.error.is_some()).count();
+    if failed > 0 || interrupted() || results.len() < specs.len() {
+        eprintln!(
+            "critsec: {failed} of {} benchmarks failed{}",
+            specs.len(),
+            if interrupted() { " (interrupted)" } else { "" }
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
