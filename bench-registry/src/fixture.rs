@@ -26,12 +26,19 @@ pub(crate) fn build(
     }
     let config = RegistryConfig::new(Some("node1:8983_solr".into()), mdc_puts)
         .map_err(|e| bad("mdc_puts", mdc_puts.to_string(), e.to_string()))?;
-    let registry =
-        new_registry(strategy, config).map_err(|e| bad("strategy", strategy.into(), e.to_string()))?;
+    let registry = new_registry(strategy, config)
+        .map_err(|e| bad("strategy", strategy.into(), e.to_string()))?;
     let names: Vec<String> = (0..cores).map(|i| format!("core{i}")).collect();
     for (i, name) in names.iter().enumerate() {
-        let d = CoreDescriptor::cloud(name, "collection1", format!("shard{i}"), format!("core_node{i}"));
-        registry.create(d).map_err(|e| ScenarioError::Setup(e.to_string()))?;
+        let d = CoreDescriptor::cloud(
+            name,
+            "collection1",
+            format!("shard{i}"),
+            format!("core_node{i}"),
+        );
+        registry
+            .create(d)
+            .map_err(|e| ScenarioError::Setup(e.to_string()))?;
     }
     Ok((registry, names))
 }
@@ -44,7 +51,11 @@ pub(crate) fn lock_probe() -> LockWaitProbe {
 fn read_lock_waits() -> Vec<LockWaits> {
     lock_stats()
         .into_iter()
-        .map(|s| LockWaits { name: s.name.to_string(), contended: s.contended, wait_ns: s.wait_ns })
+        .map(|s| LockWaits {
+            name: s.name.to_string(),
+            contended: s.contended,
+            wait_ns: s.wait_ns,
+        })
         .collect()
 }
 
@@ -58,7 +69,10 @@ pub(crate) fn verify(
 ) -> Result<String, String> {
     let loaded = registry.loaded_names();
     if loaded.len() != expected_cores {
-        return Err(format!("{} cores loaded, expected {expected_cores}", loaded.len()));
+        return Err(format!(
+            "{} cores loaded, expected {expected_cores}",
+            loaded.len()
+        ));
     }
     for name in &loaded {
         let core = registry

@@ -15,7 +15,9 @@
 
 use crate::fixture;
 use critsec_core::registry::CoreRegistry;
-use critsec_harness::{GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker};
+use critsec_harness::{
+    GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
+};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,7 +38,12 @@ impl Scenario for GetCoreMicro {
 
     fn params(&self) -> Vec<ParamSpec> {
         vec![
-            ParamSpec::choice("strategy", fixture::STRATEGIES, fixture::STRATEGIES, "registry strategy"),
+            ParamSpec::choice(
+                "strategy",
+                fixture::STRATEGIES,
+                fixture::STRATEGIES,
+                "registry strategy",
+            ),
             ParamSpec::free("cores", &["10"], "number of loaded cores"),
         ]
     }
@@ -45,7 +52,11 @@ impl Scenario for GetCoreMicro {
         vec!["max".to_string()]
     }
 
-    fn setup(&self, params: &Params, _groups: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError> {
+    fn setup(
+        &self,
+        params: &Params,
+        _groups: &[GroupSpec],
+    ) -> Result<Box<dyn Trial>, ScenarioError> {
         let strategy = params.get("strategy")?;
         let cores: usize = params.parse("cores")?;
         let (registry, names) = fixture::build(strategy, cores, 0)?;
@@ -69,7 +80,10 @@ struct MicroTrial {
 impl Trial for MicroTrial {
     fn verify(&self) -> Result<String, String> {
         let summary = fixture::verify(&*self.registry, self.names.len(), &[])?;
-        Ok(format!("{summary}, {} ops verified", self.verified_ops.load(Ordering::Relaxed)))
+        Ok(format!(
+            "{summary}, {} ops verified",
+            self.verified_ops.load(Ordering::Relaxed)
+        ))
     }
 
     fn worker(&self, _group: &str, index: usize) -> Box<dyn Worker + '_> {
@@ -109,9 +123,14 @@ impl Worker for MicroWorker<'_> {
     fn check(&mut self) -> Result<(), String> {
         crate::check_thread_balanced()?;
         if self.mismatches > 0 {
-            return Err(format!("{} of {} get_core calls returned the wrong core", self.mismatches, self.ops));
+            return Err(format!(
+                "{} of {} get_core calls returned the wrong core",
+                self.mismatches, self.ops
+            ));
         }
-        self.trial.verified_ops.fetch_add(std::mem::take(&mut self.ops), Ordering::Relaxed);
+        self.trial
+            .verified_ops
+            .fetch_add(std::mem::take(&mut self.ops), Ordering::Relaxed);
         Ok(())
     }
 }

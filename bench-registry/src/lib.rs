@@ -74,7 +74,12 @@ mod tests {
                     );
                 }
                 for spec in &specs {
-                    assert!(params.0.contains_key(spec.name), "{}: {} unset", claim.id, spec.name);
+                    assert!(
+                        params.0.contains_key(spec.name),
+                        "{}: {} unset",
+                        claim.id,
+                        spec.name
+                    );
                 }
             }
         }

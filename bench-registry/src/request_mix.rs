@@ -14,7 +14,9 @@
 
 use crate::fixture;
 use critsec_core::registry::{CONTAINER_HANDLERS, Core, CoreId, CoreRegistry};
-use critsec_harness::{GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker};
+use critsec_harness::{
+    GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
+};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -54,26 +56,49 @@ impl Scenario for RequestMix {
 
     fn params(&self) -> Vec<ParamSpec> {
         vec![
-            ParamSpec::choice("strategy", fixture::STRATEGIES, fixture::STRATEGIES, "registry strategy"),
+            ParamSpec::choice(
+                "strategy",
+                fixture::STRATEGIES,
+                fixture::STRATEGIES,
+                "registry strategy",
+            ),
             ParamSpec::free("cores", &["10"], "number of loaded cores"),
-            ParamSpec::free("mdc_puts", &["5"], "logging-context puts per open (Solr: 5)"),
-            ParamSpec::free("writer_interval_ms", &["0", "10"], "writer period; 0 = no writer"),
+            ParamSpec::free(
+                "mdc_puts",
+                &["5"],
+                "logging-context puts per open (Solr: 5)",
+            ),
+            ParamSpec::free(
+                "writer_interval_ms",
+                &["0", "10"],
+                "writer period; 0 = no writer",
+            ),
         ]
     }
 
     fn default_threads(&self) -> Vec<String> {
-        ["1", "max", "4x", "64"].iter().map(|s| s.to_string()).collect()
+        ["1", "max", "4x", "64"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     }
 
     fn groups(&self, params: &Params, threads: usize) -> Vec<GroupSpec> {
         let mut groups = vec![GroupSpec::new("op", threads)];
-        if params.parse::<u64>("writer_interval_ms").is_ok_and(|ms| ms > 0) {
+        if params
+            .parse::<u64>("writer_interval_ms")
+            .is_ok_and(|ms| ms > 0)
+        {
             groups.push(GroupSpec::new("writer", 1));
         }
         groups
     }
 
-    fn setup(&self, params: &Params, _groups: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError> {
+    fn setup(
+        &self,
+        params: &Params,
+        _groups: &[GroupSpec],
+    ) -> Result<Box<dyn Trial>, ScenarioError> {
         let strategy = params.get("strategy")?;
         let cores: usize = params.parse("cores")?;
         let mdc_puts: usize = params.parse("mdc_puts")?;
@@ -111,13 +136,17 @@ impl MixTrial {
 
     /// Whether a core created as `created` may legitimately answer for `names[i]`.
     fn answers_for(&self, i: usize, created: &str) -> bool {
-        created == self.names[i] || (self.writer.is_some() && created == self.names[self.partner(i)])
+        created == self.names[i]
+            || (self.writer.is_some() && created == self.names[self.partner(i)])
     }
 }
 
 impl Trial for MixTrial {
     fn verify(&self) -> Result<String, String> {
-        let retired = self.retired.lock().map_err(|_| "a writer panicked".to_string())?;
+        let retired = self
+            .retired
+            .lock()
+            .map_err(|_| "a writer panicked".to_string())?;
         let summary = fixture::verify(&*self.registry, self.names.len(), &retired)?;
         Ok(format!(
             "{summary}, {} ops verified, {} id lookups outdated by the writer",
@@ -129,14 +158,30 @@ impl Trial for MixTrial {
     fn worker(&self, group: &str, index: usize) -> Box<dyn Worker + '_> {
         let rng = SmallRng::seed_from_u64(0x1155 ^ ((index as u64) << 8) ^ group.len() as u64);
         if group == "writer" {
-            return Box::new(WriterWorker { trial: self, rng, turn: 0, errors: Vec::new() });
+            return Box::new(WriterWorker {
+                trial: self,
+                rng,
+                turn: 0,
+                errors: Vec::new(),
+            });
         }
         let ids = self
             .names
             .iter()
-            .map(|n| self.registry.get_loaded_core_without_increment(n).map_or(CoreId(0), |c| c.id()))
+            .map(|n| {
+                self.registry
+                    .get_loaded_core_without_increment(n)
+                    .map_or(CoreId(0), |c| c.id())
+            })
             .collect();
-        Box::new(RequestWorker { trial: self, rng, ids, ops: 0, stale: 0, mismatches: Vec::new() })
+        Box::new(RequestWorker {
+            trial: self,
+            rng,
+            ids,
+            ops: 0,
+            stale: 0,
+            mismatches: Vec::new(),
+        })
     }
 
     fn probe(&self) -> Option<&dyn Probe> {
@@ -196,7 +241,10 @@ impl Worker for RequestWorker<'_> {
                     self.stale += 1;
                     0
                 }
-                other => self.mismatch(format!("get_core_with_id({name}, {}) = {other:?}", self.ids[i])),
+                other => self.mismatch(format!(
+                    "get_core_with_id({name}, {}) = {other:?}",
+                    self.ids[i]
+                )),
             },
         }
     }
@@ -206,8 +254,12 @@ impl Worker for RequestWorker<'_> {
         if !self.mismatches.is_empty() {
             return Err(format!("wrong answers: {}", self.mismatches.join("; ")));
         }
-        self.trial.verified_ops.fetch_add(std::mem::take(&mut self.ops), Ordering::Relaxed);
-        self.trial.stale_ids.fetch_add(std::mem::take(&mut self.stale), Ordering::Relaxed);
+        self.trial
+            .verified_ops
+            .fetch_add(std::mem::take(&mut self.ops), Ordering::Relaxed);
+        self.trial
+            .stale_ids
+            .fetch_add(std::mem::take(&mut self.stale), Ordering::Relaxed);
         Ok(())
     }
 }
@@ -233,7 +285,9 @@ impl Worker for WriterWorker<'_> {
             }
             r
         } else if t.partner(i) != i {
-            t.registry.swap(&t.names[i], &t.names[t.partner(i)]).map(|()| 1)
+            t.registry
+                .swap(&t.names[i], &t.names[t.partner(i)])
+                .map(|()| 1)
         } else {
             Ok(0)
         };
@@ -246,7 +300,11 @@ impl Worker for WriterWorker<'_> {
     }
 
     fn check(&mut self) -> Result<(), String> {
-        if self.errors.is_empty() { Ok(()) } else { Err(format!("writer failed: {}", self.errors.join("; "))) }
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("writer failed: {}", self.errors.join("; ")))
+        }
     }
 }
 
@@ -286,9 +344,15 @@ mod tests {
     fn every_strategy_runs_and_verifies_with_and_without_a_writer() {
         for strategy in fixture::STRATEGIES {
             let quiet = run(strategy, "0");
-            assert!(quiet.contains("6000 ops verified, 0 id lookups outdated"), "{quiet}");
+            assert!(
+                quiet.contains("6000 ops verified, 0 id lookups outdated"),
+                "{quiet}"
+            );
             let busy = run(strategy, "1");
-            assert!(busy.contains("3 retired cores closed exactly once"), "{busy}");
+            assert!(
+                busy.contains("3 retired cores closed exactly once"),
+                "{busy}"
+            );
         }
     }
 

@@ -304,13 +304,16 @@ pub(super) fn check_shutdown(make: Make) {
     // The hook must be 'static; leaking two barriers once per test run is harmless.
     let (entered, release): (&'static Barrier, &'static Barrier) =
         (Box::leak(Box::new(entered)), Box::leak(Box::new(release)));
-    let mut config = RegistryConfig::default();
-    config.load_hook = Some(std::sync::Arc::new(move |d: &CoreDescriptor| {
+    let hook = move |d: &CoreDescriptor| {
         if d.name == "lazy" {
             entered.wait();
             release.wait();
         }
-    }));
+    };
+    let config = RegistryConfig {
+        load_hook: Some(std::sync::Arc::new(hook)),
+        ..RegistryConfig::default()
+    };
     let r = make(config);
     let r = &*r;
     with_cores(r, &["a"]);
