@@ -1,10 +1,10 @@
-//! loom models of the core registry: every strategy, every interleaving of a reader against a writer.
+//! loom models of the core registry: every strategy, every interleaving of reader against writer.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/work/target-loom cargo test -p critsec-core
 //! --release --test loom_registry` (about 40 s on 2 cores after the build). Each model checks,
 //! for every interleaving: no deadlock (loom fails a model whose threads all block), a core's
-//! real close runs exactly once and never while a handle is alive, `get_core` never returns a closed core, and a
-//! registered core is loaded once however many callers race to load it.
+//! real close runs exactly once and never while a handle is alive, `get_core` never returns a
+//! closed core, and a registered core is loaded once however many callers race to load it.
 //!
 //! The snapshot strategy's arc-swap cell is replaced by a loom-visible mutex under `cfg(loom)`
 //! (see `registry/snapshot_cell.rs`), so these models check our reference-count protocol, including

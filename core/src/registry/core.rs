@@ -6,9 +6,9 @@
 //!
 //! | count | meaning |
 //! |---|---|
-//! | `n >= 2` | registered or not, `n` references are live; while registered one of them is the registry's |
+//! | `n >= 2` | `n` live references; while the core is registered, one is the registry's |
 //! | `1` | one reference: the registry's own if the core is registered, else the last handle's |
-//! | `0` | closed: `do_close` ran exactly once, on the thread whose close took the count from 1 to 0 |
+//! | `0` | closed: `do_close` ran once, on the thread whose close took the count from 1 to 0 |
 //! | `< 0` | a close without a matching open: reported as [`RegistryError::RefCountBelowZero`] |
 //!
 //! The count only rises from `n >= 1`: [`Core::open`] is called only while the caller holds a lock
@@ -105,8 +105,8 @@ impl Core {
         Ok(())
     }
 
-    /// `open()` for callers holding no lock (the snapshot registry): increments only while the count
-    /// is above 0, so a core whose last reference is gone is never revived. Returns false then.
+    /// `open()` for callers holding no lock (the snapshot registry): increments only while the
+    /// count is above 0, so a core whose last reference is gone is never revived (returns false).
     pub fn try_open(&self) -> bool {
         // Acquire on every read of the count: when it reads 0, it synchronises with the Release
         // decrement that closed the core, which the closing writer made after publishing the

@@ -1,9 +1,9 @@
 //! `Mdc`: the per-thread logging context that `SolrCore.open()` fills in, with its call depth.
 //!
 //! Mirrors Solr's `MDCLoggingContext`: a thread-local call depth plus the logging framework's
-//! thread-local map (log4j2's garbage-free `ThreadContext`). `set_core` bumps the depth and, only
-//! when it was 0, puts the node, core, collection, shard and replica names; `clear` lowers the depth
-//! and removes the per-core keys once it is back at 1 or less. In Solr this runs inside
+//! thread-local map (log4j2's garbage-free `ThreadContext`). `set_core` bumps the depth and,
+//! only when it was 0, puts the node, core, collection, shard and replica names; `clear` lowers
+//! the depth and removes the per-core keys once it is back at 1 or less. In Solr this runs inside
 //! `SolrCores.modifyLock` on every request, which is why its size matters: the number of puts per
 //! open is a registry parameter ([`super::RegistryConfig::mdc_puts`]).
 //!

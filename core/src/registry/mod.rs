@@ -11,7 +11,7 @@
 //! `CoreContainer` parts). The strategies:
 //!
 //! - [`MutexRegistry`] (`mutex`): upstream Solr, `synchronized (modifyLock)`.
-//! - [`RwLockRegistry`] (`rwlock`): apache/solr PR #1155, a read-write lock with a write-lock condition.
+//! - [`RwLockRegistry`] (`rwlock`): apache/solr PR #1155, a read-write lock with a condition.
 //! - [`SnapshotRegistry`] (`snapshot`): ours, lock-free readers over an arc-swap snapshot.
 
 mod container;

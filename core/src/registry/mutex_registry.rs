@@ -1,7 +1,6 @@
-//! Models: the registry as Solr ships it, one monitor over all registry state.
-//! Upstream: `SolrCores.modifyLock` (`synchronized`) with `getCoreFromAnyList` + `SolrCore.open()`.
-//! Hot path: one mutex acquisition; inside it a hash lookup, two atomic increments (refcount, `Arc`)
-//! and the logging-context puts; no allocation.
+//! Models: Solr as shipped, one monitor (`registry.modify_lock`) over all registry state.
+//! Upstream: `SolrCores.modifyLock` (`synchronized`) in `getCoreFromAnyList` + `SolrCore.open()`.
+//! Hot path: 1 mutex; inside it a hash lookup, 2 atomic increments and the MDC puts; no allocation.
 
 use super::container::{self, Container, RegistryConfig, StateAccess};
 use super::core::{Core, CoreId};

@@ -1,8 +1,8 @@
 //! `RegistryState`: the fields `SolrCores` guards with `modifyLock`, and their `*_locked` helpers.
 //!
 //! Solr's monitor is reentrant and its methods call each other under it (`putCore` calls
-//! `addCoreDescriptor`, `swap` calls `getCore`). Rust locks are not reentrant, so every such step is
-//! a `*_locked` method here that takes the state the caller already holds; no path re-locks.
+//! `addCoreDescriptor`, `swap` calls `getCore`). Rust locks are not reentrant, so every such step
+//! is a `*_locked` method here that takes the state the caller already holds; no path re-locks.
 //! [`Maps`] holds what readers need (loaded cores and resident descriptors); it is cloned whole to
 //! publish a snapshot, so the snapshot strategy's readers use the same read helpers.
 

@@ -1,4 +1,4 @@
-//! `SnapshotCell`: the snapshot registry's published pointer, and the one place it is chosen by `cfg`.
+//! `SnapshotCell`: the snapshot registry's published pointer; the one place chosen by `cfg`.
 //!
 //! Normally an `arc_swap::ArcSwap`: a load costs a few uncontended atomic operations on
 //! thread-local debt slots, never a shared write, so readers do not fight over a cache line.

@@ -1,7 +1,6 @@
-//! Models: our registry, where readers take no lock: read-copy-update over an immutable snapshot.
-//! Upstream: none (the control the SOLR-16497 thread lacked); writers still follow `SolrCores`.
-//! Hot path: one snapshot load (arc-swap, no shared write), a hash lookup, a compare-exchange on the
-//! core's count plus an `Arc` increment, and the MDC puts, all outside any lock; no allocation.
+//! Models: ours, lock-free readers: read-copy-update over an immutable snapshot of loaded cores.
+//! Upstream: none (the control SOLR-16497 lacked); writers follow `SolrCores` under one mutex.
+//! Hot path: no lock; 1 arc-swap load, lookup, a CAS on the count + an `Arc` increment, MDC puts.
 //!
 //! Writers (put, remove, swap, unload, reload, the load path, shutdown) serialise on
 //! `registry.writer_lock`, change the authoritative [`RegistryState`] and, if the loaded cores or
@@ -62,14 +61,16 @@ impl SnapshotRegistry {
         }
     }
 
-    /// The lock-free `getCoreFromAnyList(name, true, id)`: `None` when the current snapshot has no
-    /// loaded core of that name (and id).
-    fn open_loaded(&self, name: &str, id: Option<CoreId>) -> Option<CoreHandle> {
+    /// The lock-free `getCoreFromAnyList(name, true, id)`: `Ok` with an open handle, or `Err`
+    /// saying whether the snapshot that missed had `name` registered (then a load may be due).
+    fn open_loaded(&self, name: &str, id: Option<CoreId>) -> Result<CoreHandle, bool> {
         loop {
             let view = self.view.load();
-            let core = view.lookup(name, id)?;
+            let Some(core) = view.lookup(name, id) else {
+                return Err(view.resident_descriptors.contains_key(name));
+            };
             if core.try_open() {
-                return Some(CoreHandle::from_open(Arc::clone(core)));
+                return Ok(CoreHandle::from_open(Arc::clone(core)));
             }
             // The core closed after we loaded `view`: it was unpublished before it closed, so a
             // fresh load no longer holds it (module doc).
@@ -143,8 +144,11 @@ impl CoreRegistry for SnapshotRegistry {
 
     fn get_core(&self, name: &str) -> Result<Option<CoreHandle>, RegistryError> {
         match self.open_loaded(name, None) {
-            Some(handle) => Ok(Some(handle)),
-            None => container::load_core(self, name),
+            Ok(handle) => Ok(Some(handle)),
+            // Unknown in the snapshot: answer the miss without the writer lock. A registration
+            // racing this call is ordered after it, as it would be had we locked first.
+            Err(false) => Ok(None),
+            Err(true) => container::load_core(self, name),
         }
     }
 
@@ -153,7 +157,7 @@ impl CoreRegistry for SnapshotRegistry {
         name: &str,
         id: CoreId,
     ) -> Result<Option<CoreHandle>, RegistryError> {
-        Ok(self.open_loaded(name, Some(id)))
+        Ok(self.open_loaded(name, Some(id)).ok())
     }
 
     fn get_core_descriptor(&self, name: &str) -> Option<Arc<CoreDescriptor>> {
