@@ -1,7 +1,7 @@
 //! divan bench: `get_core` + close of a pseudo-random core per strategy, swept over thread counts,
 //! 10 SolrCloud cores with Solr's five logging-context puts per open (the micro-benchmark with
 //! realistic work inside the critical section).
-use critsec_core::registry::{CoreDescriptor, CoreRegistry, RegistryConfig, new_registry};
+use bench_registry::{build_registry, verify_registry};
 use divan::Bencher;
 use std::cell::Cell;
 use std::hint::black_box;
@@ -12,16 +12,6 @@ fn main() {
 }
 
 const CORES: usize = 10;
-
-fn registry(strategy: &str) -> (Box<dyn CoreRegistry>, Vec<String>) {
-    let registry = new_registry(strategy, RegistryConfig::default()).expect("known strategy");
-    let names: Vec<String> = (0..CORES).map(|i| format!("core{i}")).collect();
-    for (i, name) in names.iter().enumerate() {
-        let d = CoreDescriptor::cloud(name, "collection1", format!("shard{i}"), format!("n{i}"));
-        registry.create(d).expect("create");
-    }
-    (registry, names)
-}
 
 /// Hands each thread a distinct odd seed.
 static SEED: AtomicU32 = AtomicU32::new(0x9e37_79b9);
@@ -44,17 +34,13 @@ fn next_index() -> usize {
 
 #[divan::bench(args = ["mutex", "rwlock", "snapshot"], threads = [1, 2, 4, 8])]
 fn get_close(bencher: Bencher, strategy: &str) {
-    let (registry, names) = registry(strategy);
+    let (registry, names) = build_registry(strategy, CORES, 5).expect("valid parameters");
     bencher.bench(|| {
         let name = &names[next_index()];
         let handle = registry.get_core(name).expect("no error").expect("loaded");
         assert_eq!(handle.name(), name, "got the wrong core");
         black_box(handle.id())
     });
-    for name in &names {
-        let core = registry
-            .get_loaded_core_without_increment(name)
-            .expect("loaded");
-        assert_eq!(core.ref_count(), 1, "{strategy}: opens != closes on {name}");
-    }
+    // Opens == closes: every count is back at the registry's own reference.
+    verify_registry(&*registry, names.len(), &[]).expect("verified");
 }

@@ -9,9 +9,9 @@ use std::sync::Arc;
 /// The strategy parameter's accepted values (the registry's strategy ids).
 pub(crate) const STRATEGIES: &[&str] = critsec_core::registry::STRATEGIES;
 
-/// A registry of `cores` loaded SolrCloud cores `core0..`, each in its own shard of one collection,
+/// A registry of strategy `strategy` with `cores` loaded SolrCloud cores `core0..`, each in its own shard of one collection,
 /// on a node with a name (so an open can put all five of Solr's logging-context keys).
-pub(crate) fn build(
+pub fn build(
     strategy: &str,
     cores: usize,
     mdc_puts: usize,
@@ -62,7 +62,7 @@ fn read_lock_waits() -> Vec<LockWaits> {
 /// The check value of a quiescent registry: every loaded core is back at the registry's own
 /// reference and was never closed, and every retired core (replaced by a reload) was closed
 /// exactly once. Equal opens and closes are what bring each count back to 1.
-pub(crate) fn verify(
+pub fn verify(
     registry: &dyn CoreRegistry,
     expected_cores: usize,
     retired: &[Arc<Core>],
