@@ -98,9 +98,9 @@ pub fn verify(
             ));
         }
     }
-    Ok(format!(
-        "{} cores at refcount 1, {} retired cores closed exactly once",
-        loaded.len(),
-        retired.len()
-    ))
+    let mut summary = format!("{} cores at refcount 1", loaded.len());
+    if !retired.is_empty() {
+        summary += &format!(", {} retired cores closed exactly once", retired.len());
+    }
+    Ok(summary)
 }
