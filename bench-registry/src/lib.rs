@@ -1,15 +1,88 @@
-//! bench-registry: critsec scenarios and claims for the registry system.
+//! bench-registry: critsec scenarios and claims for the core registry (SOLR-16497).
+//!
+//! Two scenarios run every registry strategy (`mutex`, `rwlock`, `snapshot`):
+//! `registry/get_core_micro` is the PR reviewer's JMH micro-benchmark (lookup + open, nothing
+//! else), and `registry/request_mix` is the production call mix from the same thread, with the
+//! logging-context work inside the critical section and an optional writer. The claims in
+//! `claims.toml` state what the PR thread measured and what our snapshot strategy must beat.
+//! Every op verifies its answer, and every trial verifies that reference counts are back at the
+//! registry's own reference and that retired cores closed exactly once.
 
 #![deny(missing_docs)]
 
+mod fixture;
+mod get_core_micro;
+mod request_mix;
+
+pub use fixture::{build as build_registry, verify as verify_registry};
+pub use get_core_micro::GetCoreMicro;
+pub use request_mix::RequestMix;
+
+use critsec_core::registry::Mdc;
 use critsec_harness::{Claim, ClaimError, Scenario};
 
 /// Every scenario of this crate.
 pub fn scenarios() -> Vec<Box<dyn Scenario>> {
-    Vec::new()
+    vec![Box::new(GetCoreMicro), Box::new(RequestMix)]
 }
 
 /// The claims declared in `claims.toml`.
 pub fn claims() -> Result<Vec<Claim>, ClaimError> {
     Claim::parse_file(include_str!("../claims.toml"), "bench-registry/claims.toml")
+}
+
+/// Checks that the calling worker thread closed every core it opened: each open deepens the
+/// thread's logging-context depth by one and each close takes it back, so a depth of 0 between
+/// ops means opens == closes on this thread.
+fn check_thread_balanced() -> Result<(), String> {
+    match Mdc::depth() {
+        0 => Ok(()),
+        d => Err(format!("this thread holds {d} more opens than closes")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_name_real_scenarios_with_valid_parameters() {
+        let scenarios = scenarios();
+        let claims = claims().unwrap();
+        let ids: Vec<&str> = claims.iter().map(|c| c.id.as_str()).collect();
+        for id in ["SOLR-16497-micro", "SOLR-16497-load", "SOLR-16497-load-cpu"] {
+            assert!(ids.contains(&id), "missing claim {id}");
+        }
+        assert!(ids.iter().any(|id| id.starts_with("registry-snapshot")));
+        for claim in &claims {
+            for contender in [false, true] {
+                let (scenario, params, _threads, _env) = claim.side(contender);
+                let s = scenarios
+                    .iter()
+                    .find(|s| s.name() == scenario)
+                    .unwrap_or_else(|| panic!("{}: no scenario {scenario}", claim.id));
+                let specs = s.params();
+                for (k, v) in &params.0 {
+                    let spec = specs
+                        .iter()
+                        .find(|p| p.name == k)
+                        .unwrap_or_else(|| panic!("{}: {scenario} has no parameter {k}", claim.id));
+                    assert!(
+                        spec.accepted.is_empty() || spec.accepted.contains(v),
+                        "{}: {k}={v} not in {:?}",
+                        claim.id,
+                        spec.accepted
+                    );
+                }
+                for spec in &specs {
+                    assert!(
+                        params.0.contains_key(spec.name),
+                        "{}: {} unset",
+                        claim.id,
+                        spec.name
+                    );
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,177 @@
+//! `Mdc`: the per-thread logging context that `SolrCore.open()` fills in, with its call depth.
+//!
+//! Mirrors Solr's `MDCLoggingContext`: a thread-local call depth plus the logging framework's
+//! thread-local map (log4j2's garbage-free `ThreadContext`). `set_core` bumps the depth and,
+//! only when it was 0, puts the node, core, collection, shard and replica names; `clear` lowers
+//! the depth and removes the per-core keys once it is back at 1 or less. In Solr this runs inside
+//! `SolrCores.modifyLock` on every request, which is why its size matters: the number of puts per
+//! open is a registry parameter ([`super::RegistryConfig::mdc_puts`]).
+//!
+//! The map keeps its slots and string buffers once a key has been seen, so after warm-up a put is
+//! a short scan plus a `memcpy`, like log4j2's garbage-free map, and never allocates.
+
+use crate::sync::primitive::thread_local;
+use std::cell::RefCell;
+
+/// The key of the node-name entry, which `clear` leaves in place (Solr sets it once per thread).
+pub const NODE_KEY: &str = "node_name";
+
+/// Every key an open may put: Solr's five, then padding keys for larger contexts.
+pub const MDC_KEYS: [&str; 21] = [
+    NODE_KEY,
+    "core",
+    "collection",
+    "shard",
+    "replica",
+    "extra0",
+    "extra1",
+    "extra2",
+    "extra3",
+    "extra4",
+    "extra5",
+    "extra6",
+    "extra7",
+    "extra8",
+    "extra9",
+    "extra10",
+    "extra11",
+    "extra12",
+    "extra13",
+    "extra14",
+    "extra15",
+];
+
+/// The largest number of puts per open the model supports.
+pub const MAX_MDC_PUTS: usize = MDC_KEYS.len();
+
+/// The key-value pairs one core puts into the context when it is opened at depth 0.
+pub type MdcEntries = Box<[(&'static str, Box<str>)]>;
+
+struct Slot {
+    key: &'static str,
+    value: String,
+    present: bool,
+}
+
+#[derive(Default)]
+struct Context {
+    depth: u32,
+    slots: Vec<Slot>,
+}
+
+impl Context {
+    fn put(&mut self, key: &'static str, value: &str) {
+        match self.slots.iter_mut().find(|s| s.key == key) {
+            Some(slot) => {
+                slot.value.clear();
+                slot.value.push_str(value);
+                slot.present = true;
+            }
+            None => self.slots.push(Slot {
+                key,
+                value: value.to_string(),
+                present: true,
+            }),
+        }
+    }
+
+    fn remove(&mut self, key: &'static str) {
+        if let Some(slot) = self.slots.iter_mut().find(|s| s.key == key) {
+            slot.present = false;
+        }
+    }
+}
+
+thread_local! {
+    static CONTEXT: RefCell<Context> = RefCell::new(Context::default());
+}
+
+/// The calling thread's logging context (all functions act on the current thread only).
+pub struct Mdc;
+
+impl Mdc {
+    /// `MDCLoggingContext.setCore`: one level deeper; at depth 0 also put every entry.
+    pub fn set_core(entries: &[(&'static str, Box<str>)]) {
+        CONTEXT.with(|c| {
+            let mut c = c.borrow_mut();
+            let depth = c.depth;
+            c.depth = depth + 1;
+            if depth == 0 {
+                for (key, value) in entries {
+                    c.put(key, value);
+                }
+            }
+        });
+    }
+
+    /// `MDCLoggingContext.clear`: one level up; at depth 1 or less also remove the per-core keys.
+    pub fn clear(entries: &[(&'static str, Box<str>)]) {
+        CONTEXT.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.depth <= 1 {
+                c.depth = 0;
+                for (key, _) in entries.iter().filter(|(k, _)| *k != NODE_KEY) {
+                    c.remove(key);
+                }
+            } else {
+                c.depth -= 1;
+            }
+        });
+    }
+
+    /// The current call depth.
+    pub fn depth() -> u32 {
+        CONTEXT.with(|c| c.borrow().depth)
+    }
+
+    /// The value under `key`, if present.
+    pub fn get(key: &str) -> Option<String> {
+        CONTEXT.with(|c| {
+            c.borrow()
+                .slots
+                .iter()
+                .find(|s| s.key == key && s.present)
+                .map(|s| s.value.clone())
+        })
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn entries(core: &str) -> MdcEntries {
+        vec![
+            (NODE_KEY, "node1".into()),
+            ("core", core.into()),
+            ("shard", "shard1".into()),
+        ]
+        .into_boxed_slice()
+    }
+
+    #[test]
+    fn only_the_outermost_open_puts_and_only_the_last_clear_removes() {
+        let (a, b) = (entries("a"), entries("b"));
+        Mdc::set_core(&a);
+        Mdc::set_core(&b);
+        assert_eq!(Mdc::depth(), 2);
+        assert_eq!(
+            Mdc::get("core").as_deref(),
+            Some("a"),
+            "a nested open keeps the outer core"
+        );
+        Mdc::clear(&b);
+        assert_eq!(Mdc::get("core").as_deref(), Some("a"));
+        Mdc::clear(&a);
+        assert_eq!(Mdc::depth(), 0);
+        assert_eq!(Mdc::get("core"), None);
+        assert_eq!(
+            Mdc::get(NODE_KEY).as_deref(),
+            Some("node1"),
+            "the node name stays"
+        );
+        // An unbalanced clear at depth 0 stays at 0, as in Solr.
+        Mdc::clear(&a);
+        assert_eq!(Mdc::depth(), 0);
+    }
+}

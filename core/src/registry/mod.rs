@@ -1,0 +1,40 @@
+//! The core registry: a model of Solr's `SolrCores` and the `CoreContainer.getCore` path over it.
+//!
+//! Every request resolves its core by name, takes a reference (`SolrCore.open()`: a refcount
+//! increment plus logging-context puts) and gives it back when done (`close()`). SOLR-16497 is
+//! about where that lookup and open run: inside one global monitor upstream, under a shared read
+//! lock in PR #1155, and, in our design, under no lock at all.
+//!
+//! Principal types: [`CoreRegistry`] (the trait, with each method's contract), [`Core`] (the
+//! reference count and exactly-once close), [`CoreHandle`] (an open reference, closed on drop),
+//! [`CoreDescriptor`], [`Mdc`] (the per-thread logging context) and [`Container`] (the shared
+//! `CoreContainer` parts). The strategies:
+//!
+//! - [`MutexRegistry`] (`mutex`): upstream Solr, `synchronized (modifyLock)`.
+//! - [`RwLockRegistry`] (`rwlock`): apache/solr PR #1155, a read-write lock with a condition.
+//! - [`SnapshotRegistry`] (`snapshot`): ours, lock-free readers over an arc-swap snapshot.
+
+mod container;
+mod core;
+mod core_registry;
+mod descriptor;
+mod error;
+mod mdc;
+mod mutex_registry;
+mod registry_state;
+mod rwlock_registry;
+mod snapshot_cell;
+mod snapshot_registry;
+
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+pub use self::core::{Core, CoreId};
+pub use container::{CONTAINER_HANDLERS, Container, LoadHook, RegistryConfig, RequestHandler};
+pub use core_registry::{CoreHandle, CoreRegistry, STRATEGIES, new_registry};
+pub use descriptor::{CloudDescriptor, CoreDescriptor};
+pub use error::RegistryError;
+pub use mdc::{MAX_MDC_PUTS, MDC_KEYS, Mdc, MdcEntries, NODE_KEY};
+pub use mutex_registry::MutexRegistry;
+pub use rwlock_registry::RwLockRegistry;
+pub use snapshot_registry::SnapshotRegistry;

@@ -1,0 +1,426 @@
+//! The conformance suite: every `check_*` runs against every strategy.
+//!
+//! It follows the invariants of Solr's `SolrCores` as listed in the project's research notes
+//! (refcounts never below zero, exactly-once close after the last handle, load once per name,
+//! atomic swap, shutdown ending waits); Solr has no single upstream test of these to mirror.
+
+use super::*;
+use std::collections::HashSet;
+use std::sync::Barrier;
+
+/// A registry factory, for checks that need their own configuration.
+type Make = fn(RegistryConfig) -> Box<dyn CoreRegistry>;
+
+fn cloud(name: &str) -> CoreDescriptor {
+    CoreDescriptor::cloud(
+        name,
+        "coll",
+        format!("shard_{name}"),
+        format!("node_{name}"),
+    )
+}
+
+fn with_cores(r: &dyn CoreRegistry, names: &[&str]) -> Vec<CoreId> {
+    names
+        .iter()
+        .map(|n| r.create(cloud(n)).expect("create"))
+        .collect()
+}
+
+/// Every loaded core is at its registry-only count, none closed or over-closed.
+fn assert_quiescent(r: &dyn CoreRegistry) {
+    for name in r.loaded_names() {
+        let core = r.get_loaded_core_without_increment(&name).expect("loaded");
+        assert_eq!(
+            core.ref_count(),
+            1,
+            "{}: {name} still referenced",
+            r.strategy()
+        );
+        assert_eq!(
+            core.closes_run(),
+            0,
+            "{}: {name} closed while registered",
+            r.strategy()
+        );
+        assert_eq!(core.over_closes(), 0);
+    }
+}
+
+/// Lookups, descriptors, handlers, names and counts.
+pub(super) fn check_lookups(r: &dyn CoreRegistry) {
+    let ids = with_cores(r, &["a", "b"]);
+    r.add_core_descriptor(cloud("lazy")).unwrap();
+    {
+        let h = r.get_core("a").unwrap().expect("a is loaded");
+        assert_eq!((h.id(), h.name()), (ids[0], "a"));
+        assert_eq!(h.ref_count(), 2, "registry + this handle");
+        assert_eq!(
+            Mdc::get("core").as_deref(),
+            Some("a"),
+            "open put the core into the MDC"
+        );
+        assert_eq!(Mdc::get("shard").as_deref(), Some("shard_a"));
+        let h2 = r.get_core("a").unwrap().expect("a");
+        assert_eq!(h2.ref_count(), 3);
+        assert_eq!(Mdc::depth(), 2);
+    }
+    assert_eq!(Mdc::depth(), 0, "every close cleared its level");
+    assert_eq!(Mdc::get("core"), None);
+    assert!(r.get_core("nope").unwrap().is_none());
+    assert_eq!(
+        r.get_core_descriptor("b")
+            .map(|d| d.name.clone())
+            .as_deref(),
+        Some("b")
+    );
+    assert_eq!(
+        r.get_core_descriptor("lazy")
+            .map(|d| d.name.clone())
+            .as_deref(),
+        Some("lazy")
+    );
+    assert!(r.get_core_descriptor("nope").is_none());
+    assert_eq!(
+        r.get_request_handler("/admin/cores").map(|h| h.class),
+        Some("CoreAdminHandler")
+    );
+    assert!(r.get_request_handler("/nope").is_none());
+    assert_eq!(r.loaded_names(), ["a", "b"]);
+    assert_eq!(r.all_names(), ["a", "b", "lazy"]);
+    assert_eq!(
+        r.loaded_cores(),
+        [("a".to_string(), ids[0]), ("b".to_string(), ids[1])]
+    );
+    assert_eq!((r.num_loaded(), r.num_unloaded(), r.num_all()), (2, 1, 3));
+    assert!(r.is_loaded("a") && !r.is_loaded("lazy"));
+    assert!(!r.is_core_loading("a") && !r.has_pending_core_ops("a"));
+    assert!(matches!(
+        r.add_core_descriptor(cloud("a")),
+        Err(RegistryError::AlreadyRegistered { name, .. }) if name == "a"
+    ));
+    assert_quiescent(r);
+}
+
+/// `get_core_with_id` opens only the instance with that id; a reload makes the old id miss.
+pub(super) fn check_id_mismatch(r: &dyn CoreRegistry) {
+    let ids = with_cores(r, &["a", "b"]);
+    assert_eq!(
+        r.get_core_with_id("a", ids[0]).unwrap().map(|h| h.id()),
+        Some(ids[0])
+    );
+    assert!(
+        r.get_core_with_id("a", ids[1]).unwrap().is_none(),
+        "b's id under a's name"
+    );
+    assert!(r.get_core_with_id("nope", ids[0]).unwrap().is_none());
+    let new = r.reload("a").unwrap();
+    assert_ne!(new, ids[0]);
+    assert!(
+        r.get_core_with_id("a", ids[0]).unwrap().is_none(),
+        "the old instance is gone"
+    );
+    assert_eq!(
+        r.get_core_with_id("a", new).unwrap().map(|h| h.id()),
+        Some(new)
+    );
+    r.add_core_descriptor(cloud("lazy")).unwrap();
+    let created = r.container().cores_created();
+    assert!(r.get_core_with_id("lazy", ids[0]).unwrap().is_none());
+    assert_eq!(
+        r.container().cores_created(),
+        created,
+        "an id lookup never loads"
+    );
+    assert_quiescent(r);
+}
+
+/// Swap exchanges cores and descriptors atomically; readers never see a core under two names.
+pub(super) fn check_swap_atomicity(r: &dyn CoreRegistry) {
+    let ids = with_cores(r, &["a", "b", "c"]);
+    r.swap("a", "b").unwrap();
+    assert_eq!(r.get_core("a").unwrap().map(|h| h.id()), Some(ids[1]));
+    assert_eq!(r.get_core("b").unwrap().map(|h| h.id()), Some(ids[0]));
+    assert_eq!(
+        r.loaded_names(),
+        ["a", "b", "c"],
+        "names keep their positions"
+    );
+    let da = r.get_core_descriptor("a").unwrap();
+    assert_eq!(
+        (da.name.as_str(), da.instance_dir.as_str()),
+        ("a", "cores/b")
+    );
+    assert!(matches!(
+        r.swap("a", "a"),
+        Err(RegistryError::SwapWithItself { .. })
+    ));
+    assert!(matches!(
+        r.swap("a", "nope"),
+        Err(RegistryError::NoSuchCore { .. })
+    ));
+    r.add_core_descriptor(cloud("lazy")).unwrap();
+    assert!(matches!(
+        r.swap("lazy", "a"),
+        Err(RegistryError::NotLoaded { .. })
+    ));
+
+    let all: HashSet<CoreId> = ids.iter().copied().collect();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let view = r.loaded_cores();
+                    let seen: HashSet<CoreId> = view.iter().map(|(_, id)| *id).collect();
+                    assert_eq!(seen.len(), view.len(), "a core under two names: {view:?}");
+                    assert_eq!(seen, all, "a core missing mid-swap: {view:?}");
+                }
+            });
+        }
+        for i in 0..300 {
+            let (x, y) = [("a", "b"), ("b", "c"), ("a", "c")][i % 3];
+            r.swap(x, y).unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert_quiescent(r);
+}
+
+/// Concurrent `get_core` of a registered, unloaded core loads it once; everyone shares it.
+pub(super) fn check_load_once(r: &dyn CoreRegistry) {
+    r.add_core_descriptor(cloud("lazy")).unwrap();
+    let before = r.container().cores_created();
+    let threads = 4;
+    let barrier = Barrier::new(threads);
+    let ids: Vec<CoreId> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    r.get_core("lazy").unwrap().expect("registered").id()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    assert_eq!(
+        r.container().cores_created() - before,
+        1,
+        "loaded more than once"
+    );
+    assert!(
+        ids.iter().all(|id| *id == ids[0]),
+        "callers got different cores: {ids:?}"
+    );
+    assert!(r.is_loaded("lazy") && !r.has_pending_core_ops("lazy") && !r.is_core_loading("lazy"));
+    assert_quiescent(r);
+}
+
+/// An unloaded core closes only when its last handle drops, exactly once.
+pub(super) fn check_unload_while_referenced(r: &dyn CoreRegistry) {
+    with_cores(r, &["a", "b"]);
+    let h = r.get_core("a").unwrap().expect("a");
+    r.unload("a").unwrap();
+    assert!(
+        r.get_core("a").unwrap().is_none(),
+        "unloaded cores are not found"
+    );
+    assert!(r.get_core_descriptor("a").is_none());
+    assert_eq!(r.all_names(), ["b"]);
+    assert_eq!(
+        (h.ref_count(), h.closes_run()),
+        (1, 0),
+        "still open while referenced"
+    );
+    let core = std::sync::Arc::clone(h.core());
+    drop(h);
+    assert_eq!(
+        (core.ref_count(), core.closes_run()),
+        (0, 1),
+        "closed exactly once"
+    );
+    assert!(matches!(
+        r.unload("a"),
+        Err(RegistryError::NoSuchCore { .. })
+    ));
+    // A bare remove hands the registry's reference to the caller; put_core hands back the old one.
+    let removed = r.remove("b").expect("b is loaded");
+    assert!(!r.is_loaded("b") && r.get_core_descriptor("b").is_some());
+    let replacement = r.container().create_core(std::sync::Arc::new(cloud("b")));
+    assert!(r.put_core(replacement).unwrap().is_none());
+    let b = std::sync::Arc::clone(removed.core());
+    drop(removed);
+    assert_eq!((b.closes_run(), b.over_closes()), (1, 0));
+    let newer = r.container().create_core(std::sync::Arc::new(cloud("b")));
+    let old = r.put_core(newer).unwrap().expect("replaced");
+    let old_core = std::sync::Arc::clone(old.core());
+    drop(old);
+    assert_eq!(old_core.closes_run(), 1);
+    assert_quiescent(r);
+}
+
+/// Readers racing a reloading writer never get a closed core; every retired core closes once.
+pub(super) fn check_reload_under_readers(r: &dyn CoreRegistry) {
+    with_cores(r, &["a", "b"]);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let retired = std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for name in ["a", "b"] {
+                        let h = r.get_core(name).unwrap().expect("always loaded");
+                        assert!(
+                            h.ref_count() >= 1 && h.closes_run() == 0,
+                            "closed core handed out"
+                        );
+                        assert_eq!(h.name(), name);
+                    }
+                }
+            });
+        }
+        let mut retired = Vec::new();
+        for i in 0..200 {
+            let name = ["a", "b"][i % 2];
+            retired.push(r.get_loaded_core_without_increment(name).expect("loaded"));
+            r.reload(name).unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        retired
+    });
+    for core in retired {
+        assert_eq!(
+            (core.ref_count(), core.closes_run(), core.over_closes()),
+            (0, 1, 0)
+        );
+    }
+    assert_quiescent(r);
+}
+
+/// Shutdown fails waiters and loads in progress, and closes every core after its last handle.
+pub(super) fn check_shutdown(make: Make) {
+    let entered = Barrier::new(2);
+    let release = Barrier::new(2);
+    // The hook must be 'static; leaking two barriers once per test run is harmless.
+    let (entered, release): (&'static Barrier, &'static Barrier) =
+        (Box::leak(Box::new(entered)), Box::leak(Box::new(release)));
+    let hook = move |d: &CoreDescriptor| {
+        if d.name == "lazy" {
+            entered.wait();
+            release.wait();
+        }
+    };
+    let config = RegistryConfig {
+        load_hook: Some(std::sync::Arc::new(hook)),
+        ..RegistryConfig::default()
+    };
+    let r = make(config);
+    let r = &*r;
+    with_cores(r, &["a"]);
+    r.add_core_descriptor(cloud("lazy")).unwrap();
+    let held = r.get_core("a").unwrap().expect("a");
+    std::thread::scope(|s| {
+        let loader = s.spawn(|| r.get_core("lazy").map(|h| h.map(|h| h.id())));
+        entered.wait();
+        assert!(r.is_core_loading("lazy") && r.has_pending_core_ops("lazy"));
+        let waiter = s.spawn(|| r.get_core("lazy").map(|h| h.map(|h| h.id())));
+        r.shutdown();
+        assert!(matches!(
+            waiter.join().unwrap(),
+            Err(RegistryError::ShutDown { .. })
+        ));
+        release.wait();
+        assert!(matches!(
+            loader.join().unwrap(),
+            Err(RegistryError::ShutDown { .. })
+        ));
+    });
+    assert_eq!(r.num_loaded(), 0);
+    assert!(matches!(
+        r.get_core("a"),
+        Err(RegistryError::ShutDown { .. })
+    ));
+    assert!(matches!(r.reload("a"), Err(RegistryError::ShutDown { .. })));
+    assert_eq!(
+        (held.ref_count(), held.closes_run()),
+        (1, 0),
+        "open while a handle lives"
+    );
+    let core = std::sync::Arc::clone(held.core());
+    drop(held);
+    assert_eq!((core.closes_run(), core.over_closes()), (1, 0));
+}
+
+fn mutex(config: RegistryConfig) -> Box<dyn CoreRegistry> {
+    Box::new(MutexRegistry::new(config))
+}
+fn rwlock(config: RegistryConfig) -> Box<dyn CoreRegistry> {
+    Box::new(RwLockRegistry::new(config))
+}
+fn snapshot(config: RegistryConfig) -> Box<dyn CoreRegistry> {
+    Box::new(SnapshotRegistry::new(config))
+}
+
+/// One module per strategy, running every check.
+macro_rules! conformance {
+    ($strategy:ident) => {
+        mod $strategy {
+            use super::*;
+
+            fn registry() -> Box<dyn CoreRegistry> {
+                let r = super::$strategy(RegistryConfig::default());
+                assert_eq!(r.strategy(), stringify!($strategy));
+                r
+            }
+
+            #[test]
+            fn lookups() {
+                check_lookups(&*registry());
+            }
+            #[test]
+            fn id_mismatch() {
+                check_id_mismatch(&*registry());
+            }
+            #[test]
+            fn swap_atomicity() {
+                check_swap_atomicity(&*registry());
+            }
+            #[test]
+            fn load_once() {
+                check_load_once(&*registry());
+            }
+            #[test]
+            fn unload_while_referenced() {
+                check_unload_while_referenced(&*registry());
+            }
+            #[test]
+            fn reload_under_readers() {
+                check_reload_under_readers(&*registry());
+            }
+            #[test]
+            fn shutdown() {
+                check_shutdown(super::$strategy);
+            }
+        }
+    };
+}
+
+conformance!(mutex);
+conformance!(rwlock);
+conformance!(snapshot);
+
+#[test]
+fn strategies_are_built_by_id() {
+    for id in STRATEGIES {
+        assert_eq!(
+            new_registry(id, RegistryConfig::default())
+                .unwrap()
+                .strategy(),
+            *id
+        );
+    }
+    assert!(matches!(
+        new_registry("spinlock", RegistryConfig::default()),
+        Err(RegistryError::UnknownStrategy { given, .. }) if given == "spinlock"
+    ));
+}

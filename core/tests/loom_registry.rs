@@ -1,0 +1,198 @@
+//! loom models of the core registry: every strategy, every interleaving of reader against writer.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/work/target-loom cargo test -p critsec-core
+//! --release --test loom_registry` (about 40 s on 2 cores after the build). Each model checks,
+//! for every interleaving: no deadlock (loom fails a model whose threads all block), a core's
+//! real close runs exactly once and never while a handle is alive, `get_core` never returns a
+//! closed core, and a registered core is loaded once however many callers race to load it.
+//!
+//! The snapshot strategy's arc-swap cell is replaced by a loom-visible mutex under `cfg(loom)`
+//! (see `registry/snapshot_cell.rs`), so these models check our reference-count protocol, including
+//! the race between a snapshot load and a concurrent close.
+#![cfg(loom)]
+
+use critsec_core::registry::{
+    Core, CoreDescriptor, CoreId, CoreRegistry, MutexRegistry, RegistryConfig, RwLockRegistry,
+    SnapshotRegistry,
+};
+use critsec_core::sync::primitive::{Arc, thread};
+
+/// Explores every interleaving: no preemption bound. The models are small enough that the whole
+/// file runs in well under a minute in release, so nothing is left to a bound's blind spot.
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = None;
+    builder.check(f);
+}
+
+/// One MDC put keeps the thread-local work (invisible to loom) small.
+fn config() -> RegistryConfig {
+    RegistryConfig::new(None, 1).expect("1 put is supported")
+}
+
+/// The core registered as `name` right now, without taking a reference.
+fn core_of(r: &dyn CoreRegistry, name: &str) -> Arc<Core> {
+    r.get_loaded_core_without_increment(name).expect("loaded")
+}
+
+/// A handle's core must be open: counted, never closed.
+fn assert_usable(core: &Core) {
+    assert!(
+        core.ref_count() >= 1,
+        "a handle's core has count {}",
+        core.ref_count()
+    );
+    assert_eq!(core.closes_run(), 0, "a handle's core was closed");
+}
+
+fn assert_closed_once(core: &Core) {
+    assert_eq!(
+        (core.ref_count(), core.closes_run(), core.over_closes()),
+        (0, 1, 0)
+    );
+}
+
+/// A reader's get/close races an unload: the reader gets the open core or nothing, and the core
+/// closes exactly once, after the reader's handle is gone.
+fn get_close_vs_unload<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
+    model(move || {
+        let r = Arc::new(make(config()));
+        r.create(CoreDescriptor::new("a")).unwrap();
+        let core = core_of(&*r, "a");
+        let reader = {
+            let r = Arc::clone(&r);
+            thread::spawn(move || {
+                if let Some(h) = r.get_core("a").unwrap() {
+                    assert_usable(&h);
+                }
+            })
+        };
+        r.unload("a").unwrap();
+        reader.join().unwrap();
+        assert_closed_once(&core);
+        assert!(r.get_core("a").unwrap().is_none());
+    });
+}
+
+/// A reader races a reload: it always gets an open core (old or new); the old one closes once.
+fn get_vs_reload<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
+    model(move || {
+        let r = Arc::new(make(config()));
+        let old_id = r.create(CoreDescriptor::new("a")).unwrap();
+        let old = core_of(&*r, "a");
+        let reader = {
+            let r = Arc::clone(&r);
+            thread::spawn(move || {
+                let h = r.get_core("a").unwrap().expect("a is always loaded");
+                assert_usable(&h);
+                h.id()
+            })
+        };
+        let new_id = r.reload("a").unwrap();
+        let seen = reader.join().unwrap();
+        assert!(
+            seen == old_id || seen == new_id,
+            "{seen} is neither {old_id} nor {new_id}"
+        );
+        assert_closed_once(&old);
+        assert_eq!(core_of(&*r, "a").ref_count(), 1);
+    });
+}
+
+/// A reader races a swap: its one view never has a core under both names, and each lookup gets
+/// one of the two open cores.
+fn get_vs_swap<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
+    model(move || {
+        let r = Arc::new(make(config()));
+        let a = r.create(CoreDescriptor::new("a")).unwrap();
+        let b = r.create(CoreDescriptor::new("b")).unwrap();
+        let reader = {
+            let r = Arc::clone(&r);
+            thread::spawn(move || {
+                let view: Vec<CoreId> = r.loaded_cores().into_iter().map(|(_, id)| id).collect();
+                assert!(view == [a, b] || view == [b, a], "torn swap: {view:?}");
+                let h = r.get_core("a").unwrap().expect("a is always loaded");
+                assert_usable(&h);
+                assert!(h.id() == a || h.id() == b);
+            })
+        };
+        r.swap("a", "b").unwrap();
+        reader.join().unwrap();
+        assert_eq!(
+            r.loaded_cores(),
+            [("a".to_string(), b), ("b".to_string(), a)]
+        );
+        for name in ["a", "b"] {
+            assert_eq!(core_of(&*r, name).ref_count(), 1);
+        }
+    });
+}
+
+/// Two callers race to load the same registered core: it is created once and both share it.
+fn load_once<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
+    model(move || {
+        let r = Arc::new(make(config()));
+        r.add_core_descriptor(CoreDescriptor::new("lazy")).unwrap();
+        let other = {
+            let r = Arc::clone(&r);
+            thread::spawn(move || r.get_core("lazy").unwrap().expect("registered").id())
+        };
+        let mine = r.get_core("lazy").unwrap().expect("registered").id();
+        assert_eq!(other.join().unwrap(), mine, "two cores for one name");
+        assert_eq!(r.container().cores_created(), 1);
+        assert_eq!(core_of(&*r, "lazy").ref_count(), 1);
+    });
+}
+
+/// A reader races shutdown: it gets an open core or a shutdown error, and the core closes once.
+fn get_vs_shutdown<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
+    model(move || {
+        let r = Arc::new(make(config()));
+        r.create(CoreDescriptor::new("a")).unwrap();
+        let core = core_of(&*r, "a");
+        let reader = {
+            let r = Arc::clone(&r);
+            thread::spawn(move || {
+                if let Ok(Some(h)) = r.get_core("a") {
+                    assert_usable(&h);
+                }
+            })
+        };
+        r.shutdown();
+        reader.join().unwrap();
+        assert_closed_once(&core);
+    });
+}
+
+macro_rules! loom_models {
+    ($strategy:ident, $make:expr) => {
+        mod $strategy {
+            use super::*;
+
+            #[test]
+            fn get_close_vs_unload() {
+                super::get_close_vs_unload($make);
+            }
+            #[test]
+            fn get_vs_reload() {
+                super::get_vs_reload($make);
+            }
+            #[test]
+            fn get_vs_swap() {
+                super::get_vs_swap($make);
+            }
+            #[test]
+            fn load_once() {
+                super::load_once($make);
+            }
+            #[test]
+            fn get_vs_shutdown() {
+                super::get_vs_shutdown($make);
+            }
+        }
+    };
+}
+
+loom_models!(mutex, MutexRegistry::new);
+loom_models!(rwlock, RwLockRegistry::new);
+loom_models!(snapshot, SnapshotRegistry::new);
