@@ -3,6 +3,7 @@
 //! | module | models | strategies |
 //! |---|---|---|
 //! | [`sync`] | instrumented locks (JFR-style contended-wait accounting), loom shim | — |
+//! | [`versionlookup`] | Elasticsearch `_id` → version lookup at index time on a tantivy index (PR #19856) | per-segment, per-reader, pruned |
 //!
 //! Key decision: this crate runs no benchmark and knows no harness type. Its only clock is the
 //! contended-wait recorder in [`sync`]; everything else about timing lives in `critsec-harness`.
@@ -10,3 +11,4 @@
 #![deny(missing_docs)]
 
 pub mod sync;
+pub mod versionlookup;
