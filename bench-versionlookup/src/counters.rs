@@ -44,7 +44,11 @@ pub struct Slots {
 impl Slots {
     /// `n` zeroed slots.
     pub fn new(n: usize) -> Self {
-        Slots { slots: (0..n.max(1)).map(|_| CachePadded::new(Default::default())).collect() }
+        Slots {
+            slots: (0..n.max(1))
+                .map(|_| CachePadded::new(Default::default()))
+                .collect(),
+        }
     }
 
     /// Publishes worker `slot`'s running value of `c`.
@@ -64,11 +68,19 @@ impl Slots {
 
     /// The sum of `c` over all workers.
     pub fn sum(&self, c: Counter) -> u64 {
-        self.slots.iter().map(|s| s[c as usize].load(Ordering::Relaxed)).sum()
+        self.slots
+            .iter()
+            .map(|s| s[c as usize].load(Ordering::Relaxed))
+            .sum()
     }
 
     fn sums(&self) -> [u64; COUNTERS] {
-        std::array::from_fn(|i| self.slots.iter().map(|s| s[i].load(Ordering::Relaxed)).sum())
+        std::array::from_fn(|i| {
+            self.slots
+                .iter()
+                .map(|s| s[i].load(Ordering::Relaxed))
+                .sum()
+        })
     }
 }
 
@@ -91,7 +103,14 @@ impl CountersProbe {
         timings: bool,
         extra: Box<dyn Fn() -> Vec<Metric> + Send + Sync>,
     ) -> Self {
-        CountersProbe { slots, baseline: std::sync::Mutex::new([0; COUNTERS]), threads, unit, extra, timings }
+        CountersProbe {
+            slots,
+            baseline: std::sync::Mutex::new([0; COUNTERS]),
+            threads,
+            unit,
+            extra,
+            timings,
+        }
     }
 }
 
@@ -111,15 +130,31 @@ impl Probe for CountersProbe {
         let per = |c: Counter| d(c) / ops;
         let unit = format!("1/{}", self.unit);
         let mut out = vec![
-            Metric::new(format!("map_gets_per_{}", self.unit), per(Counter::MapGets), &unit),
-            Metric::new(format!("thread_local_gets_per_{}", self.unit), per(Counter::ThreadLocalGets), &unit),
+            Metric::new(
+                format!("map_gets_per_{}", self.unit),
+                per(Counter::MapGets),
+                &unit,
+            ),
+            Metric::new(
+                format!("thread_local_gets_per_{}", self.unit),
+                per(Counter::ThreadLocalGets),
+                &unit,
+            ),
             Metric::new(
                 format!("gets_per_{}", self.unit),
                 per(Counter::MapGets) + per(Counter::ThreadLocalGets),
                 &unit,
             ),
-            Metric::new(format!("term_seeks_per_{}", self.unit), per(Counter::TermSeeks), &unit),
-            Metric::new(format!("segments_skipped_per_{}", self.unit), per(Counter::SegmentsSkipped), &unit),
+            Metric::new(
+                format!("term_seeks_per_{}", self.unit),
+                per(Counter::TermSeeks),
+                &unit,
+            ),
+            Metric::new(
+                format!("segments_skipped_per_{}", self.unit),
+                per(Counter::SegmentsSkipped),
+                &unit,
+            ),
         ];
         if self.timings {
             let sampled = d(Counter::SampledLookups).max(1.0);
@@ -135,9 +170,20 @@ impl Probe for CountersProbe {
                 &ns_unit,
             ));
         }
-        for l in lock_stats().into_iter().filter(|l| l.name.starts_with("versionlookup.")) {
-            out.push(Metric::new(format!("lock.{}.waits", l.name), l.contended as f64 / ops, "waits/op"));
-            out.push(Metric::new(format!("lock.{}.wait_ns", l.name), l.wait_ns as f64 / ops, "ns/op"));
+        for l in lock_stats()
+            .into_iter()
+            .filter(|l| l.name.starts_with("versionlookup."))
+        {
+            out.push(Metric::new(
+                format!("lock.{}.waits", l.name),
+                l.contended as f64 / ops,
+                "waits/op",
+            ));
+            out.push(Metric::new(
+                format!("lock.{}.wait_ns", l.name),
+                l.wait_ns as f64 / ops,
+                "ns/op",
+            ));
         }
         out.extend((self.extra)());
         out

@@ -87,9 +87,22 @@ impl Scenario for IndexScenario {
                 &["per-segment", "per-reader", "pruned"],
                 "lookup cache strategy",
             ),
-            ParamSpec::free("segments", &["1", "10", "30"], "segments in the prepared index"),
-            ParamSpec::choice("ids", &["provided", "auto"], &["provided", "auto"], "Rally ids with conflicts, or auto ids"),
-            ParamSpec::free("docs_per_segment", &["10000"], "documents per prepared segment"),
+            ParamSpec::free(
+                "segments",
+                &["1", "10", "30"],
+                "segments in the prepared index",
+            ),
+            ParamSpec::choice(
+                "ids",
+                &["provided", "auto"],
+                &["provided", "auto"],
+                "Rally ids with conflicts, or auto ids",
+            ),
+            ParamSpec::free(
+                "docs_per_segment",
+                &["10000"],
+                "documents per prepared segment",
+            ),
             ParamSpec::free("refresh_every", &["5000"], "documents between refreshes"),
         ]
     }
@@ -98,7 +111,11 @@ impl Scenario for IndexScenario {
         vec!["1".to_string(), "max".to_string()]
     }
 
-    fn setup(&self, params: &Params, groups: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError> {
+    fn setup(
+        &self,
+        params: &Params,
+        groups: &[GroupSpec],
+    ) -> Result<Box<dyn Trial>, ScenarioError> {
         let kind: CacheKind = params.parse("strategy")?;
         let segments: u64 = params.parse("segments")?;
         let per_segment: u64 = params.parse("docs_per_segment")?;
@@ -127,16 +144,22 @@ impl Scenario for IndexScenario {
             max_segments: Some(segments as usize + 1),
             ..EngineConfig::default()
         };
-        let setup_err = |e: critsec_core::versionlookup::VersionLookupError| ScenarioError::Setup(e.to_string());
+        let setup_err = |e: critsec_core::versionlookup::VersionLookupError| {
+            ScenarioError::Setup(e.to_string())
+        };
         let engine = Engine::open(config, kind.build()).map_err(setup_err)?;
         // The prepared index holds each client's first ids, interleaved so that every segment
         // holds ids of every client and conflicts land in old and new segments alike.
         let per_client = (segments * per_segment).div_ceil(threads);
-        let clients: Vec<RallyIds> =
-            (0..threads).map(|c| RallyIds::new(c, CONFLICT_PROBABILITY, 0.0, seed())).collect();
-        let ids: Vec<String> =
-            (0..per_client).flat_map(|p| clients.iter().map(move |c| c.id_at(p))).collect();
-        engine.bulk_load(ids.iter().map(|s| (s.as_str(), 1)), per_segment as usize).map_err(setup_err)?;
+        let clients: Vec<RallyIds> = (0..threads)
+            .map(|c| RallyIds::new(c, CONFLICT_PROBABILITY, 0.0, seed()))
+            .collect();
+        let ids: Vec<String> = (0..per_client)
+            .flat_map(|p| clients.iter().map(move |c| c.id_at(p)))
+            .collect();
+        engine
+            .bulk_load(ids.iter().map(|s| (s.as_str(), 1)), per_segment as usize)
+            .map_err(setup_err)?;
         let preloaded = engine.checksum().map_err(setup_err)?;
         let engine = Arc::new(engine);
         let slots = Arc::new(Slots::new(threads as usize));
@@ -194,7 +217,12 @@ impl Trial for IndexTrial {
             ops: 0,
             new_ids: 0,
             stats: LookupStats::default(),
-            timer: SampledTimer { armed: false, started: None, ns: 0, samples: 0 },
+            timer: SampledTimer {
+                armed: false,
+                started: None,
+                ns: 0,
+                samples: 0,
+            },
             mismatches: 0,
             errors: 0,
         })
@@ -254,7 +282,11 @@ impl IndexWorker<'_> {
 
 impl Worker for IndexWorker<'_> {
     fn op(&mut self) -> u64 {
-        let v = if self.trial.provided { self.provided() } else { self.auto() };
+        let v = if self.trial.provided {
+            self.provided()
+        } else {
+            self.auto()
+        };
         self.ops += 1;
         let s = &self.trial.slots;
         s.store_stats(self.slot, &self.stats);
@@ -267,7 +299,10 @@ impl Worker for IndexWorker<'_> {
 
     fn check(&mut self) -> Result<(), String> {
         if self.mismatches + self.errors > 0 {
-            return Err(format!("{} wrong versions, {} index errors", self.mismatches, self.errors));
+            return Err(format!(
+                "{} wrong versions, {} index errors",
+                self.mismatches, self.errors
+            ));
         }
         Ok(())
     }
@@ -291,7 +326,9 @@ mod tests {
             ("docs_per_segment", "200"),
             ("refresh_every", "150"),
         ]);
-        let trial = IndexScenario.setup(&params, &[GroupSpec::new("op", 2)]).unwrap();
+        let trial = IndexScenario
+            .setup(&params, &[GroupSpec::new("op", 2)])
+            .unwrap();
         trial.verify().unwrap();
         let probe = trial.probe().unwrap();
         probe.reset();
@@ -302,7 +339,10 @@ mod tests {
             }
             w.check().unwrap();
         }
-        let metrics = probe.read(Window { nanos: 1_000_000, ops: 800 });
+        let metrics = probe.read(Window {
+            nanos: 1_000_000,
+            ops: 800,
+        });
         drop(workers);
         let summary = trial.verify().unwrap();
         assert!(summary.contains("live docs"), "{summary}");

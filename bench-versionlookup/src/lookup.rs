@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use critsec_core::versionlookup::{CacheKind, LookupStats};
-use critsec_harness::{GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker};
+use critsec_harness::{
+    GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
+};
 
 use crate::counters::{CountersProbe, Slots};
 use crate::setup::{LookupIndex, Pattern};
@@ -47,7 +49,12 @@ impl Scenario for LookupScenario {
                 "lookup cache strategy",
             ),
             ParamSpec::free("segments", &["1", "10", "30"], "segments in the index"),
-            ParamSpec::choice("pattern", &Pattern::IDS, &Pattern::IDS, "which ids are looked up"),
+            ParamSpec::choice(
+                "pattern",
+                &Pattern::IDS,
+                &Pattern::IDS,
+                "which ids are looked up",
+            ),
             ParamSpec::free("docs_per_segment", &["10000"], "documents per segment"),
         ]
     }
@@ -56,7 +63,11 @@ impl Scenario for LookupScenario {
         vec!["1".to_string(), "max".to_string()]
     }
 
-    fn setup(&self, params: &Params, groups: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError> {
+    fn setup(
+        &self,
+        params: &Params,
+        groups: &[GroupSpec],
+    ) -> Result<Box<dyn Trial>, ScenarioError> {
         let kind: CacheKind = params.parse("strategy")?;
         let segments: u64 = params.parse("segments")?;
         let per_segment: u64 = params.parse("docs_per_segment")?;
@@ -78,8 +89,19 @@ impl Scenario for LookupScenario {
         let probes = index.probes(pattern, PROBES);
         let threads = groups.iter().map(|g| g.threads).sum::<usize>();
         let slots = Arc::new(Slots::new(threads));
-        let probe = CountersProbe::new(Arc::clone(&slots), threads, "lookup", false, Box::new(Vec::new));
-        Ok(Box::new(LookupTrial { index, probes, slots, probe }))
+        let probe = CountersProbe::new(
+            Arc::clone(&slots),
+            threads,
+            "lookup",
+            false,
+            Box::new(Vec::new),
+        );
+        Ok(Box::new(LookupTrial {
+            index,
+            probes,
+            slots,
+            probe,
+        }))
     }
 }
 
@@ -88,7 +110,11 @@ impl Trial for LookupTrial {
         let (mut found, mut sum) = (0u64, 0u64);
         let mut stats = LookupStats::default();
         for (uid, expected) in &self.probes {
-            let got = self.index.engine.lookup_in_reader(uid, &mut stats).map_err(|e| e.to_string())?;
+            let got = self
+                .index
+                .engine
+                .lookup_in_reader(uid, &mut stats)
+                .map_err(|e| e.to_string())?;
             let v = got.map_or(0, |d| d.version);
             if v != *expected {
                 return Err(format!("id {uid:02x?}: version {v}, expected {expected}"));
@@ -127,7 +153,12 @@ impl Worker for LookupWorker<'_> {
     fn op(&mut self) -> u64 {
         let (uid, expected) = &self.trial.probes[self.next % self.trial.probes.len()];
         self.next = self.next.wrapping_add(1);
-        let v = match self.trial.index.engine.lookup_in_reader(uid, &mut self.stats) {
+        let v = match self
+            .trial
+            .index
+            .engine
+            .lookup_in_reader(uid, &mut self.stats)
+        {
             Ok(found) => found.map_or(0, |d| d.version),
             Err(_) => {
                 self.errors += 1;
@@ -141,7 +172,10 @@ impl Worker for LookupWorker<'_> {
 
     fn check(&mut self) -> Result<(), String> {
         if self.mismatches + self.errors > 0 {
-            return Err(format!("{} wrong versions, {} lookup errors", self.mismatches, self.errors));
+            return Err(format!(
+                "{} wrong versions, {} lookup errors",
+                self.mismatches, self.errors
+            ));
         }
         Ok(())
     }
@@ -161,7 +195,9 @@ mod tests {
                     ("pattern", pattern),
                     ("docs_per_segment", "300"),
                 ]);
-                let trial = LookupScenario.setup(&params, &[GroupSpec::new("op", 2)]).unwrap();
+                let trial = LookupScenario
+                    .setup(&params, &[GroupSpec::new("op", 2)])
+                    .unwrap();
                 trial.verify().unwrap();
                 let probe = trial.probe().unwrap();
                 probe.reset();
@@ -179,7 +215,11 @@ mod tests {
                     ("per-segment", _) => 4.0,
                     _ => 1.0,
                 };
-                assert_eq!(get("map_gets_per_lookup"), per_segment_expected, "{strategy} {pattern}");
+                assert_eq!(
+                    get("map_gets_per_lookup"),
+                    per_segment_expected,
+                    "{strategy} {pattern}"
+                );
                 drop(workers);
                 trial.verify().unwrap();
             }
@@ -194,7 +234,11 @@ mod tests {
             ("pattern", "sometimes"),
             ("docs_per_segment", "10"),
         ]);
-        let e = LookupScenario.setup(&params, &[GroupSpec::new("op", 1)]).err().unwrap().to_string();
+        let e = LookupScenario
+            .setup(&params, &[GroupSpec::new("op", 1)])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("sometimes") && e.contains("hit-old"), "{e}");
     }
 }

@@ -1,6 +1,8 @@
 //! Prepared indices shared by the scenarios and the criterion/divan benches.
 
-use critsec_core::versionlookup::{CacheKind, Engine, EngineConfig, RallyIds, Uid, VersionLookupError};
+use critsec_core::versionlookup::{
+    CacheKind, Engine, EngineConfig, RallyIds, Uid, VersionLookupError,
+};
 
 /// Which ids a lookup benchmark asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,16 +49,28 @@ pub fn loaded_version(position: u64) -> u64 {
 
 impl LookupIndex {
     /// Builds the index in RAM.
-    pub fn build(kind: CacheKind, segments: u64, per_segment: u64) -> Result<Self, VersionLookupError> {
+    pub fn build(
+        kind: CacheKind,
+        segments: u64,
+        per_segment: u64,
+    ) -> Result<Self, VersionLookupError> {
         let engine = Engine::open(EngineConfig::default(), kind.build())?;
         let ids = RallyIds::new(0, 0.0, 0.0, 19_856);
         let total = segments * per_segment;
         let strings: Vec<String> = (0..total).map(|p| ids.id_at(p)).collect();
         engine.bulk_load(
-            strings.iter().enumerate().map(|(p, s)| (s.as_str(), loaded_version(p as u64))),
+            strings
+                .iter()
+                .enumerate()
+                .map(|(p, s)| (s.as_str(), loaded_version(p as u64))),
             per_segment as usize,
         )?;
-        Ok(LookupIndex { engine, ids, per_segment, segments })
+        Ok(LookupIndex {
+            engine,
+            ids,
+            per_segment,
+            segments,
+        })
     }
 
     /// `n` encoded ids of `pattern` with their expected versions (0 = absent).
@@ -70,7 +84,11 @@ impl LookupIndex {
                     Pattern::Miss => total + i,
                 };
                 let uid = Uid::encode_id(&self.ids.id_at(position)).unwrap_or_default();
-                let expected = if position < total { loaded_version(position) } else { 0 };
+                let expected = if position < total {
+                    loaded_version(position)
+                } else {
+                    0
+                };
                 (uid, expected)
             })
             .collect()

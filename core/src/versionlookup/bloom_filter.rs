@@ -46,7 +46,10 @@ impl BloomFilter {
     /// An empty filter for `expected` ids (rounded up to a power-of-two bit count).
     pub fn with_capacity(expected: usize) -> Self {
         let nbits = (expected.max(1) * BITS_PER_ID).next_power_of_two().max(64);
-        BloomFilter { bits: vec![0; nbits / 64], mask: nbits as u64 - 1 }
+        BloomFilter {
+            bits: vec![0; nbits / 64],
+            mask: nbits as u64 - 1,
+        }
     }
 
     /// Adds an id.
@@ -83,7 +86,9 @@ mod tests {
             f.insert(IdHash::of(&i.to_be_bytes()));
         }
         assert!((0..10_000u32).all(|i| f.may_contain(IdHash::of(&i.to_be_bytes()))));
-        let fp = (10_000..110_000u32).filter(|i| f.may_contain(IdHash::of(&i.to_be_bytes()))).count();
+        let fp = (10_000..110_000u32)
+            .filter(|i| f.may_contain(IdHash::of(&i.to_be_bytes())))
+            .count();
         // Expected well under 1% at 10+ bits per id; 2% leaves room for hash quirks.
         assert!(fp < 2_000, "{fp} false positives in 100 000");
     }

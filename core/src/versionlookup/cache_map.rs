@@ -52,7 +52,9 @@ pub struct CacheMap<K, V> {
 impl<K: Hash + Eq + Clone, V> CacheMap<K, V> {
     /// An empty map.
     pub fn new() -> Self {
-        CacheMap { inner: ArcSwap::from_pointee(HashMap::with_hasher(FxBuildHasher)) }
+        CacheMap {
+            inner: ArcSwap::from_pointee(HashMap::with_hasher(FxBuildHasher)),
+        }
     }
 
     /// Runs `f` on the value for `key`, or returns `None`; one map get.
@@ -87,8 +89,11 @@ impl<K: Hash + Eq + Clone, V> CacheMap<K, V> {
     /// Keeps only the entries for which `keep` holds.
     pub fn retain(&self, keep: impl Fn(&K) -> bool) {
         self.inner.rcu(|m| {
-            let m2: HashMap<K, Arc<V>, FxBuildHasher> =
-                m.iter().filter(|(k, _)| keep(k)).map(|(k, v)| (k.clone(), Arc::clone(v))).collect();
+            let m2: HashMap<K, Arc<V>, FxBuildHasher> = m
+                .iter()
+                .filter(|(k, _)| keep(k))
+                .map(|(k, v)| (k.clone(), Arc::clone(v)))
+                .collect();
             Arc::new(m2)
         });
     }

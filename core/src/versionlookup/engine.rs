@@ -9,8 +9,8 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use arc_swap::ArcSwap;
 use tantivy::index::SegmentId;
@@ -135,7 +135,10 @@ pub struct Engine {
 
 impl Engine {
     /// A new, empty engine with `cache` as its lookup strategy.
-    pub fn open(config: EngineConfig, cache: Box<dyn LookupCache>) -> Result<Self, VersionLookupError> {
+    pub fn open(
+        config: EngineConfig,
+        cache: Box<dyn LookupCache>,
+    ) -> Result<Self, VersionLookupError> {
         if config.gc_deletes_refreshes == 0 {
             return Err(VersionLookupError::BadConfig {
                 name: "gc_deletes_refreshes",
@@ -172,7 +175,10 @@ impl Engine {
         let memory = config.writer_memory_bytes.max(15_000_000);
         let writer: IndexWriter = index.writer_with_num_threads(1, memory)?;
         writer.set_merge_policy(Box::new(NoMergePolicy));
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
         let first = ReaderGeneration::new(reader.searcher())?;
         cache.on_refresh(&first)?;
         Ok(Engine {
@@ -267,8 +273,15 @@ impl Engine {
                 writer.delete_term(Term::from_field_bytes(self.fields.id, &uid));
             }
             writer.add_document(self.document(&uid, version, seq_no, body))?;
-            self.version_map.put_index_under_lock(&uid, DocVersion { version, seq_no });
-            IndexResult { version, seq_no, created: !live, from_version_map, lookup }
+            self.version_map
+                .put_index_under_lock(&uid, DocVersion { version, seq_no });
+            IndexResult {
+                version,
+                seq_no,
+                created: !live,
+                from_version_map,
+                lookup,
+            }
         };
         self.after_op()?;
         Ok(result)
@@ -315,7 +328,8 @@ impl Engine {
                 writer.delete_term(Term::from_field_bytes(self.fields.id, &uid));
             }
             let stamp = self.refreshes.load(Ordering::Relaxed);
-            self.version_map.put_delete_under_lock(&uid, DocVersion { version, seq_no }, stamp);
+            self.version_map
+                .put_delete_under_lock(&uid, DocVersion { version, seq_no }, stamp);
             DeleteResult { version, found }
         };
         self.after_op()?;
@@ -374,7 +388,8 @@ impl Engine {
         };
         self.publish()?;
         self.version_map.after_refresh();
-        self.version_map.prune_tombstones(now, self.config.gc_deletes_refreshes);
+        self.version_map
+            .prune_tombstones(now, self.config.gc_deletes_refreshes);
         Ok(())
     }
 
@@ -396,7 +411,11 @@ impl Engine {
             return Ok(());
         }
         metas.sort_by_key(|m| m.num_docs());
-        let ids: Vec<SegmentId> = metas.iter().take(metas.len() - max + 1).map(|m| m.id()).collect();
+        let ids: Vec<SegmentId> = metas
+            .iter()
+            .take(metas.len() - max + 1)
+            .map(|m| m.id())
+            .collect();
         let merge = writer.merge(&ids);
         self.merging.store(true, Ordering::Release);
         let merging = Arc::clone(&self.merging);

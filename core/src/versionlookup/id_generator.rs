@@ -68,7 +68,8 @@ impl RallyIds {
     /// The numeric value of the id at `position`.
     pub fn numeric_id_at(&self, position: u64) -> u64 {
         let p = position % self.range;
-        let shuffled = ((u128::from(p) * u128::from(self.multiplier) + 12_345) % u128::from(self.range)) as u64;
+        let shuffled = ((u128::from(p) * u128::from(self.multiplier) + 12_345)
+            % u128::from(self.range)) as u64;
         self.offset + shuffled
     }
 
@@ -98,11 +99,17 @@ impl RallyIds {
                 let x = (-(1.0 - u).ln() / (30.0 * self.recency)).min(1.0);
                 ((last as f64) * (1.0 - x)).round() as u64
             };
-            RallyAction { position, conflict: true }
+            RallyAction {
+                position,
+                conflict: true,
+            }
         } else {
             let position = self.id_up_to;
             self.id_up_to += 1;
-            RallyAction { position, conflict: false }
+            RallyAction {
+                position,
+                conflict: false,
+            }
         }
     }
 }
@@ -130,7 +137,11 @@ pub struct AutoIds {
 impl AutoIds {
     /// A generator for one node; `node` plays the MAC address.
     pub fn new(node: [u8; 6]) -> Self {
-        AutoIds { node, sequence: 0, last_timestamp: 0 }
+        AutoIds {
+            node,
+            sequence: 0,
+            last_timestamp: 0,
+        }
     }
 
     /// The next id for `timestamp_ms`. Timestamps never go backwards, as in Elasticsearch,
@@ -164,7 +175,11 @@ mod tests {
         let ids_b: HashSet<_> = (0..10_000).map(|p| b.id_at(p)).collect();
         assert_eq!(ids_a.len(), 10_000, "the permutation must not repeat ids");
         assert!(ids_a.is_disjoint(&ids_b));
-        assert!(ids_a.iter().all(|id| id.len() == 10 && id.bytes().all(|c| c.is_ascii_digit())));
+        assert!(
+            ids_a
+                .iter()
+                .all(|id| id.len() == 10 && id.bytes().all(|c| c.is_ascii_digit()))
+        );
         assert_eq!(Uid::encode_id(&a.id_at(3)).unwrap().len(), 6);
     }
 
@@ -190,7 +205,9 @@ mod tests {
     fn recency_biases_conflicts_toward_recent_ids() {
         let mut g = RallyIds::new(0, 1.0, 1.0, 3);
         g.skip_to(10_000);
-        let recent = (0..1000).filter(|_| g.next_action().position >= 9_000).count();
+        let recent = (0..1000)
+            .filter(|_| g.next_action().position >= 9_000)
+            .count();
         assert!(recent > 900, "{recent}");
     }
 

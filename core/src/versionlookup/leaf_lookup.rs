@@ -67,10 +67,18 @@ impl ReaderGeneration {
         }
         ranked.sort_unstable_by(|a, b| b.cmp(a));
         let newest_first: Vec<u32> = ranked.into_iter().map(|(_, ord)| ord).collect();
-        let segment_ids =
-            newest_first.iter().map(|&o| searcher.segment_reader(o).segment_id()).collect();
+        let segment_ids = newest_first
+            .iter()
+            .map(|&o| searcher.segment_reader(o).segment_id())
+            .collect();
         let generation = searcher.generation().generation_id();
-        Ok(ReaderGeneration { searcher, generation, id_field, newest_first, segment_ids })
+        Ok(ReaderGeneration {
+            searcher,
+            generation,
+            id_field,
+            newest_first,
+            segment_ids,
+        })
     }
 
     /// The searcher generation id: new on every reload, the key of the per-reader cache.
@@ -110,7 +118,9 @@ impl ReaderGeneration {
 
     /// Opens fresh lookup states for every segment, newest first.
     pub fn open_leaves(&self) -> Result<Vec<LeafLookup>, VersionLookupError> {
-        (0..self.segment_count()).map(|i| LeafLookup::open(self.segment(i), self.id_field)).collect()
+        (0..self.segment_count())
+            .map(|i| LeafLookup::open(self.segment(i), self.id_field))
+            .collect()
     }
 }
 
@@ -148,7 +158,8 @@ impl LeafLookup {
         let Some(info) = self.ids.terms().get(uid)? else {
             return Ok(None);
         };
-        self.ids.reset_block_postings_from_terminfo(&info, &mut self.postings)?;
+        self.ids
+            .reset_block_postings_from_terminfo(&info, &mut self.postings)?;
         let alive = segment.alive_bitset();
         let mut last: Option<DocId> = None;
         loop {
@@ -168,7 +179,9 @@ impl LeafLookup {
         };
         match (self.versions.first(doc), self.seq_nos.first(doc)) {
             (Some(version), Some(seq_no)) => Ok(Some(DocVersion { version, seq_no })),
-            _ => Err(VersionLookupError::MissingField { field: VERSION_FIELD }),
+            _ => Err(VersionLookupError::MissingField {
+                field: VERSION_FIELD,
+            }),
         }
     }
 }

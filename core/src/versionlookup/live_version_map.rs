@@ -66,11 +66,15 @@ impl LiveVersionMap {
     /// An empty map.
     pub fn new() -> Self {
         LiveVersionMap {
-            maps: (0..SHARDS).map(|_| Mutex::new("versionlookup.version_map", Maps::default())).collect(),
+            maps: (0..SHARDS)
+                .map(|_| Mutex::new("versionlookup.version_map", Maps::default()))
+                .collect(),
             tombstones: (0..SHARDS)
                 .map(|_| Mutex::new("versionlookup.tombstones", IdMap::default()))
                 .collect(),
-            locks: (0..LOCK_STRIPES).map(|_| Mutex::new("versionlookup.uid_lock", ())).collect(),
+            locks: (0..LOCK_STRIPES)
+                .map(|_| Mutex::new("versionlookup.uid_lock", ()))
+                .collect(),
         }
     }
 
@@ -92,7 +96,10 @@ impl LiveVersionMap {
                 return Some(MapEntry::Indexed(*v));
             }
         }
-        self.tombstones[s].lock().get(uid).map(|t| MapEntry::Deleted(t.version))
+        self.tombstones[s]
+            .lock()
+            .get(uid)
+            .map(|t| MapEntry::Deleted(t.version))
     }
 
     /// Records an index operation and clears any tombstone (`putIndexUnderLock`).
@@ -106,7 +113,9 @@ impl LiveVersionMap {
     /// id in current and old (`putDeleteUnderLock`).
     pub fn put_delete_under_lock(&self, uid: &[u8], version: DocVersion, stamp: u64) {
         let s = Self::shard(uid);
-        self.tombstones[s].lock().insert(uid.into(), Tombstone { version, stamp });
+        self.tombstones[s]
+            .lock()
+            .insert(uid.into(), Tombstone { version, stamp });
         let mut maps = self.maps[s].lock();
         maps.current.remove(uid);
         maps.old.remove(uid);
@@ -131,7 +140,9 @@ impl LiveVersionMap {
     /// Drops tombstones at least `gc_interval` refreshes old (`pruneTombstones`).
     pub fn prune_tombstones(&self, now: u64, gc_interval: u64) {
         for shard in self.tombstones.iter() {
-            shard.lock().retain(|_, t| now.saturating_sub(t.stamp) < gc_interval);
+            shard
+                .lock()
+                .retain(|_, t| now.saturating_sub(t.stamp) < gc_interval);
         }
     }
 
@@ -159,7 +170,10 @@ mod tests {
     use super::*;
 
     fn v(version: u64) -> DocVersion {
-        DocVersion { version, seq_no: version }
+        DocVersion {
+            version,
+            seq_no: version,
+        }
     }
 
     #[test]
@@ -167,7 +181,11 @@ mod tests {
         let m = LiveVersionMap::new();
         m.put_index_under_lock(b"a", v(1));
         m.before_refresh();
-        assert_eq!(m.get_under_lock(b"a"), Some(MapEntry::Indexed(v(1))), "old stays visible");
+        assert_eq!(
+            m.get_under_lock(b"a"),
+            Some(MapEntry::Indexed(v(1))),
+            "old stays visible"
+        );
         m.put_index_under_lock(b"b", v(2));
         assert_eq!(m.sizes(), (1, 1, 0));
         m.after_refresh();

@@ -91,7 +91,11 @@ pub enum CacheKind {
 
 impl CacheKind {
     /// Every strategy, in story order.
-    pub const ALL: [CacheKind; 3] = [CacheKind::PerSegment, CacheKind::PerReader, CacheKind::Pruned];
+    pub const ALL: [CacheKind; 3] = [
+        CacheKind::PerSegment,
+        CacheKind::PerReader,
+        CacheKind::Pruned,
+    ];
     const VALID: &'static str = "per-segment, per-reader, pruned";
 
     /// The CLI id.
@@ -122,9 +126,13 @@ impl fmt::Display for CacheKind {
 impl FromStr for CacheKind {
     type Err = VersionLookupError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        CacheKind::ALL.into_iter().find(|k| k.id() == s).ok_or_else(|| {
-            VersionLookupError::UnknownStrategy { given: s.to_string(), valid: Self::VALID }
-        })
+        CacheKind::ALL
+            .into_iter()
+            .find(|k| k.id() == s)
+            .ok_or_else(|| VersionLookupError::UnknownStrategy {
+                given: s.to_string(),
+                valid: Self::VALID,
+            })
     }
 }
 

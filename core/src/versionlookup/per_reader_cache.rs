@@ -68,7 +68,9 @@ impl LookupCache for PerReaderCache {
         stats.lookups += 1;
         stats.map_gets += 1;
         let generation = reader.generation();
-        match self.readers.with(&generation, |s| walk_leaves(s, reader, uid, stats, |_| true)) {
+        match self.readers.with(&generation, |s| {
+            walk_leaves(s, reader, uid, stats, |_| true)
+        }) {
             Some(found) => found,
             None => {
                 let states = self.readers.get_or_insert(generation, Arc::default());

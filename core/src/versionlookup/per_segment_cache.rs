@@ -59,10 +59,9 @@ impl LookupCache for PerSegmentCache {
         for (i, segment_id) in reader.segment_ids().iter().enumerate() {
             let segment = reader.segment(i);
             stats.map_gets += 1;
-            let found = match self
-                .segments
-                .with(segment_id, |states| Self::lookup_in(states, segment, id_field, uid, stats))
-            {
+            let found = match self.segments.with(segment_id, |states| {
+                Self::lookup_in(states, segment, id_field, uid, stats)
+            }) {
                 Some(found) => found?,
                 None => {
                     // First visit of this segment: publish an empty thread-local (Java

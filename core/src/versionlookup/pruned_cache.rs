@@ -63,7 +63,10 @@ impl PrunedCache {
             .enumerate()
             .map(|(i, id)| self.filter_for(*id, reader.segment(i), reader.id_field()))
             .collect::<Result<Vec<_>, _>>()?;
-        let entry = Arc::new(PrunedEntry { filters, states: ReaderStates::new() });
+        let entry = Arc::new(PrunedEntry {
+            filters,
+            states: ReaderStates::new(),
+        });
         Ok(self.readers.get_or_insert(reader.generation(), entry))
     }
 
@@ -79,7 +82,9 @@ impl PrunedCache {
             stats.segments_skipped += entry.filters.len() as u64;
             return Ok(None);
         }
-        walk_leaves(&entry.states, reader, uid, stats, |i| entry.filters[i].may_contain(h))
+        walk_leaves(&entry.states, reader, uid, stats, |i| {
+            entry.filters[i].may_contain(h)
+        })
     }
 }
 
@@ -96,7 +101,10 @@ impl LookupCache for PrunedCache {
     ) -> Result<Option<DocVersion>, VersionLookupError> {
         stats.lookups += 1;
         stats.map_gets += 1;
-        match self.readers.with(&reader.generation(), |e| Self::walk(e, reader, uid, stats)) {
+        match self
+            .readers
+            .with(&reader.generation(), |e| Self::walk(e, reader, uid, stats))
+        {
             Some(found) => found,
             None => {
                 let entry = self.entry_for(reader)?;

@@ -21,6 +21,11 @@ fn engine(make: Make, config: EngineConfig) -> Engine {
     Engine::open(config, make()).expect("engine opens")
 }
 
+/// The version [`loaded`] gives id `n`.
+fn v0(n: u64) -> u64 {
+    1 + n % 5
+}
+
 fn id(n: u64) -> String {
     format!("{n:010}")
 }
@@ -31,7 +36,12 @@ fn loaded(make: Make, segments: u64, per_segment: u64) -> Engine {
     let e = engine(make, EngineConfig::default());
     let ids: Vec<String> = (0..segments * per_segment).map(id).collect();
     let n = e
-        .bulk_load(ids.iter().enumerate().map(|(i, s)| (s.as_str(), 1 + i as u64 % 5)), per_segment as usize)
+        .bulk_load(
+            ids.iter()
+                .enumerate()
+                .map(|(i, s)| (s.as_str(), 1 + i as u64 % 5)),
+            per_segment as usize,
+        )
         .unwrap();
     assert_eq!(n, segments * per_segment);
     assert_eq!(e.segment_count() as u64, segments);
@@ -39,7 +49,9 @@ fn loaded(make: Make, segments: u64, per_segment: u64) -> Engine {
 }
 
 fn lookup(e: &Engine, id: &str, stats: &mut LookupStats) -> Option<u64> {
-    e.lookup_in_reader(&Uid::encode_id(id).unwrap(), stats).unwrap().map(|v| v.version)
+    e.lookup_in_reader(&Uid::encode_id(id).unwrap(), stats)
+        .unwrap()
+        .map(|v| v.version)
 }
 
 /// The cost of `n` lookups of each pattern: misses, hits in the oldest and in the newest segment.
@@ -50,7 +62,10 @@ fn costs(e: &Engine, segments: u64, per_segment: u64, n: u64) -> [LookupStats; 3
         let old = id(i % per_segment);
         let recent = id((segments - 1) * per_segment + i % per_segment);
         assert_eq!(lookup(e, &miss, &mut out[0]), None);
-        assert_eq!(lookup(e, &old, &mut out[1]), Some(1 + (i % per_segment) % 5));
+        assert_eq!(
+            lookup(e, &old, &mut out[1]),
+            Some(1 + (i % per_segment) % 5)
+        );
         let r = (segments - 1) * per_segment + i % per_segment;
         assert_eq!(lookup(e, &recent, &mut out[2]), Some(1 + r % 5));
     }
@@ -61,7 +76,7 @@ pub(super) fn check_newest_first_and_deleted_docs(make: Make) {
     let e = loaded(make, 3, 50);
     // Update an id of the oldest segment: its new copy lands in a fourth, newest segment and
     // the old copy is deleted in segment 0.
-    assert_eq!(e.index(&id(7), "v").unwrap().version, 1 + 7 % 5 + 1);
+    assert_eq!(e.index(&id(7), "v").unwrap().version, v0(7) + 1);
     e.refresh().unwrap();
     assert_eq!(e.segment_count(), 4);
     let mut s = LookupStats::default();
@@ -75,7 +90,7 @@ pub(super) fn check_newest_first_and_deleted_docs(make: Make) {
     assert_eq!(s.hits, 0);
     assert_eq!(e.get_version(&id(60)).unwrap(), None);
     // A re-index after a delete continues from the tombstone's version.
-    assert_eq!(e.index(&id(60), "back").unwrap().version, 1 + 60 % 5 + 2);
+    assert_eq!(e.index(&id(60), "back").unwrap().version, v0(60) + 2);
 }
 
 pub(super) fn check_version_map_answers_before_the_reader(make: Make) {
@@ -85,13 +100,24 @@ pub(super) fn check_version_map_answers_before_the_reader(make: Make) {
     assert_eq!(first.lookup.lookups, 1);
     let second = e.index(&id(3), "b").unwrap();
     assert!(second.from_version_map);
-    assert_eq!(second.lookup, LookupStats::default(), "a map hit never reaches the reader");
+    assert_eq!(
+        second.lookup,
+        LookupStats::default(),
+        "a map hit never reaches the reader"
+    );
     assert_eq!(second.version, first.version + 1);
     assert_eq!(e.version_map_sizes().0, 1);
     e.refresh().unwrap();
-    assert_eq!(e.version_map_sizes(), (0, 0, 0), "refresh moves entries out of the map");
+    assert_eq!(
+        e.version_map_sizes(),
+        (0, 0, 0),
+        "refresh moves entries out of the map"
+    );
     let third = e.index(&id(3), "c").unwrap();
-    assert!(!third.from_version_map, "after refresh the new reader answers");
+    assert!(
+        !third.from_version_map,
+        "after refresh the new reader answers"
+    );
     assert_eq!(third.version, second.version + 1);
 }
 
@@ -105,7 +131,10 @@ pub(super) fn check_counts_per_lookup(make: Make) -> [LookupStats; 3] {
     assert_eq!(c[0].hits, 0);
     assert_eq!(c[1].hits, n);
     assert_eq!(c[2].hits, n);
-    assert_eq!(c[2].term_seeks, n, "a hit in the newest segment costs one seek");
+    assert_eq!(
+        c[2].term_seeks, n,
+        "a hit in the newest segment costs one seek"
+    );
     c
 }
 
@@ -113,7 +142,9 @@ pub(super) fn check_auto_ids_never_look_up(make: Make) {
     let e = loaded(make, 2, 10);
     let mut auto = AutoIds::new([9, 8, 7, 6, 5, 4]);
     for i in 0..200 {
-        let r = e.index_auto(&auto.next_id(1_700_000_000_000 + i / 10), "auto").unwrap();
+        let r = e
+            .index_auto(&auto.next_id(1_700_000_000_000 + i / 10), "auto")
+            .unwrap();
         assert_eq!((r.version, r.created), (1, true));
         assert_eq!(r.lookup, LookupStats::default());
     }
@@ -123,7 +154,10 @@ pub(super) fn check_auto_ids_never_look_up(make: Make) {
 }
 
 pub(super) fn check_refresh_every_controls_segments_and_eviction(make: Make) {
-    let config = EngineConfig { refresh_every_ops: Some(25), ..EngineConfig::default() };
+    let config = EngineConfig {
+        refresh_every_ops: Some(25),
+        ..EngineConfig::default()
+    };
     let e = engine(make, config);
     for n in 0..200 {
         e.index(&id(n), "x").unwrap();
@@ -134,7 +168,11 @@ pub(super) fn check_refresh_every_controls_segments_and_eviction(make: Make) {
         assert_eq!(lookup(&e, &id(n), &mut s), Some(1));
     }
     // Entries of closed readers or merged-away segments are gone after the next refresh.
-    assert!(e.cache().cached_entries() <= 8, "{}", e.cache().cached_entries());
+    assert!(
+        e.cache().cached_entries() <= 8,
+        "{}",
+        e.cache().cached_entries()
+    );
     e.force_merge().unwrap();
     assert_eq!(e.segment_count(), 1);
     for n in 0..200 {
@@ -150,7 +188,10 @@ pub(super) fn check_mmap_directory(make: Make) {
         make().name()
     ));
     let _ = std::fs::remove_dir_all(&dir);
-    let config = EngineConfig { directory: Some(dir.clone()), ..EngineConfig::default() };
+    let config = EngineConfig {
+        directory: Some(dir.clone()),
+        ..EngineConfig::default()
+    };
     {
         let e = engine(make, config);
         e.index("doc-1", "on disk").unwrap();
@@ -179,7 +220,10 @@ fn next_version(o: Option<&Oracle>) -> u64 {
 pub(super) fn check_matches_oracle(make: Make) {
     for seed in 0..3u64 {
         let gc = 2;
-        let config = EngineConfig { gc_deletes_refreshes: gc, ..EngineConfig::default() };
+        let config = EngineConfig {
+            gc_deletes_refreshes: gc,
+            ..EngineConfig::default()
+        };
         let e = engine(make, config);
         let mut rng = SmallRng::seed_from_u64(seed);
         let mut oracle: HashMap<String, Oracle> = HashMap::new();
@@ -187,7 +231,11 @@ pub(super) fn check_matches_oracle(make: Make) {
         let mut uuids: Vec<String> = (0..20).map(|_| random_uuid_id(&mut rng)).collect();
         uuids.extend((0..20).map(|i| format!("user-{i}")));
         let pick = |rng: &mut SmallRng| -> String {
-            if rng.random_bool(0.5) { id(rng.random_range(0..60)) } else { uuids[rng.random_range(0..40)].clone() }
+            if rng.random_bool(0.5) {
+                id(rng.random_range(0..60))
+            } else {
+                uuids[rng.random_range(0..40)].clone()
+            }
         };
         for _ in 0..600 {
             match rng.random_range(0..100) {
@@ -203,7 +251,13 @@ pub(super) fn check_matches_oracle(make: Make) {
                     let found = matches!(oracle.get(&k), Some(Oracle::Live(_)));
                     let r = e.delete(&k).unwrap();
                     assert_eq!((r.version, r.found), (want, found), "delete {k}");
-                    oracle.insert(k, Oracle::Deleted { version: want, stamp: refreshes });
+                    oracle.insert(
+                        k,
+                        Oracle::Deleted {
+                            version: want,
+                            stamp: refreshes,
+                        },
+                    );
                 }
                 80..96 => {
                     let k = pick(&mut rng);
@@ -241,7 +295,11 @@ pub(super) fn check_matches_oracle(make: Make) {
                 live = (live.0 + 1, live.1 + v);
             }
         }
-        assert_eq!(e.checksum().unwrap(), live, "one live copy per id, versions summed");
+        assert_eq!(
+            e.checksum().unwrap(),
+            live,
+            "one live copy per id, versions summed"
+        );
     }
 }
 
@@ -270,7 +328,13 @@ pub(super) fn check_concurrent_matches_oracle(make: Make) {
                         }
                         70..85 => {
                             assert_eq!(e.delete(&k).unwrap().version, want, "delete {k}");
-                            oracle.insert(k, Oracle::Deleted { version: want, stamp: 0 });
+                            oracle.insert(
+                                k,
+                                Oracle::Deleted {
+                                    version: want,
+                                    stamp: 0,
+                                },
+                            );
                         }
                         85..98 => {
                             let live = match oracle.get(&k) {
@@ -286,7 +350,10 @@ pub(super) fn check_concurrent_matches_oracle(make: Make) {
             })
         })
         .collect();
-    let oracles: Vec<_> = handles.into_iter().map(|h| h.join().expect("indexer thread")).collect();
+    let oracles: Vec<_> = handles
+        .into_iter()
+        .map(|h| h.join().expect("indexer thread"))
+        .collect();
     e.refresh().unwrap();
     let mut live = (0u64, 0u64);
     let mut stats = LookupStats::default();
@@ -326,7 +393,10 @@ mod per_segment {
     fn conforms_and_pays_a_map_and_thread_local_get_per_segment() {
         let [miss, old, recent] = run_all(|| Box::new(PerSegmentCache::new()));
         for c in [&miss, &old] {
-            assert_eq!((c.map_gets, c.thread_local_gets, c.term_seeks), (N * S, N * S, N * S));
+            assert_eq!(
+                (c.map_gets, c.thread_local_gets, c.term_seeks),
+                (N * S, N * S, N * S)
+            );
         }
         assert_eq!((recent.map_gets, recent.thread_local_gets), (N, N));
     }
@@ -339,7 +409,10 @@ mod per_reader {
     fn conforms_and_pays_one_map_and_thread_local_get_per_lookup() {
         let [miss, old, recent] = run_all(|| Box::new(PerReaderCache::new()));
         for c in [&miss, &old] {
-            assert_eq!((c.map_gets, c.thread_local_gets, c.term_seeks), (N, N, N * S));
+            assert_eq!(
+                (c.map_gets, c.thread_local_gets, c.term_seeks),
+                (N, N, N * S)
+            );
         }
         assert_eq!((recent.map_gets, recent.thread_local_gets), (N, N));
     }
@@ -359,6 +432,9 @@ mod pruned {
         assert_eq!(miss.segments_skipped + miss.term_seeks, N * S);
         assert_eq!((old.map_gets, old.thread_local_gets), (N, N));
         assert!(old.term_seeks < N + N / 5, "{old:?}");
-        assert_eq!((recent.map_gets, recent.thread_local_gets, recent.term_seeks), (N, N, N));
+        assert_eq!(
+            (recent.map_gets, recent.thread_local_gets, recent.term_seeks),
+            (N, N, N)
+        );
     }
 }

@@ -45,7 +45,10 @@ impl Uid {
 
     /// Decodes `_id` term bytes back into the id string.
     pub fn decode_id(bytes: &[u8]) -> Result<String, VersionLookupError> {
-        let bad = |reason| VersionLookupError::BadEncodedId { bytes: bytes.to_vec(), reason };
+        let bad = |reason| VersionLookupError::BadEncodedId {
+            bytes: bytes.to_vec(),
+            reason,
+        };
         match bytes.first() {
             None => Err(VersionLookupError::EmptyId),
             Some(&NUMERIC) => decode_numeric(&bytes[1..]).ok_or_else(|| {
@@ -57,7 +60,9 @@ impl Uid {
                 if bytes.len() < 2 || bytes[1] < BASE64_ESCAPE {
                     // Elasticsearch decodes these anyway; we refuse what encode_id never makes
                     // so that decode and encode are exact inverses.
-                    return Err(bad("0xFD only escapes base64 bytes starting with 0xFD..0xFF"));
+                    return Err(bad(
+                        "0xFD only escapes base64 bytes starting with 0xFD..0xFF",
+                    ));
                 }
                 Ok(base64_encode(&bytes[1..]))
             }
@@ -106,11 +111,26 @@ fn is_url_base64_without_padding(b: &[u8]) -> bool {
         2 => matches!(b[b.len() - 1], b'A' | b'Q' | b'g' | b'w'),
         _ => matches!(
             b[b.len() - 1],
-            b'A' | b'E' | b'I' | b'M' | b'Q' | b'U' | b'Y' | b'c' | b'g' | b'k' | b'o' | b's'
-                | b'w' | b'0' | b'4' | b'8'
+            b'A' | b'E'
+                | b'I'
+                | b'M'
+                | b'Q'
+                | b'U'
+                | b'Y'
+                | b'c'
+                | b'g'
+                | b'k'
+                | b'o'
+                | b's'
+                | b'w'
+                | b'0'
+                | b'4'
+                | b'8'
         ),
     };
-    ok_last && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+    ok_last
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
 }
 
 fn encode_base64(b: &[u8]) -> Vec<u8> {
@@ -172,7 +192,10 @@ mod tests {
 
     #[test]
     fn numeric_ids_pack_two_digits_per_byte() {
-        assert_eq!(Uid::encode_id("0000000042").unwrap(), [0xFE, 0x00, 0x00, 0x00, 0x00, 0x42]);
+        assert_eq!(
+            Uid::encode_id("0000000042").unwrap(),
+            [0xFE, 0x00, 0x00, 0x00, 0x00, 0x42]
+        );
         assert_eq!(Uid::encode_id("123").unwrap(), [0xFE, 0x12, 0x3F]);
         assert_eq!(Uid::decode_id(&[0xFE, 0x12, 0x3F]).unwrap(), "123");
     }
@@ -197,7 +220,10 @@ mod tests {
 
     #[test]
     fn empty_and_malformed_inputs_are_errors() {
-        assert!(matches!(Uid::encode_id(""), Err(VersionLookupError::EmptyId)));
+        assert!(matches!(
+            Uid::encode_id(""),
+            Err(VersionLookupError::EmptyId)
+        ));
         assert!(Uid::decode_id(&[]).is_err());
         assert!(Uid::decode_id(&[0xFE, 0xA1]).is_err());
         assert!(Uid::decode_id(&[0xFE, 0x1F, 0x22]).is_err());
