@@ -57,6 +57,33 @@ impl Slots {
         self.slots[slot % self.slots.len()][c as usize].store(value, Ordering::Relaxed);
     }
 
+    /// The current value of `c` in `slot`: a re-created worker continues from it, so totals
+    /// never go backwards.
+    pub fn load(&self, slot: usize, c: Counter) -> u64 {
+        self.slots[slot % self.slots.len()][c as usize].load(Ordering::Relaxed)
+    }
+
+    /// A worker's lookup totals as last published in `slot`.
+    pub fn load_stats(&self, slot: usize) -> LookupStats {
+        LookupStats {
+            map_gets: self.load(slot, Counter::MapGets),
+            thread_local_gets: self.load(slot, Counter::ThreadLocalGets),
+            term_seeks: self.load(slot, Counter::TermSeeks),
+            segments_skipped: self.load(slot, Counter::SegmentsSkipped),
+            ..LookupStats::default()
+        }
+    }
+
+    /// Number of slots.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Never true: there is always at least one slot.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
     /// Publishes a worker's running lookup totals.
     #[inline]
     pub fn store_stats(&self, slot: usize, s: &LookupStats) {

@@ -1,6 +1,7 @@
 //! `versionlookup/index`: end-to-end indexing with Rally's conflict workload, or auto ids.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use critsec_core::versionlookup::{
@@ -21,10 +22,25 @@ const BODY: &str = "Saint-Martin-de-Belleville Savoie Auvergne-Rhone-Alpes popul
 /// Indexing throughput in documents per second.
 pub struct IndexScenario;
 
+/// A Rally client's state, kept by the trial so that a re-created worker continues the
+/// client's id sequence and expected versions.
+struct ClientState {
+    ids: RallyIds,
+    /// Expected current version of each id this client has sent, by position.
+    versions: Vec<u32>,
+    auto: AutoIds,
+}
+
+/// Slots beyond the thread count, for clients created when the harness asks for more
+/// concurrent workers than it announced in `setup`.
+const SPARE_SLOTS: usize = 64;
+
 struct IndexTrial {
+    clients: Vec<Mutex<Option<ClientState>>>,
+    /// Next client id for spare clients (Relaxed: only uniqueness matters).
+    next_spare: AtomicU64,
     engine: Arc<Engine>,
     provided: bool,
-    preloaded_per_client: u64,
     preloaded: (u64, u64),
     slots: Arc<Slots>,
     probe: CountersProbe,
@@ -54,10 +70,7 @@ impl LookupTimer for SampledTimer {
 struct IndexWorker<'a> {
     trial: &'a IndexTrial,
     slot: usize,
-    ids: RallyIds,
-    /// Expected current version of each id this client has sent, by position.
-    versions: Vec<u32>,
-    auto: AutoIds,
+    client: Option<ClientState>,
     ops: u64,
     new_ids: u64,
     stats: LookupStats,
@@ -162,7 +175,22 @@ impl Scenario for IndexScenario {
             .map_err(setup_err)?;
         let preloaded = engine.checksum().map_err(setup_err)?;
         let engine = Arc::new(engine);
-        let slots = Arc::new(Slots::new(threads as usize));
+        let slots = Arc::new(Slots::new(threads as usize + SPARE_SLOTS));
+        let clients = clients
+            .into_iter()
+            .enumerate()
+            .map(|(c, mut ids)| {
+                ids.skip_to(per_client);
+                let mut node = [0u8; 6];
+                node[..4].copy_from_slice(&(c as u32).to_be_bytes());
+                let versions = vec![1; per_client as usize];
+                Mutex::new(Some(ClientState {
+                    ids,
+                    versions,
+                    auto: AutoIds::new(node),
+                }))
+            })
+            .collect();
         let for_probe = Arc::clone(&engine);
         let probe = CountersProbe::new(
             Arc::clone(&slots),
@@ -172,9 +200,10 @@ impl Scenario for IndexScenario {
             Box::new(move || vec![segments_metric(&for_probe)]),
         );
         Ok(Box::new(IndexTrial {
+            clients,
+            next_spare: AtomicU64::new(threads),
             engine,
             provided,
-            preloaded_per_client: per_client,
             preloaded,
             slots,
             probe,
@@ -204,24 +233,38 @@ impl Trial for IndexTrial {
     }
 
     fn worker(&self, _group: &str, index: usize) -> Box<dyn Worker + '_> {
-        let mut ids = RallyIds::new(index as u64, CONFLICT_PROBABILITY, 0.0, seed());
-        ids.skip_to(self.preloaded_per_client);
-        let mut node = [0u8; 6];
-        node[..4].copy_from_slice(&(index as u32).to_be_bytes());
+        let taken = self
+            .clients
+            .get(index)
+            .and_then(|c| c.lock().ok().and_then(|mut g| g.take()));
+        let (client, slot) = match taken {
+            Some(state) => (state, index),
+            None => {
+                // A spare client: fresh ids of its own, none preloaded.
+                let c = self.next_spare.fetch_add(1, Ordering::Relaxed);
+                let mut node = [0u8; 6];
+                node[..4].copy_from_slice(&(c as u32).to_be_bytes());
+                let state = ClientState {
+                    ids: RallyIds::new(c, CONFLICT_PROBABILITY, 0.0, seed()),
+                    versions: Vec::new(),
+                    auto: AutoIds::new(node),
+                };
+                (state, self.clients.len() + (c as usize) % SPARE_SLOTS)
+            }
+        };
+        let s = &self.slots;
         Box::new(IndexWorker {
             trial: self,
-            slot: index,
-            ids,
-            versions: vec![1; self.preloaded_per_client as usize],
-            auto: AutoIds::new(node),
-            ops: 0,
-            new_ids: 0,
-            stats: LookupStats::default(),
+            slot,
+            client: Some(client),
+            ops: s.load(slot, Counter::Ops),
+            new_ids: s.load(slot, Counter::NewIds),
+            stats: s.load_stats(slot),
             timer: SampledTimer {
                 armed: false,
                 started: None,
-                ns: 0,
-                samples: 0,
+                ns: s.load(slot, Counter::SampledLookupNs),
+                samples: s.load(slot, Counter::SampledLookups),
             },
             mismatches: 0,
             errors: 0,
@@ -234,11 +277,11 @@ impl Trial for IndexTrial {
 }
 
 impl IndexWorker<'_> {
-    fn provided(&mut self) -> u64 {
-        let action = self.ids.next_action();
-        let id = self.ids.id_at(action.position);
+    fn provided(&mut self, client: &mut ClientState) -> u64 {
+        let action = client.ids.next_action();
+        let id = client.ids.id_at(action.position);
         self.timer.armed = self.ops % TIME_EVERY == 0;
-        let expected = match self.versions.get(action.position as usize) {
+        let expected = match client.versions.get(action.position as usize) {
             Some(v) => u64::from(*v) + 1,
             None => 1,
         };
@@ -247,11 +290,11 @@ impl IndexWorker<'_> {
                 self.mismatches += u64::from(r.version != expected);
                 self.stats.add(&r.lookup);
                 if action.conflict {
-                    if let Some(v) = self.versions.get_mut(action.position as usize) {
+                    if let Some(v) = client.versions.get_mut(action.position as usize) {
                         *v += 1;
                     }
                 } else {
-                    self.versions.push(1);
+                    client.versions.push(1);
                     self.new_ids += 1;
                 }
                 r.version
@@ -263,9 +306,9 @@ impl IndexWorker<'_> {
         }
     }
 
-    fn auto(&mut self) -> u64 {
+    fn auto(&mut self, client: &mut ClientState) -> u64 {
         // A logical millisecond clock: ids stay unique through the node bytes and sequence.
-        let id = self.auto.next_id(1_700_000_000_000 + self.ops / 1024);
+        let id = client.auto.next_id(1_700_000_000_000 + self.ops / 1024);
         match self.trial.engine.index_auto(&id, BODY) {
             Ok(r) => {
                 self.mismatches += u64::from(r.version != 1);
@@ -282,11 +325,15 @@ impl IndexWorker<'_> {
 
 impl Worker for IndexWorker<'_> {
     fn op(&mut self) -> u64 {
-        let v = if self.trial.provided {
-            self.provided()
-        } else {
-            self.auto()
+        let Some(mut client) = self.client.take() else {
+            return 0;
         };
+        let v = if self.trial.provided {
+            self.provided(&mut client)
+        } else {
+            self.auto(&mut client)
+        };
+        self.client = Some(client);
         self.ops += 1;
         let s = &self.trial.slots;
         s.store_stats(self.slot, &self.stats);
@@ -305,6 +352,17 @@ impl Worker for IndexWorker<'_> {
             ));
         }
         Ok(())
+    }
+}
+
+impl Drop for IndexWorker<'_> {
+    fn drop(&mut self) {
+        // Hand the client back so that a later worker for this index continues it.
+        if let (Some(state), Some(cell)) = (self.client.take(), self.trial.clients.get(self.slot)) {
+            if let Ok(mut g) = cell.lock() {
+                *g = Some(state);
+            }
+        }
     }
 }
 

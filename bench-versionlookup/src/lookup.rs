@@ -138,7 +138,7 @@ impl Trial for LookupTrial {
             trial: self,
             slot: index,
             next: index * 997,
-            stats: LookupStats::default(),
+            stats: self.slots.load_stats(index),
             mismatches: 0,
             errors: 0,
         })
