@@ -343,7 +343,8 @@ pub(super) fn check_concurrent_matches_oracle(make: Make) {
                             };
                             assert_eq!(e.get_version(&k).unwrap(), live, "get {k}");
                         }
-                        _ => e.refresh().unwrap(),
+                        98 => e.refresh().unwrap(),
+                        _ => e.force_merge().unwrap(),
                     }
                 }
                 oracle
@@ -372,7 +373,35 @@ pub(super) fn check_concurrent_matches_oracle(make: Make) {
     assert_eq!(e.checksum().unwrap(), live);
 }
 
+/// A lookup still holding an older generation answers from that generation, even after a
+/// refresh has dropped the older generation's cache entries.
+pub(super) fn check_older_generation_still_answers(make: Make) {
+    let e = loaded(make, 3, 30);
+    let before = e.reader();
+    e.index(&id(5), "update").unwrap();
+    e.refresh().unwrap();
+    let after = e.reader();
+    assert_ne!(before.generation(), after.generation());
+    let uid = Uid::encode_id(&id(5)).unwrap();
+    let mut s = LookupStats::default();
+    let old = e
+        .cache()
+        .lookup(&before, &uid, &mut s)
+        .unwrap()
+        .map(|v| v.version);
+    let new = e
+        .cache()
+        .lookup(&after, &uid, &mut s)
+        .unwrap()
+        .map(|v| v.version);
+    assert_eq!((old, new), (Some(v0(5)), Some(v0(5) + 1)));
+    // The next refresh drops whatever the stale lookup re-created.
+    e.refresh().unwrap();
+    assert!(e.cache().cached_entries() <= e.segment_count());
+}
+
 fn run_all(make: Make) -> [LookupStats; 3] {
+    check_older_generation_still_answers(make);
     check_newest_first_and_deleted_docs(make);
     check_version_map_answers_before_the_reader(make);
     check_auto_ids_never_look_up(make);
