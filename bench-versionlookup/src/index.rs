@@ -116,7 +116,7 @@ impl Scenario for IndexScenario {
                 &["10000"],
                 "documents per prepared segment",
             ),
-            ParamSpec::free("refresh_every", &["5000"], "documents between refreshes"),
+            ParamSpec::free("refresh_every", &["10000"], "documents between refreshes"),
         ]
     }
 
