@@ -1,12 +1,26 @@
 //! bench-versionlookup: critsec scenarios and claims for the versionlookup system.
+//!
+//! Two scenarios: `versionlookup/lookup` ([`LookupScenario`]: lookups only, against a prepared
+//! index of a chosen segment count) and `versionlookup/index` ([`IndexScenario`]: end-to-end
+//! indexing with Rally's 25% conflict workload, or auto ids as the no-lookup ceiling). Both
+//! verify versions before they count, and report map gets, thread-local gets and term seeks per
+//! operation as secondary metrics, the counts PR #19856 is about.
 
 #![deny(missing_docs)]
 
+pub mod counters;
+pub mod index;
+pub mod lookup;
+pub mod setup;
+
 use critsec_harness::{Claim, ClaimError, Scenario};
+
+pub use index::IndexScenario;
+pub use lookup::LookupScenario;
 
 /// Every scenario of this crate.
 pub fn scenarios() -> Vec<Box<dyn Scenario>> {
-    Vec::new()
+    vec![Box::new(LookupScenario), Box::new(IndexScenario)]
 }
 
 /// The claims declared in `claims.toml`.
@@ -15,4 +29,37 @@ pub fn claims() -> Result<Vec<Claim>, ClaimError> {
         include_str!("../claims.toml"),
         "bench-versionlookup/claims.toml",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_parse_and_name_valid_scenarios_and_parameters() {
+        let claims = claims().unwrap();
+        assert_eq!(claims.len(), 3);
+        let all = scenarios();
+        for c in &claims {
+            for contender in [false, true] {
+                let (scenario, params, _, _) = c.side(contender);
+                let s = all
+                    .iter()
+                    .find(|s| s.name() == scenario)
+                    .expect("claim names a scenario");
+                for (k, v) in &params.0 {
+                    let spec = s
+                        .params()
+                        .into_iter()
+                        .find(|p| p.name == k)
+                        .expect("known parameter");
+                    assert!(
+                        spec.accepted.is_empty() || spec.accepted.contains(v),
+                        "{}: {k}={v}",
+                        c.id
+                    );
+                }
+            }
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | [`sync`] | instrumented locks (JFR-style contended-wait accounting), loom shim | — |
 //! | [`registry`] | Solr `SolrCores` + `CoreContainer.getCore` (SOLR-16497) | `mutex`, `rwlock`, `snapshot` |
+//! | [`versionlookup`] | Elasticsearch `_id` → version lookup at index time on a tantivy index (PR #19856) | per-segment, per-reader, pruned |
 //!
 //! Key decision: this crate runs no benchmark and knows no harness type. Its only clock is the
 //! contended-wait recorder in [`sync`]; everything else about timing lives in `critsec-harness`.
@@ -12,3 +13,4 @@
 
 pub mod registry;
 pub mod sync;
+pub mod versionlookup;
