@@ -1,0 +1,1 @@
+//! Real threads driver (to come).
