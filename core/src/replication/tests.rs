@@ -1,1 +1,278 @@
-//! Conformance suite (to come).
+//! Conformance suite: every check runs against every protocol, through the simulation and (where
+//! a real-time run stays cheap) the threads driver.
+
+use super::message::{ClientOp, Versioned};
+use super::sim::network::NetworkConfig;
+use super::sim::{SimConfig, SimReport, Simulation};
+use super::workload::WorkloadConfig;
+use super::{ClusterConfig, ProtocolKind, RejectionPolicy, WriteProtocol};
+
+fn small(seed: u64) -> SimConfig {
+    SimConfig {
+        cluster: ClusterConfig { nodes: 5, keys: 200, ..ClusterConfig::default() },
+        network: NetworkConfig { latency_us: 500, jitter_us: 400, ..NetworkConfig::default() },
+        workload: WorkloadConfig { requesters_per_node: 8, ..WorkloadConfig::default() },
+        duration_us: 200_000,
+        start_spread_us: 1_000,
+        seed,
+    }
+}
+
+fn run(p: &dyn WriteProtocol, cfg: SimConfig) -> SimReport {
+    Simulation::new(p, cfg).expect("valid config").run()
+}
+
+fn assert_verified(r: &SimReport) {
+    if let Err(e) = &r.verify {
+        panic!("{:?}: verifier failed: {e}\n{r:#?}", r.protocol);
+    }
+    assert_eq!(r.requesters.bad_reads, 0, "{:?}: a get returned a value of another key", r.protocol);
+}
+
+/// A plain run completes operations and verifies.
+fn check_plain_run_verifies(p: &dyn WriteProtocol) {
+    let r = run(p, small(1));
+    assert_verified(&r);
+    assert!(r.requesters.puts.count() > 100, "{r:#?}");
+    assert!(r.requesters.gets.count() > 400, "{r:#?}");
+    assert_eq!(r.stats.lock_timeouts + r.requesters.failed_reply, 0, "{r:#?}");
+    assert!(r.verify.as_ref().is_ok_and(|v| v.keys_written > 50));
+}
+
+/// The same seed gives the same run; another seed gives another.
+fn check_deterministic(p: &dyn WriteProtocol) {
+    let a = run(p, small(7));
+    let b = run(p, small(7));
+    let c = run(p, small(8));
+    assert_eq!(a.events, b.events);
+    assert_eq!(a.end_us, b.end_us);
+    assert_eq!(a.requesters.ok_ops(), b.requesters.ok_ops());
+    assert_eq!(a.verify, b.verify);
+    assert_ne!((a.events, a.verify.clone().ok()), (c.events, c.verify.ok()));
+}
+
+/// Drops, spikes and a slow node delay the run but the verifier still passes.
+fn check_faults_still_verify(p: &dyn WriteProtocol) {
+    let mut cfg = small(3);
+    cfg.network = NetworkConfig {
+        latency_us: 500,
+        jitter_us: 2_000,
+        drop_per_mille: 50,
+        retransmit_us: 5_000,
+        spike_per_mille: 20,
+        spike_us: 30_000,
+        slow_node: Some(2),
+        slow_node_extra_us: 4_000,
+    };
+    cfg.workload.hot_key_pct = 30;
+    let r = run(p, cfg);
+    assert_verified(&r);
+    assert!(r.drops > 0 && r.spikes > 0, "{r:#?}");
+}
+
+/// Short timeouts under a hot key make failures happen; they are counted and the verifier passes.
+fn check_timeouts_are_counted_and_verify(p: &dyn WriteProtocol) {
+    let mut cfg = small(4);
+    cfg.cluster.lock_timeout_us = 2_000;
+    cfg.cluster.reply_timeout_us = 6_000;
+    cfg.network.spike_per_mille = 30;
+    cfg.network.spike_us = 20_000;
+    cfg.workload.hot_key_pct = 90;
+    cfg.workload.read_pct = 20;
+    let r = run(p, cfg);
+    assert_verified(&r);
+    let failures = r.stats.lock_timeouts + r.stats.reply_timeouts + r.stats.backup_timeouts;
+    assert!(failures > 0, "{r:#?}");
+    // The requesters' failures inside the window are a subset of what the nodes counted.
+    assert!(r.requesters.failed_lock <= r.stats.lock_timeouts, "{r:#?}");
+    assert!(r.requesters.failed_reply <= r.stats.reply_timeouts + r.stats.backup_timeouts, "{r:#?}");
+}
+
+/// Tiny pools under every rejection policy: rejections are counted and the verifier passes.
+fn check_pool_policies_verify(p: &dyn WriteProtocol) {
+    for policy in [RejectionPolicy::Block, RejectionPolicy::Abort, RejectionPolicy::CallerRuns] {
+        let mut cfg = small(5);
+        cfg.cluster.pool_size = 2;
+        cfg.cluster.oob_pool_size = 1;
+        cfg.cluster.rejection = policy;
+        cfg.network.retransmit_us = 2_000;
+        let r = run(p, cfg);
+        assert_verified(&r);
+        if policy == RejectionPolicy::Block {
+            assert_eq!(r.stats.pool_rejections, 0);
+        } else if p.kind() == ProtocolKind::LockForwarding {
+            // Only lock forwarding holds slots across a network wait, so only it fills 2 slots.
+            assert!(r.stats.pool_rejections > 0, "{policy:?}: {r:#?}");
+        }
+    }
+}
+
+/// With one owner there is nothing to replicate and every write is acknowledged.
+fn check_single_owner(p: &dyn WriteProtocol) {
+    let mut cfg = small(6);
+    cfg.cluster.num_owners = 1;
+    let r = run(p, cfg);
+    assert_verified(&r);
+    assert_eq!(r.stats.lock_timeouts, 0);
+}
+
+/// Reading your own write: a requester that puts then gets the key sees its value (or newer).
+fn check_read_your_write(p: &dyn WriteProtocol) {
+    use super::message::{Input, Outcome, Output};
+    let cfg = ClusterConfig { nodes: 4, keys: 50, ..ClusterConfig::default() };
+    let mut nodes = super::write_protocol::build_cluster(p, &cfg).expect("config");
+    // A tiny synchronous driver: deliver every message immediately, in FIFO order.
+    let mut pending = std::collections::VecDeque::new();
+    let mut replies = Vec::new();
+    let mut out = Vec::new();
+    let mut now = 0;
+    for key in 0..50u32 {
+        for (origin, op) in [(1u16, ClientOp::Put(key, (key as u64) << 32 | 9)), (3, ClientOp::Get(key))] {
+            now += 1;
+            nodes[origin as usize].handle(now, Input::Client { requester: 0, op }, &mut out);
+            pending.extend(out.drain(..).map(|o| (origin, o)));
+            while let Some((from, o)) = pending.pop_front() {
+                match o {
+                    Output::Send { to, msg } => {
+                        nodes[to as usize].handle(now, Input::Message { from, msg }, &mut out);
+                        pending.extend(out.drain(..).map(|o| (to, o)));
+                    }
+                    Output::Reply { outcome, .. } => replies.push(outcome),
+                    Output::SetTimer { .. } | Output::Rejected { .. } => {}
+                }
+            }
+        }
+    }
+    for (i, pair) in replies.chunks(2).enumerate() {
+        let expected = Versioned { version: 1, value: (i as u64) << 32 | 9 };
+        assert_eq!(pair, [Outcome::Put(expected), Outcome::Got(expected)], "key {i}");
+    }
+    let acks = {
+        let mut a = super::AckLog::new(50);
+        for k in 0..50u32 {
+            a.record(k, Versioned { version: 1, value: (k as u64) << 32 | 9 });
+        }
+        a
+    };
+    super::verifier::verify(&nodes, &acks).expect("verifies");
+}
+
+/// The hot-key backlog: 100 writers on one key, 1.5 ms links (a 3 ms backup round trip).
+fn hot_key_backlog(p: &dyn WriteProtocol) -> SimReport {
+    let cfg = SimConfig {
+        cluster: ClusterConfig { nodes: 2, keys: 10, ..ClusterConfig::default() },
+        network: NetworkConfig { latency_us: 1_500, jitter_us: 0, ..NetworkConfig::default() },
+        workload: WorkloadConfig {
+            requesters_per_node: 100,
+            requester_nodes: Some(1),
+            read_pct: 0,
+            hot_key_pct: 100,
+            hot_keys: 1,
+            ops_per_requester: Some(1),
+            ..WorkloadConfig::default()
+        },
+        duration_us: 10_000_000,
+        start_spread_us: 0,
+        seed: 1,
+    };
+    let r = run(p, cfg);
+    assert_verified(&r);
+    assert_eq!(r.requesters.puts.count(), 100);
+    r
+}
+
+macro_rules! conformance {
+    ($name:ident, $proto:expr) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn plain_run_verifies() {
+                check_plain_run_verifies(&$proto);
+            }
+            #[test]
+            fn deterministic() {
+                check_deterministic(&$proto);
+            }
+            #[test]
+            fn faults_still_verify() {
+                check_faults_still_verify(&$proto);
+            }
+            #[test]
+            fn timeouts_are_counted_and_verify() {
+                check_timeouts_are_counted_and_verify(&$proto);
+            }
+            #[test]
+            fn pool_policies_verify() {
+                check_pool_policies_verify(&$proto);
+            }
+            #[test]
+            fn single_owner() {
+                check_single_owner(&$proto);
+            }
+            #[test]
+            fn read_your_write() {
+                check_read_your_write(&$proto);
+            }
+        }
+    };
+}
+
+conformance!(lock_forwarding, super::super::LockForwardingProtocol);
+conformance!(key_queue, super::super::KeyQueueProtocol);
+conformance!(triangle, super::super::TriangleProtocol);
+
+#[test]
+fn hot_key_backlog_is_about_300ms_under_lock_forwarding_only() {
+    let lf = hot_key_backlog(&super::LockForwardingProtocol);
+    // Each writer holds the lock for one 3 ms backup round trip, so the last of 100 waits for
+    // the 99 before it: about 300 ms of virtual time.
+    let last = lf.requesters.puts.max();
+    assert!((297_000..=306_000).contains(&last), "last put after {last} µs");
+    for p in [ProtocolKind::KeyQueue, ProtocolKind::Triangle] {
+        let r = hot_key_backlog(p.protocol());
+        assert!(r.requesters.puts.max() <= 6_000, "{p:?}: {}", r.requesters.puts.max());
+    }
+}
+
+/// The ISPN-dist-sync configuration at full size; run by hand in release:
+/// `cargo test -p critsec-core --release --lib ispn_dist_sync_figures -- --ignored --nocapture`.
+#[test]
+#[ignore = "large: 100 nodes x 100 requesters"]
+fn ispn_dist_sync_figures() {
+    let secs: u64 = std::env::var("SIM_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let owners: usize = std::env::var("SIM_OWNERS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
+    for kind in ProtocolKind::ALL {
+        let cfg = SimConfig {
+            cluster: ClusterConfig { nodes: 100, num_owners: owners, ..ClusterConfig::default() },
+            network: NetworkConfig::default(),
+            workload: WorkloadConfig { requesters_per_node: 100, ..WorkloadConfig::default() },
+            duration_us: secs * 1_000_000,
+            start_spread_us: 1_000,
+            seed: 42,
+        };
+        let t = std::time::Instant::now();
+        let r = run(kind.protocol(), cfg);
+        let wall = t.elapsed().as_secs_f64();
+        println!(
+            "{:>16}: {:>8.0} req/s/node, lock_timeouts {}, reply_timeouts {}, backup_timeouts {}, rejections {}, pool max busy {}, repl q {}, put p50 {} p99 {} p99.9 {} get p50 {} p99 {}; {} events, end {} ms, wall {:.2}s ({:.2} virtual s per wall s); verify {:?}",
+            kind.id(),
+            r.req_per_s_per_node(),
+            r.stats.lock_timeouts,
+            r.stats.reply_timeouts,
+            r.stats.backup_timeouts,
+            r.stats.pool_rejections,
+            r.stats.pool_max_busy,
+            r.stats.repl_queue_max,
+            r.requesters.puts.quantile(0.5),
+            r.requesters.puts.quantile(0.99),
+            r.requesters.puts.quantile(0.999),
+            r.requesters.gets.quantile(0.5),
+            r.requesters.gets.quantile(0.99),
+            r.events,
+            r.end_us / 1000,
+            wall,
+            secs as f64 / wall,
+            r.verify.as_ref().map(|v| v.to_string()),
+        );
+    }
+}
