@@ -576,6 +576,10 @@ impl<L: ProtocolLogic> Node<L> {
     }
 
     fn on_msg(&mut self, now: u64, from: NodeId, msg: Msg, out: &mut Vec<Output>) {
+        if from != self.core.id && !self.core.pool.can_deliver() {
+            out.push(Output::Rejected { from, msg });
+            return;
+        }
         if L::is_command(&msg) {
             match self.core.pool.admit((from, msg)) {
                 Ok((slot, (from, msg))) => self.run_command(now, slot, from, msg, out),

@@ -109,6 +109,17 @@ impl<T> Pool<T> {
         }
     }
 
+    /// Whether the transport can deliver one more message: JGroups delivers OOB messages (replies
+    /// included) on OOB threads, so when caller-runs has every OOB thread blocked in a command,
+    /// an arriving message is dropped and retransmitted later. Counts the drop.
+    pub fn can_deliver(&mut self) -> bool {
+        if self.policy == RejectionPolicy::CallerRuns && self.oob_busy >= self.oob_size {
+            self.rejections += 1;
+            return false;
+        }
+        true
+    }
+
     /// Gives a slot back.
     pub fn release(&mut self, slot: SlotKind) {
         match slot {
@@ -177,6 +188,8 @@ mod tests {
         assert!(matches!(p.admit(2), Ok((SlotKind::Oob, _))));
         assert!(matches!(p.admit(3), Err(Some(3))));
         assert_eq!(p.rejections(), 1);
+        assert!(!p.can_deliver(), "every OOB thread is busy: even a reply is dropped");
+        assert_eq!(p.rejections(), 2);
         assert_eq!(p.busy(), 2);
     }
 
