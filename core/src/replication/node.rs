@@ -34,7 +34,8 @@ pub struct ClusterConfig {
     pub reply_timeout_us: u64,
     /// Remote-command pool slots per node (Infinispan's internal pool: 32 by default).
     pub pool_size: usize,
-    /// OOB pool slots per node, used when caller-runs overflows the remote-command pool.
+    /// OOB pool slots per node, used when caller-runs overflows the remote-command pool (JGroups
+    /// 3.x stock configs: `oob_thread_pool.max_threads="8"`).
     pub oob_pool_size: usize,
     /// What a full pool does with the next command.
     pub rejection: RejectionPolicy,
@@ -52,7 +53,7 @@ impl Default for ClusterConfig {
             lock_timeout_us: 5_000_000,
             reply_timeout_us: 15_000_000,
             pool_size: 32,
-            oob_pool_size: 32,
+            oob_pool_size: 8,
             rejection: RejectionPolicy::CallerRuns,
             repl_window: 64,
         }

@@ -181,6 +181,50 @@ fn hot_key_backlog(p: &dyn WriteProtocol) -> SimReport {
     r
 }
 
+/// Requester threads on every node of a threads cluster, a hot key included: replies are
+/// plausible and the quiescent cluster verifies.
+fn check_threads_concurrent(p: &dyn WriteProtocol) {
+    use super::threads::{ThreadCluster, ThreadsConfig};
+    use super::workload::OpGenerator;
+    let cfg = ThreadsConfig {
+        cluster: ClusterConfig { nodes: 3, keys: 100, ..ClusterConfig::default() },
+        latency_us: 100,
+        jitter_us: 100,
+        ..ThreadsConfig::default()
+    };
+    let keys = cfg.cluster.keys;
+    let cluster = ThreadCluster::start(p, cfg).expect("config");
+    let workload = WorkloadConfig { hot_key_pct: 50, read_pct: 50, ..WorkloadConfig::default() };
+    let logs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6u64)
+            .map(|i| {
+                let mut c = cluster.client((i % 3) as u16).expect("client");
+                let workload = workload.clone();
+                s.spawn(move || {
+                    let mut g = OpGenerator::new(&workload, keys, i);
+                    for _ in 0..150 {
+                        let op = g.next_op();
+                        let outcome = c.call(op).expect("reply");
+                        if let (ClientOp::Get(k), super::Outcome::Got(e)) = (op, outcome) {
+                            assert!(super::workload::get_result_valid(k, e));
+                        }
+                    }
+                    c.take_acks()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("requester")).collect()
+    });
+    let mut acks = super::AckLog::new(keys);
+    for l in &logs {
+        acks.merge(l);
+    }
+    let (report, stats) =
+        cluster.verify(&acks, std::time::Duration::from_secs(20)).expect("verifies");
+    assert!(report.acked_writes > 100, "{report}");
+    assert_eq!(stats.regressions, 0);
+}
+
 macro_rules! conformance {
     ($name:ident, $proto:expr) => {
         mod $name {
@@ -213,6 +257,10 @@ macro_rules! conformance {
             fn read_your_write() {
                 check_read_your_write(&$proto);
             }
+            #[test]
+            fn threads_concurrent() {
+                check_threads_concurrent(&$proto);
+            }
         }
     };
 }
@@ -240,11 +288,24 @@ fn hot_key_backlog_is_about_300ms_under_lock_forwarding_only() {
 #[ignore = "large: 100 nodes x 100 requesters"]
 fn ispn_dist_sync_figures() {
     let secs: u64 = std::env::var("SIM_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
-    let owners: usize = std::env::var("SIM_OWNERS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
-    for kind in ProtocolKind::ALL {
+    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|s| s.parse().ok()).unwrap_or(d);
+    let owners = env("SIM_OWNERS", 2) as usize;
+    let only = std::env::var("SIM_ONLY").unwrap_or_default();
+    for kind in ProtocolKind::ALL.into_iter().filter(|k| only.is_empty() || k.id() == only) {
         let cfg = SimConfig {
-            cluster: ClusterConfig { nodes: 100, num_owners: owners, ..ClusterConfig::default() },
-            network: NetworkConfig::default(),
+            cluster: ClusterConfig {
+                nodes: 100,
+                num_owners: owners,
+                pool_size: env("SIM_POOL", 32) as usize,
+                oob_pool_size: env("SIM_OOB", 32) as usize,
+                ..ClusterConfig::default()
+            },
+            network: NetworkConfig {
+                spike_per_mille: env("SIM_SPIKE_PM", 0) as u32,
+                spike_us: env("SIM_SPIKE_US", 50_000),
+                retransmit_us: env("SIM_XMIT", 40_000),
+                ..NetworkConfig::default()
+            },
             workload: WorkloadConfig { requesters_per_node: 100, ..WorkloadConfig::default() },
             duration_us: secs * 1_000_000,
             start_spread_us: 1_000,

@@ -7,7 +7,9 @@
 //! its version or a later one, and the same value at that version); for Triangle, every backup
 //! delivered exactly the sequence numbers its segment's primary handed out (no gap, no excess).
 
+use super::data_container::DataContainer;
 use super::error::VerifyError;
+use super::hashing::ConsistentHash;
 use super::message::{Key, NodeId, Versioned};
 use super::write_protocol::{NodeMachine, ProtocolKind};
 
@@ -76,8 +78,45 @@ impl std::fmt::Display for VerifyReport {
     }
 }
 
+/// What the verifier needs of one node, copied out so a threads driver can send it across.
+#[derive(Debug, Clone)]
+pub struct NodeSnapshot {
+    /// The protocol.
+    pub kind: ProtocolKind,
+    /// The node's id.
+    pub id: NodeId,
+    /// Why it is not quiescent, if it is not.
+    pub busy: Option<String>,
+    /// The node's data container.
+    pub data: DataContainer,
+    /// Triangle's sequences (see [`NodeMachine::sequences`]).
+    pub sequences: (Vec<u64>, Vec<u64>),
+    /// The consistent hash.
+    pub hash: ConsistentHash,
+}
+
+impl NodeSnapshot {
+    /// Copies what the verifier needs out of `node`.
+    pub fn of(node: &dyn NodeMachine) -> Self {
+        NodeSnapshot {
+            kind: node.kind(),
+            id: node.core().id(),
+            busy: node.busy_reason(),
+            data: node.core().data().clone(),
+            sequences: node.sequences(),
+            hash: node.core().hash().clone(),
+        }
+    }
+}
+
 /// Verifies a quiescent cluster against the acknowledged writes in `acks`.
 pub fn verify(nodes: &[Box<dyn NodeMachine>], acks: &AckLog) -> Result<VerifyReport, VerifyError> {
+    let snapshots: Vec<_> = nodes.iter().map(|n| NodeSnapshot::of(n.as_ref())).collect();
+    verify_snapshots(&snapshots, acks)
+}
+
+/// [`verify`] over snapshots, ordered by node id.
+pub fn verify_snapshots(nodes: &[NodeSnapshot], acks: &AckLog) -> Result<VerifyReport, VerifyError> {
     let mut report = VerifyReport {
         keys_checked: 0,
         keys_written: 0,
@@ -87,23 +126,23 @@ pub fn verify(nodes: &[Box<dyn NodeMachine>], acks: &AckLog) -> Result<VerifyRep
     };
     let Some(first) = nodes.first() else { return Ok(report) };
     for n in nodes {
-        let node = n.core().id();
-        if let Some(what) = n.busy_reason() {
+        let node = n.id;
+        if let Some(what) = n.busy.clone() {
             return Err(VerifyError::NotQuiescent { node, what });
         }
-        let count = n.core().data().regressions();
+        let count = n.data.regressions();
         if count > 0 {
             return Err(VerifyError::VersionRegression { node, count });
         }
     }
-    let hash = first.core().hash().clone();
-    let keys = first.core().data().keys();
+    let hash = first.hash.clone();
+    let keys = first.data.keys();
     for key in 0..keys {
         let owners = hash.owners(key);
         let a = owners.primary();
-        let ea = nodes[a as usize].core().data().get(key);
+        let ea = nodes[a as usize].data.get(key);
         for &b in owners.backups() {
-            let eb = nodes[b as usize].core().data().get(key);
+            let eb = nodes[b as usize].data.get(key);
             if eb != ea {
                 return Err(VerifyError::OwnersDisagree { key, a, ea, b, eb });
             }
@@ -116,8 +155,8 @@ pub fn verify(nodes: &[Box<dyn NodeMachine>], acks: &AckLog) -> Result<VerifyRep
         report.keys_written += (ea.version > 0) as u64;
         report.version_sum += ea.version;
     }
-    if first.kind() == ProtocolKind::Triangle {
-        let seqs: Vec<_> = nodes.iter().map(|n| n.sequences()).collect();
+    if first.kind == ProtocolKind::Triangle {
+        let seqs: Vec<_> = nodes.iter().map(|n| &n.sequences).collect();
         for segment in 0..hash.num_segments() as u16 {
             let owners = hash.owners_of_segment(segment);
             let primary = owners.primary();
@@ -132,17 +171,4 @@ pub fn verify(nodes: &[Box<dyn NodeMachine>], acks: &AckLog) -> Result<VerifyRep
         }
     }
     Ok(report)
-}
-
-/// The owners of `key` that disagree with its primary, for diagnostics.
-pub fn disagreeing_owners(nodes: &[Box<dyn NodeMachine>], key: Key) -> Vec<NodeId> {
-    let Some(first) = nodes.first() else { return Vec::new() };
-    let owners = first.core().hash().owners(key);
-    let ea = nodes[owners.primary() as usize].core().data().get(key);
-    owners
-        .backups()
-        .iter()
-        .copied()
-        .filter(|&b| nodes[b as usize].core().data().get(key) != ea)
-        .collect()
 }

@@ -15,8 +15,8 @@ pub struct WorkloadConfig {
     pub requester_nodes: Option<usize>,
     /// Percentage of gets (IspnPerfTest: 80).
     pub read_pct: u32,
-    /// Value size in bytes (IspnPerfTest's `msg_size`: 1000); the threads driver copies this many
-    /// bytes per put, the simulation only reports it.
+    /// Value size in bytes (IspnPerfTest's `msg_size`: 1000). Deviation: both drivers carry a
+    /// 64-bit tag instead of the bytes, so this is reported, not moved.
     pub value_size: u32,
     /// Percentage of writes that go to the hot keys instead of a uniform key.
     pub hot_key_pct: u32,
