@@ -7,7 +7,8 @@
 //! ([`hashing`]), per-key locks with FIFO waiters ([`key_lock`]), bounded pools whose slots a
 //! command holds while it waits ([`pool`]). Two drivers run the same machines: a seeded
 //! discrete-event simulation in virtual time ([`sim`]) for 100-node clusters, and real threads
-//! over crossbeam channels ([`threads`]) for small ones. The [`verifier`] checks a quiescent
+//! over crossbeam channels ([`threads`]) for small ones; [`local`] runs a cluster on the calling
+//! thread with instant delivery, for a protocol's bare CPU cost. The [`verifier`] checks a quiescent
 //! cluster.
 //!
 //! Strategies:
@@ -20,6 +21,7 @@ pub mod data_container;
 pub mod error;
 pub mod hashing;
 pub mod key_lock;
+pub mod local;
 pub mod message;
 pub mod node;
 pub mod pool;
