@@ -548,8 +548,13 @@ mod claim_figures {
         let mut seen = std::collections::BTreeMap::new();
         for c in &claims {
             for contender in [false, true] {
-                let (scenario, params, _, _) = c.side(contender);
+                let (scenario, side, _, _) = c.side(contender);
                 assert_eq!(scenario, "replication/ispn_perf");
+                // The runner fills parameters a claim leaves out with their first default.
+                let mut params = Params::from_pairs(
+                    IspnPerf.params().into_iter().map(|s| (s.name.to_string(), s.defaults[0].clone())),
+                );
+                params.0.extend(side.0);
                 let key = params.to_string();
                 if seen.contains_key(&key) {
                     continue;

@@ -275,7 +275,7 @@ fn ispn_dist_sync_figures() {
                 nodes: 100,
                 num_owners: owners,
                 pool_size: env("SIM_POOL", 32) as usize,
-                oob_pool_size: env("SIM_OOB", 32) as usize,
+                oob_pool_size: env("SIM_OOB", 8) as usize,
                 ..ClusterConfig::default()
             },
             network: NetworkConfig {
@@ -284,10 +284,13 @@ fn ispn_dist_sync_figures() {
                 retransmit_us: env("SIM_XMIT", 40_000),
                 ..NetworkConfig::default()
             },
-            workload: WorkloadConfig { requesters_per_node: 100, ..WorkloadConfig::default() },
+            workload: WorkloadConfig {
+                requesters_per_node: env("SIM_REQ", 100) as u32,
+                ..WorkloadConfig::default()
+            },
             duration_us: secs * 1_000_000,
             start_spread_us: 1_000,
-            seed: 42,
+            seed: env("SIM_SEED", 42),
         };
         let t = std::time::Instant::now();
         let r = run(kind.protocol(), cfg);
