@@ -213,6 +213,7 @@ fn metrics(req_per_s_cluster: f64, nodes: usize, req: &RequesterStats, stats: &N
     m.push(Metric::new("pool_rejections", stats.pool_rejections as f64, "count"));
     m.push(Metric::new("repl_queue_depth", stats.repl_queue_max as f64, "keys"));
     m.push(Metric::new("failed_ops", (req.failed_lock + req.failed_reply) as f64, "count"));
+    m.push(Metric::new("lock_hold_max_us", stats.max_lock_hold_us as f64, "us"));
     m
 }
 
@@ -371,6 +372,7 @@ impl Probe for ThreadsTrial {
             repl_timeouts: now.repl_timeouts - base.repl_timeouts.min(now.repl_timeouts),
             pool_rejections: now.pool_rejections - base.pool_rejections.min(now.pool_rejections),
             repl_queue_max: now.repl_queue_max,
+            max_lock_hold_us: now.max_lock_hold_us,
             ..NodeStats::default()
         };
         let per_s = window.ops as f64 / (window.nanos.max(1) as f64 / 1e9);

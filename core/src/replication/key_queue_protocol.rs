@@ -178,11 +178,11 @@ impl ProtocolLogic for KeyQueueLogic {
     fn on_lock_granted(&mut self, core: &mut NodeCore, now: u64, op: u64, out: &mut Vec<Output>) {
         let Some(entry) = core.apply_primary(op) else { return };
         let Some(key) = core.ops.get(op).map(|o| o.key) else { return };
-        core.unlock(op);
+        core.unlock(now, op);
         if core.hash.num_owners() > 1 {
             self.queue.push(key);
         }
-        core.finish_primary_put(op, Ok(entry.version), out);
+        core.finish_primary_put(now, op, Ok(entry.version), out);
         self.pump(core, now, out);
     }
 

@@ -99,7 +99,7 @@ impl ProtocolLogic for LockForwardingLogic {
         let owners = core.hash.owners(key);
         let backups = owners.backups();
         if backups.is_empty() {
-            core.finish_primary_put(op, Ok(entry.version), out);
+            core.finish_primary_put(now, op, Ok(entry.version), out);
             return;
         }
         if let Some(o) = core.ops.get_mut(op) {
@@ -112,25 +112,25 @@ impl ProtocolLogic for LockForwardingLogic {
         }
     }
 
-    fn on_message(&mut self, core: &mut NodeCore, _now: u64, _from: NodeId, msg: Msg, out: &mut Vec<Output>) {
+    fn on_message(&mut self, core: &mut NodeCore, now: u64, _from: NodeId, msg: Msg, out: &mut Vec<Output>) {
         if let Msg::BackupReply { rid: op } = msg {
             let Some(o) = core.ops.get_mut(op) else { return };
             o.pending = o.pending.saturating_sub(1);
             if o.pending == 0 {
                 let version = o.entry.version;
-                core.finish_primary_put(op, Ok(version), out);
+                core.finish_primary_put(now, op, Ok(version), out);
             }
         }
     }
 
-    fn on_deadline(&mut self, core: &mut NodeCore, _now: u64, d: Deadline, out: &mut Vec<Output>) {
+    fn on_deadline(&mut self, core: &mut NodeCore, now: u64, d: Deadline, out: &mut Vec<Output>) {
         if let Deadline::Backup(op) = d {
             let Some(o) = core.ops.get_mut(op) else { return };
             o.deadline = None;
             core.stats.backup_timeouts += 1;
             // The primary has applied; the backup write is still in flight and will be applied
             // when delivered (the transport retransmits), so the owners converge.
-            core.finish_primary_put(op, Err(OpError::ReplyTimeout), out);
+            core.finish_primary_put(now, op, Err(OpError::ReplyTimeout), out);
         }
     }
 

@@ -104,6 +104,8 @@ pub(crate) struct PrimaryOp {
     pub pending: u8,
     /// Whether the key lock is held.
     pub locked: bool,
+    /// When the key lock was granted.
+    pub locked_at: u64,
 }
 
 #[derive(Debug)]
@@ -381,6 +383,7 @@ impl NodeCore {
             entry: Versioned::default(),
             pending: 0,
             locked: false,
+            locked_at: now,
         });
         match self.locks.lock(key, op) {
             LockAttempt::Granted => self.work.push_back(Work::LockGranted(op)),
@@ -395,12 +398,13 @@ impl NodeCore {
     }
 
     /// Marks `op` as holding its lock (called by the protocol when the grant arrives).
-    pub(crate) fn lock_granted(&mut self, op: u64) -> Option<&mut PrimaryOp> {
+    pub(crate) fn lock_granted(&mut self, now: u64, op: u64) -> Option<&mut PrimaryOp> {
         let o = self.ops.get_mut(op)?;
         if let Some(k) = o.deadline.take() {
             self.timeouts.cancel(k);
         }
         o.locked = true;
+        o.locked_at = now;
         Some(o)
     }
 
@@ -414,12 +418,16 @@ impl NodeCore {
     }
 
     /// Releases `op`'s key lock, handing it to the next waiter.
-    pub(crate) fn unlock(&mut self, op: u64) {
+    pub(crate) fn unlock(&mut self, now: u64, op: u64) {
         let Some(o) = self.ops.get_mut(op) else { return };
         if !o.locked {
             return;
         }
         o.locked = false;
+        // Lock-hold spans: how long the key stayed locked, network waits included.
+        let held = now.saturating_sub(o.locked_at);
+        self.stats.max_lock_hold_us = self.stats.max_lock_hold_us.max(held);
+        self.stats.lock_hold_total_us += held;
         let key = o.key;
         if let Some(next) = self.locks.unlock(key, op) {
             self.work.push_back(Work::LockGranted(next));
@@ -427,8 +435,14 @@ impl NodeCore {
     }
 
     /// Ends `op`: unlocks if still locked, answers its origin, frees its pool slot.
-    pub(crate) fn finish_primary_put(&mut self, op: u64, result: PutResult, out: &mut Vec<Output>) {
-        self.unlock(op);
+    pub(crate) fn finish_primary_put(
+        &mut self,
+        now: u64,
+        op: u64,
+        result: PutResult,
+        out: &mut Vec<Output>,
+    ) {
+        self.unlock(now, op);
         let Some(o) = self.ops.remove(op) else { return };
         if let Some(k) = o.deadline {
             self.timeouts.cancel(k);
@@ -561,7 +575,7 @@ impl<L: ProtocolLogic> Node<L> {
                 match w {
                     Work::Msg(from, msg) => self.on_msg(now, from, msg, out),
                     Work::LockGranted(op) => {
-                        if self.core.lock_granted(op).is_some() {
+                        if self.core.lock_granted(now, op).is_some() {
                             self.logic.on_lock_granted(&mut self.core, now, op, out);
                         }
                     }
@@ -618,7 +632,7 @@ impl<L: ProtocolLogic> Node<L> {
                 let key = o.key;
                 if self.core.locks.cancel_wait(key, op) {
                     self.core.stats.lock_timeouts += 1;
-                    self.core.finish_primary_put(op, Err(OpError::LockTimeout), out);
+                    self.core.finish_primary_put(now, op, Err(OpError::LockTimeout), out);
                 }
             }
             Deadline::Backup(_) | Deadline::Repl(_) => {

@@ -37,6 +37,13 @@ fn check_plain_run_verifies(p: &dyn WriteProtocol) {
     assert!(r.requesters.gets.count() > 400, "{r:#?}");
     assert_eq!(r.stats.lock_timeouts + r.requesters.failed_reply, 0, "{r:#?}");
     assert!(r.verify.as_ref().is_ok_and(|v| v.keys_written > 50));
+    // Lock-hold spans: only lock forwarding holds a key lock across a network wait (a backup
+    // round trip is at least 2 x 500 µs here); the others hold it for no virtual time at all.
+    if p.kind() == ProtocolKind::LockForwarding {
+        assert!(r.stats.max_lock_hold_us >= 1_000, "{r:#?}");
+    } else {
+        assert_eq!(r.stats.max_lock_hold_us, 0, "{r:#?}");
+    }
 }
 
 /// The same seed gives the same run; another seed gives another.

@@ -132,7 +132,7 @@ impl ProtocolLogic for TriangleLogic {
         }
     }
 
-    fn on_lock_granted(&mut self, core: &mut NodeCore, _now: u64, op: u64, out: &mut Vec<Output>) {
+    fn on_lock_granted(&mut self, core: &mut NodeCore, now: u64, op: u64, out: &mut Vec<Output>) {
         let Some(entry) = core.apply_primary(op) else { return };
         let Some((key, origin)) = core.ops.get(op).map(|o| (o.key, o.origin)) else { return };
         let (origin, rid) = match origin {
@@ -145,7 +145,7 @@ impl ProtocolLogic for TriangleLogic {
             Ok(seq) => seq,
             Err(_) => {
                 // Unreachable with a fixed view; upstream retries the command in the next topology.
-                core.finish_primary_put(op, Err(OpError::ReplyTimeout), out);
+                core.finish_primary_put(now, op, Err(OpError::ReplyTimeout), out);
                 return;
             }
         };
@@ -153,7 +153,7 @@ impl ProtocolLogic for TriangleLogic {
         for &b in core.hash.owners(key).backups() {
             core.send(b, Msg::BackupWrite { rid, origin, key, entry, seq: tag }, out);
         }
-        core.finish_primary_put(op, Ok(entry.version), out);
+        core.finish_primary_put(now, op, Ok(entry.version), out);
     }
 
     fn on_message(&mut self, core: &mut NodeCore, _now: u64, _from: NodeId, msg: Msg, out: &mut Vec<Output>) {

@@ -135,6 +135,10 @@ pub struct NodeStats {
     pub reordered_backups: u64,
     /// Backup writes skipped because the backup already had a newer version.
     pub stale_skipped: u64,
+    /// The longest a primary held a key lock (µs on the driver's clock).
+    pub max_lock_hold_us: u64,
+    /// Total key-lock hold time (µs), for the mean hold per write.
+    pub lock_hold_total_us: u64,
 }
 
 impl NodeStats {
@@ -154,6 +158,8 @@ impl NodeStats {
         self.repl_queue_now += other.repl_queue_now;
         self.reordered_backups += other.reordered_backups;
         self.stale_skipped += other.stale_skipped;
+        self.max_lock_hold_us = self.max_lock_hold_us.max(other.max_lock_hold_us);
+        self.lock_hold_total_us += other.lock_hold_total_us;
     }
 }
 
