@@ -13,7 +13,9 @@ use std::time::Duration;
 use critsec_core::replication::sim::network::NetworkConfig;
 use critsec_core::replication::sim::{SimConfig, SimReport, simulate};
 use critsec_core::replication::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
-use critsec_core::replication::workload::{OpGenerator, RequesterStats, WorkloadConfig, get_result_valid};
+use critsec_core::replication::workload::{
+    OpGenerator, RequesterStats, WorkloadConfig, get_result_valid,
+};
 use critsec_core::replication::{
     AckLog, ClientOp, ClusterConfig, NodeStats, Outcome, ProtocolKind, RejectionPolicy,
 };
@@ -47,29 +49,47 @@ struct Setup {
 }
 
 fn bad(name: &str, value: &str, reason: impl Into<String>) -> ScenarioError {
-    ScenarioError::BadParam { name: name.to_string(), value: value.to_string(), reason: reason.into() }
+    ScenarioError::BadParam {
+        name: name.to_string(),
+        value: value.to_string(),
+        reason: reason.into(),
+    }
 }
 
 impl Setup {
     fn parse(p: &Params) -> Result<Setup, ScenarioError> {
         let protocol: ProtocolKind =
-            p.get("protocol")?.parse().map_err(|e: critsec_core::replication::ConfigError| {
-                bad("protocol", p.get("protocol").unwrap_or_default(), e.to_string())
-            })?;
+            p.get("protocol")?
+                .parse()
+                .map_err(|e: critsec_core::replication::ConfigError| {
+                    bad(
+                        "protocol",
+                        p.get("protocol").unwrap_or_default(),
+                        e.to_string(),
+                    )
+                })?;
         let driver = match p.get("driver")? {
             "sim" => Driver::Sim,
             "threads" => Driver::Threads,
             other => return Err(bad("driver", other, "valid are sim, threads")),
         };
-        let rejection: RejectionPolicy = p
-            .get("rejection")?
-            .parse()
-            .map_err(|e: critsec_core::replication::ConfigError| {
-                bad("rejection", p.get("rejection").unwrap_or_default(), e.to_string())
-            })?;
+        let rejection: RejectionPolicy =
+            p.get("rejection")?
+                .parse()
+                .map_err(|e: critsec_core::replication::ConfigError| {
+                    bad(
+                        "rejection",
+                        p.get("rejection").unwrap_or_default(),
+                        e.to_string(),
+                    )
+                })?;
         let nodes: usize = p.parse("nodes")?;
         if driver == Driver::Threads && !(1..=16).contains(&nodes) {
-            return Err(bad("nodes", &nodes.to_string(), "the threads driver takes 1..=16 nodes"));
+            return Err(bad(
+                "nodes",
+                &nodes.to_string(),
+                "the threads driver takes 1..=16 nodes",
+            ));
         }
         let read_pct: u32 = p.parse("read_pct")?;
         if read_pct > 100 {
@@ -77,7 +97,11 @@ impl Setup {
         }
         let hot_key_pct: u32 = p.parse("hot_key_pct")?;
         if hot_key_pct > 100 {
-            return Err(bad("hot_key_pct", &hot_key_pct.to_string(), "valid are 0..=100"));
+            return Err(bad(
+                "hot_key_pct",
+                &hot_key_pct.to_string(),
+                "valid are 0..=100",
+            ));
         }
         let duration_ms: u64 = p.parse("duration_ms")?;
         if duration_ms == 0 {
@@ -93,7 +117,9 @@ impl Setup {
             rejection,
             ..ClusterConfig::default()
         };
-        cluster.hash().map_err(|e| ScenarioError::Setup(e.to_string()))?;
+        cluster
+            .hash()
+            .map_err(|e| ScenarioError::Setup(e.to_string()))?;
         let workload = WorkloadConfig {
             requesters_per_node: p.parse("requesters")?,
             read_pct,
@@ -149,12 +175,21 @@ impl Scenario for IspnPerf {
                 &["lock-forwarding", "key-queue", "triangle"],
                 "write protocol",
             ),
-            ParamSpec::choice("driver", &["sim"], &["sim", "threads"], "simulation (virtual time) or real threads"),
+            ParamSpec::choice(
+                "driver",
+                &["sim"],
+                &["sim", "threads"],
+                "simulation (virtual time) or real threads",
+            ),
             ParamSpec::free("nodes", &["10"], "cluster members (threads: 1..=16)"),
             ParamSpec::free("requesters", &["25"], "requester threads per node"),
             ParamSpec::free("num_owners", &["2"], "owners per key (numOwners)"),
             ParamSpec::free("keys", &["20000"], "keys 0..keys"),
-            ParamSpec::free("value_size", &["1000"], "value size in bytes (reported; values are tags)"),
+            ParamSpec::free(
+                "value_size",
+                &["1000"],
+                "value size in bytes (reported; values are tags)",
+            ),
             ParamSpec::free("read_pct", &["80"], "percentage of gets"),
             ParamSpec::free("link_latency_us", &["3000"], "one-way link latency in µs"),
             ParamSpec::free("jitter_us", &["300"], "uniform extra latency in µs"),
@@ -162,9 +197,18 @@ impl Scenario for IspnPerf {
             ParamSpec::free("hot_key_pct", &["0"], "percentage of puts that go to key 0"),
             ParamSpec::free("pool_size", &["32"], "remote-command pool slots per node"),
             ParamSpec::free("oob_pool_size", &["8"], "JGroups OOB pool slots per node"),
-            ParamSpec::choice("rejection", &["caller-runs"], &["block", "abort", "caller-runs"], "full-pool policy"),
+            ParamSpec::choice(
+                "rejection",
+                &["caller-runs"],
+                &["block", "abort", "caller-runs"],
+                "full-pool policy",
+            ),
             ParamSpec::free("duration_ms", &["500"], "sim: virtual window per iteration"),
-            ParamSpec::free("seed", &["42"], "sim: seed of the first iteration (then +1 per iteration)"),
+            ParamSpec::free(
+                "seed",
+                &["42"],
+                "sim: seed of the first iteration (then +1 per iteration)",
+            ),
         ]
     }
 
@@ -176,44 +220,92 @@ impl Scenario for IspnPerf {
         match Setup::parse(params) {
             Ok(s) if s.driver == Driver::Threads => {
                 // One harness thread per requester, so `requesters` means the same in both drivers.
-                vec![GroupSpec::new("requesters", s.cluster.nodes * s.workload.requesters_per_node as usize)]
+                vec![GroupSpec::new(
+                    "requesters",
+                    s.cluster.nodes * s.workload.requesters_per_node as usize,
+                )]
             }
             _ => vec![GroupSpec::new("op", threads)],
         }
     }
 
-    fn setup(&self, params: &Params, _groups: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError> {
+    fn setup(
+        &self,
+        params: &Params,
+        _groups: &[GroupSpec],
+    ) -> Result<Box<dyn Trial>, ScenarioError> {
         let s = Setup::parse(params)?;
         match s.driver {
-            Driver::Sim => Ok(Box::new(SimTrial { setup: s, iteration: AtomicU64::new(0), last: Mutex::new(None) })),
+            Driver::Sim => Ok(Box::new(SimTrial {
+                setup: s,
+                iteration: AtomicU64::new(0),
+                last: Mutex::new(None),
+            })),
             Driver::Threads => ThreadsTrial::start(s).map(|t| Box::new(t) as Box<dyn Trial>),
         }
     }
 }
 
 /// Secondary metrics shared by both drivers.
-fn metrics(req_per_s_cluster: f64, nodes: usize, req: &RequesterStats, stats: &NodeStats) -> Vec<Metric> {
+fn metrics(
+    req_per_s_cluster: f64,
+    nodes: usize,
+    req: &RequesterStats,
+    stats: &NodeStats,
+) -> Vec<Metric> {
     let mut m = vec![
         Metric::new("req_per_s_cluster", req_per_s_cluster, "req/s"),
-        Metric::new("req_per_s_node", req_per_s_cluster / nodes.max(1) as f64, "req/s"),
+        Metric::new(
+            "req_per_s_node",
+            req_per_s_cluster / nodes.max(1) as f64,
+            "req/s",
+        ),
     ];
     for (name, h) in [("get", &req.gets), ("put", &req.puts)] {
         for (q, label) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")] {
-            m.push(Metric::new(format!("{name}.{label}"), h.quantile(q) as f64, "us"));
+            m.push(Metric::new(
+                format!("{name}.{label}"),
+                h.quantile(q) as f64,
+                "us",
+            ));
         }
     }
-    m.push(Metric::new("lock_timeouts", stats.lock_timeouts as f64, "count"));
+    m.push(Metric::new(
+        "lock_timeouts",
+        stats.lock_timeouts as f64,
+        "count",
+    ));
     // Defined for claims: a ratio against a baseline of 0 timeouts is undefined, + 1 is not.
-    m.push(Metric::new("lock_timeouts_plus_one", stats.lock_timeouts as f64 + 1.0, "count"));
+    m.push(Metric::new(
+        "lock_timeouts_plus_one",
+        stats.lock_timeouts as f64 + 1.0,
+        "count",
+    ));
     m.push(Metric::new(
         "reply_timeouts",
         (stats.reply_timeouts + stats.backup_timeouts + stats.repl_timeouts) as f64,
         "count",
     ));
-    m.push(Metric::new("pool_rejections", stats.pool_rejections as f64, "count"));
-    m.push(Metric::new("repl_queue_depth", stats.repl_queue_max as f64, "keys"));
-    m.push(Metric::new("failed_ops", (req.failed_lock + req.failed_reply) as f64, "count"));
-    m.push(Metric::new("lock_hold_max_us", stats.max_lock_hold_us as f64, "us"));
+    m.push(Metric::new(
+        "pool_rejections",
+        stats.pool_rejections as f64,
+        "count",
+    ));
+    m.push(Metric::new(
+        "repl_queue_depth",
+        stats.repl_queue_max as f64,
+        "keys",
+    ));
+    m.push(Metric::new(
+        "failed_ops",
+        (req.failed_lock + req.failed_reply) as f64,
+        "count",
+    ));
+    m.push(Metric::new(
+        "lock_hold_max_us",
+        stats.max_lock_hold_us as f64,
+        "us",
+    ));
     m
 }
 
@@ -227,12 +319,17 @@ impl SimTrial {
     fn run(&self, duration_us: u64) -> Result<SimReport, String> {
         // Relaxed: only hands out distinct seeds; iterations run one at a time anyway.
         let n = self.iteration.fetch_add(1, Ordering::Relaxed);
-        let cfg = self.setup.sim_config(self.setup.seed.wrapping_add(n), duration_us);
+        let cfg = self
+            .setup
+            .sim_config(self.setup.seed.wrapping_add(n), duration_us);
         let r = simulate(self.setup.protocol, cfg).map_err(|e| e.to_string())?;
         match &r.verify {
             Ok(v) => {
                 if r.requesters.bad_reads > 0 {
-                    return Err(format!("{} gets returned a value of another key", r.requesters.bad_reads));
+                    return Err(format!(
+                        "{} gets returned a value of another key",
+                        r.requesters.bad_reads
+                    ));
                 }
                 if let Ok(mut last) = self.last.lock() {
                     *last = Some(v.to_string());
@@ -250,9 +347,9 @@ impl Trial for SimTrial {
         match last {
             Some(v) => Ok(v),
             // Before the first iteration: a short run of the same configuration must verify.
-            None => self.run((self.setup.duration_ms * 100).clamp(1_000, 100_000)).map(|r| {
-                r.verify.map(|v| v.to_string()).unwrap_or_default()
-            }),
+            None => self
+                .run((self.setup.duration_ms * 100).clamp(1_000, 100_000))
+                .map(|r| r.verify.map(|v| v.to_string()).unwrap_or_default()),
         }
     }
 
@@ -260,12 +357,19 @@ impl Trial for SimTrial {
         Box::new(NoWorker)
     }
 
-    fn run_iteration(&self, _warmup: bool, _budget: Duration) -> Option<Result<ExternalSample, String>> {
-        Some(self.run(self.setup.duration_ms * 1000).map(|r| ExternalSample {
-            score: r.req_per_s_per_node(),
-            unit: "req/s/node".to_string(),
-            secondary: metrics(r.req_per_s_cluster(), r.nodes, &r.requesters, &r.stats),
-        }))
+    fn run_iteration(
+        &self,
+        _warmup: bool,
+        _budget: Duration,
+    ) -> Option<Result<ExternalSample, String>> {
+        Some(
+            self.run(self.setup.duration_ms * 1000)
+                .map(|r| ExternalSample {
+                    score: r.req_per_s_per_node(),
+                    unit: "req/s/node".to_string(),
+                    secondary: metrics(r.req_per_s_cluster(), r.nodes, &r.requesters, &r.stats),
+                }),
+        )
     }
 }
 
@@ -303,10 +407,16 @@ impl ThreadsTrial {
         let cluster = ThreadCluster::start(setup.protocol.protocol(), cfg)
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;
         let n = setup.cluster.nodes * setup.workload.requesters_per_node as usize;
-        let slots: Vec<_> = (0..n.max(1)).map(|_| Arc::new(Mutex::new(RequesterStats::default()))).collect();
+        let slots: Vec<_> = (0..n.max(1))
+            .map(|_| Arc::new(Mutex::new(RequesterStats::default())))
+            .collect();
         Ok(ThreadsTrial {
             acks: Mutex::new(AckLog::new(setup.cluster.keys)),
-            probe: ThreadsProbe { slots: slots.clone(), nodes: setup.cluster.nodes, stats: Mutex::new(None) },
+            probe: ThreadsProbe {
+                slots: slots.clone(),
+                nodes: setup.cluster.nodes,
+                stats: Mutex::new(None),
+            },
             slots,
             baseline: Mutex::new(NodeStats::default()),
             cluster,
@@ -317,7 +427,11 @@ impl ThreadsTrial {
 
 impl Trial for ThreadsTrial {
     fn verify(&self) -> Result<String, String> {
-        let acks = self.acks.lock().map_err(|_| "ack log poisoned".to_string())?.clone();
+        let acks = self
+            .acks
+            .lock()
+            .map_err(|_| "ack log poisoned".to_string())?
+            .clone();
         let (report, stats) = self.cluster.verify(&acks, Duration::from_secs(60))?;
         if let Ok(mut p) = self.probe.stats.lock() {
             *p = Some(self.cluster.stats().map_err(|e| e.to_string())?);
@@ -331,7 +445,11 @@ impl Trial for ThreadsTrial {
         let slot = Arc::clone(&self.slots[index % self.slots.len()]);
         Box::new(ThreadsWorker {
             client: self.cluster.client(node).ok(),
-            ops: OpGenerator::new(&self.setup.workload, self.setup.cluster.keys, self.setup.seed ^ (index as u64 + 1)),
+            ops: OpGenerator::new(
+                &self.setup.workload,
+                self.setup.cluster.keys,
+                self.setup.seed ^ (index as u64 + 1),
+            ),
             slot,
             trial: self,
             mismatches: 0,
@@ -464,7 +582,10 @@ mod tests {
 
     fn params(pairs: &[(&str, &str)]) -> Params {
         let mut p: Params = Params::from_pairs(
-            IspnPerf.params().into_iter().map(|s| (s.name.to_string(), s.defaults[0].clone())),
+            IspnPerf
+                .params()
+                .into_iter()
+                .map(|s| (s.name.to_string(), s.defaults[0].clone())),
         );
         for (k, v) in pairs {
             p.0.insert(k.to_string(), v.to_string());
@@ -475,17 +596,37 @@ mod tests {
     #[test]
     fn sim_iterations_verify_and_report_every_metric() {
         for protocol in ["lock-forwarding", "key-queue", "triangle"] {
-            let p = params(&[("protocol", protocol), ("nodes", "4"), ("requesters", "5"), ("duration_ms", "50")]);
+            let p = params(&[
+                ("protocol", protocol),
+                ("nodes", "4"),
+                ("requesters", "5"),
+                ("duration_ms", "50"),
+            ]);
             let groups = IspnPerf.groups(&p, 1);
             let trial = IspnPerf.setup(&p, &groups).unwrap();
             trial.verify().unwrap();
-            let sample = trial.run_iteration(false, Duration::from_secs(1)).unwrap().unwrap();
+            let sample = trial
+                .run_iteration(false, Duration::from_secs(1))
+                .unwrap()
+                .unwrap();
             assert!(sample.score > 0.0);
-            for name in ["req_per_s_cluster", "get.p99.9", "put.p50", "lock_timeouts", "reply_timeouts", "pool_rejections", "repl_queue_depth"] {
+            for name in [
+                "req_per_s_cluster",
+                "get.p99.9",
+                "put.p50",
+                "lock_timeouts",
+                "reply_timeouts",
+                "pool_rejections",
+                "repl_queue_depth",
+            ] {
                 assert!(sample.secondary.iter().any(|m| m.name == name), "{name}");
             }
-            let again = trial.run_iteration(false, Duration::from_secs(1)).unwrap().unwrap();
-            let values = |s: &ExternalSample| s.secondary.iter().map(|m| m.value).collect::<Vec<_>>();
+            let again = trial
+                .run_iteration(false, Duration::from_secs(1))
+                .unwrap()
+                .unwrap();
+            let values =
+                |s: &ExternalSample| s.secondary.iter().map(|m| m.value).collect::<Vec<_>>();
             assert_ne!(
                 (sample.score, values(&sample)),
                 (again.score, values(&again)),
@@ -497,7 +638,14 @@ mod tests {
 
     #[test]
     fn threads_driver_runs_workers_that_check_and_verify() {
-        let p = params(&[("driver", "threads"), ("nodes", "2"), ("requesters", "2"), ("link_latency_us", "100"), ("jitter_us", "50"), ("keys", "200")]);
+        let p = params(&[
+            ("driver", "threads"),
+            ("nodes", "2"),
+            ("requesters", "2"),
+            ("link_latency_us", "100"),
+            ("jitter_us", "50"),
+            ("keys", "200"),
+        ]);
         let groups = IspnPerf.groups(&p, 1);
         assert_eq!(groups, vec![GroupSpec::new("requesters", 4)]);
         let trial = IspnPerf.setup(&p, &groups).unwrap();
@@ -521,17 +669,33 @@ mod tests {
                 .collect();
             ops = hs.into_iter().map(|h| h.join().unwrap()).sum::<u64>();
         });
-        let m = probe.read(Window { nanos: 1_000_000_000, ops });
-        assert!(m.iter().any(|m| m.name == "put.p99" && m.value > 0.0), "{m:?}");
+        let m = probe.read(Window {
+            nanos: 1_000_000_000,
+            ops,
+        });
+        assert!(
+            m.iter().any(|m| m.name == "put.p99" && m.value > 0.0),
+            "{m:?}"
+        );
         let v = trial.verify().unwrap();
         assert!(v.contains("acked puts kept"), "{v}");
     }
 
     #[test]
     fn bad_params_are_rejected_with_the_valid_set() {
-        for (k, v) in [("protocol", "paxos"), ("driver", "gpu"), ("read_pct", "101"), ("num_owners", "11"), ("rejection", "drop")] {
+        for (k, v) in [
+            ("protocol", "paxos"),
+            ("driver", "gpu"),
+            ("read_pct", "101"),
+            ("num_owners", "11"),
+            ("rejection", "drop"),
+        ] {
             let p = params(&[(k, v)]);
-            let err = IspnPerf.setup(&p, &[]).err().map(|e| e.to_string()).unwrap_or_default();
+            let err = IspnPerf
+                .setup(&p, &[])
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
             assert!(!err.is_empty(), "{k}={v} accepted");
         }
     }
@@ -554,7 +718,10 @@ mod claim_figures {
                 assert_eq!(scenario, "replication/ispn_perf");
                 // The runner fills parameters a claim leaves out with their first default.
                 let mut params = Params::from_pairs(
-                    IspnPerf.params().into_iter().map(|s| (s.name.to_string(), s.defaults[0].clone())),
+                    IspnPerf
+                        .params()
+                        .into_iter()
+                        .map(|s| (s.name.to_string(), s.defaults[0].clone())),
                 );
                 params.0.extend(side.0);
                 let key = params.to_string();
@@ -563,9 +730,18 @@ mod claim_figures {
                 }
                 let trial = IspnPerf.setup(&params, &[]).unwrap();
                 let t = std::time::Instant::now();
-                let s = trial.run_iteration(false, Duration::from_secs(1)).unwrap().unwrap();
+                let s = trial
+                    .run_iteration(false, Duration::from_secs(1))
+                    .unwrap()
+                    .unwrap();
                 let wall = t.elapsed().as_secs_f64();
-                let get = |n: &str| s.secondary.iter().find(|m| m.name == n).map(|m| m.value).unwrap_or(-1.0);
+                let get = |n: &str| {
+                    s.secondary
+                        .iter()
+                        .find(|m| m.name == n)
+                        .map(|m| m.value)
+                        .unwrap_or(-1.0)
+                };
                 let line = format!(
                     "{:.0} req/s/node, lock_timeouts {}, reply_timeouts {}, pool_rejections {}, put p99 {} us, wall {wall:.1}s; {}",
                     s.score,

@@ -13,7 +13,11 @@ pub struct DataContainer {
 impl DataContainer {
     /// An empty container for keys `0..keys`.
     pub fn new(keys: u32) -> Self {
-        DataContainer { entries: vec![Versioned::default(); keys as usize], regressions: 0, applies: 0 }
+        DataContainer {
+            entries: vec![Versioned::default(); keys as usize],
+            regressions: 0,
+            applies: 0,
+        }
     }
 
     /// The entry of `key` (version 0 when absent or out of range).
@@ -68,7 +72,10 @@ mod tests {
     #[test]
     fn regressions_are_counted_and_newer_only_skips_old() {
         let mut d = DataContainer::new(4);
-        let e = |version| Versioned { version, value: version * 10 };
+        let e = |version| Versioned {
+            version,
+            value: version * 10,
+        };
         d.apply(1, e(2));
         d.apply(1, e(1));
         assert_eq!(d.regressions(), 1);

@@ -79,7 +79,9 @@ pub enum VerifyError {
         count: u64,
     },
     /// A Triangle backup's delivered sequence differs from the primary's sent sequence.
-    #[error("segment {segment}: primary {primary} sent seq {sent} but backup {backup} delivered {delivered}")]
+    #[error(
+        "segment {segment}: primary {primary} sent seq {sent} but backup {backup} delivered {delivered}"
+    )]
     SequenceGap {
         /// The segment.
         segment: u16,

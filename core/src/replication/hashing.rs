@@ -30,7 +30,10 @@ impl ConsistentHash {
             });
         }
         if num_owners == 0 || num_owners > nodes || num_owners > MAX_OWNERS {
-            return Err(ConfigError::BadOwners { num_owners, nodes: nodes.min(MAX_OWNERS) });
+            return Err(ConfigError::BadOwners {
+                num_owners,
+                nodes: nodes.min(MAX_OWNERS),
+            });
         }
         if num_segments == 0 || num_segments > u16::MAX as usize {
             return Err(ConfigError::OutOfRange {
@@ -39,7 +42,12 @@ impl ConsistentHash {
                 valid: "1..=65535",
             });
         }
-        Ok(ConsistentHash { nodes, num_owners, num_segments, topology_id: 1 })
+        Ok(ConsistentHash {
+            nodes,
+            num_owners,
+            num_segments,
+            topology_id: 1,
+        })
     }
 
     /// The number of members.
@@ -88,7 +96,10 @@ impl ConsistentHash {
         for (i, slot) in list.iter_mut().take(self.num_owners).enumerate() {
             *slot = ((primary + i) % self.nodes) as NodeId;
         }
-        Owners { list, len: self.num_owners as u8 }
+        Owners {
+            list,
+            len: self.num_owners as u8,
+        }
     }
 
     /// The primary owner of `key`.
@@ -156,8 +167,14 @@ mod tests {
 
     #[test]
     fn bad_owner_counts_are_rejected() {
-        assert!(matches!(ConsistentHash::new(2, 3, 256), Err(ConfigError::BadOwners { .. })));
-        assert!(matches!(ConsistentHash::new(2, 0, 256), Err(ConfigError::BadOwners { .. })));
+        assert!(matches!(
+            ConsistentHash::new(2, 3, 256),
+            Err(ConfigError::BadOwners { .. })
+        ));
+        assert!(matches!(
+            ConsistentHash::new(2, 0, 256),
+            Err(ConfigError::BadOwners { .. })
+        ));
         assert!(ConsistentHash::new(0, 1, 256).is_err());
     }
 }

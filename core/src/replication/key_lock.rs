@@ -48,7 +48,13 @@ impl KeyLockTable {
         self.acquisitions += 1;
         match self.entries.get_mut(&key) {
             None => {
-                self.entries.insert(key, LockEntry { holder: op, waiters: VecDeque::new() });
+                self.entries.insert(
+                    key,
+                    LockEntry {
+                        holder: op,
+                        waiters: VecDeque::new(),
+                    },
+                );
                 LockAttempt::Granted
             }
             Some(e) => {
@@ -81,7 +87,9 @@ impl KeyLockTable {
 
     /// Removes `op` from `key`'s waiters (its acquisition timed out); false if it was not waiting.
     pub fn cancel_wait(&mut self, key: Key, op: LockOwner) -> bool {
-        let Some(e) = self.entries.get_mut(&key) else { return false };
+        let Some(e) = self.entries.get_mut(&key) else {
+            return false;
+        };
         match e.waiters.iter().position(|&w| w == op) {
             Some(i) => {
                 e.waiters.remove(i);

@@ -29,7 +29,11 @@ impl WriteProtocol for KeyQueueProtocol {
         ProtocolKind::KeyQueue
     }
 
-    fn new_node(&self, node: u16, cfg: &ClusterConfig) -> Result<Box<dyn NodeMachine>, ConfigError> {
+    fn new_node(
+        &self,
+        node: u16,
+        cfg: &ClusterConfig,
+    ) -> Result<Box<dyn NodeMachine>, ConfigError> {
         let logic = KeyQueueLogic {
             queue: DeDupQueue::new(cfg.keys),
             in_flight: Slab::default(),
@@ -50,7 +54,11 @@ pub struct DeDupQueue {
 impl DeDupQueue {
     /// An empty queue for keys `0..keys`.
     pub fn new(keys: u32) -> Self {
-        DeDupQueue { fifo: VecDeque::new(), queued: vec![false; keys as usize], max_len: 0 }
+        DeDupQueue {
+            fifo: VecDeque::new(),
+            queued: vec![false; keys as usize],
+            max_len: 0,
+        }
     }
 
     /// Appends `key` unless it is already queued; returns whether it was added.
@@ -117,7 +125,9 @@ impl KeyQueueLogic {
                 pending: owners.backups().len() as u8,
                 deadline: (0, 0),
             });
-            let deadline = core.timeouts.add(now + core.cfg.reply_timeout_us, Deadline::Repl(wid));
+            let deadline = core
+                .timeouts
+                .add(now + core.cfg.reply_timeout_us, Deadline::Repl(wid));
             if let Some(b) = self.in_flight.get_mut(wid) {
                 b.deadline = deadline;
             }
@@ -131,11 +141,20 @@ impl KeyQueueLogic {
 impl ProtocolLogic for KeyQueueLogic {
     const KIND: ProtocolKind = ProtocolKind::KeyQueue;
 
-    fn client_get(&mut self, core: &mut NodeCore, now: u64, requester: u32, key: Key, out: &mut Vec<Output>) {
+    fn client_get(
+        &mut self,
+        core: &mut NodeCore,
+        now: u64,
+        requester: u32,
+        key: Key,
+        out: &mut Vec<Output>,
+    ) {
         let plan = if core.hash.primary(key) == core.id {
             GetPlan::Local
         } else {
-            GetPlan::Staggered { stagger_us: core.stagger_us() }
+            GetPlan::Staggered {
+                stagger_us: core.stagger_us(),
+            }
         };
         core.start_get(now, requester, key, plan, out);
     }
@@ -176,8 +195,12 @@ impl ProtocolLogic for KeyQueueLogic {
     }
 
     fn on_lock_granted(&mut self, core: &mut NodeCore, now: u64, op: u64, out: &mut Vec<Output>) {
-        let Some(entry) = core.apply_primary(op) else { return };
-        let Some(key) = core.ops.get(op).map(|o| o.key) else { return };
+        let Some(entry) = core.apply_primary(op) else {
+            return;
+        };
+        let Some(key) = core.ops.get(op).map(|o| o.key) else {
+            return;
+        };
         core.unlock(now, op);
         if core.hash.num_owners() > 1 {
             self.queue.push(key);
@@ -186,7 +209,14 @@ impl ProtocolLogic for KeyQueueLogic {
         self.pump(core, now, out);
     }
 
-    fn on_message(&mut self, core: &mut NodeCore, now: u64, from: NodeId, msg: Msg, out: &mut Vec<Output>) {
+    fn on_message(
+        &mut self,
+        core: &mut NodeCore,
+        now: u64,
+        from: NodeId,
+        msg: Msg,
+        out: &mut Vec<Output>,
+    ) {
         match msg {
             Msg::Replicate { wid, key, entry } => {
                 // Applying a newer entry never waits, so it runs on the delivering thread.
@@ -196,7 +226,9 @@ impl ProtocolLogic for KeyQueueLogic {
                 core.send(from, Msg::ReplicateAck { wid }, out);
             }
             Msg::ReplicateAck { wid } => {
-                let Some(b) = self.in_flight.get_mut(wid) else { return };
+                let Some(b) = self.in_flight.get_mut(wid) else {
+                    return;
+                };
                 b.pending = b.pending.saturating_sub(1);
                 if b.pending == 0 {
                     if let Some(b) = self.in_flight.remove(wid) {

@@ -5,10 +5,10 @@
 use std::collections::VecDeque;
 
 use super::error::ConfigError;
+use super::error::VerifyError;
 use super::message::{ClientOp, Input, NodeId, Outcome, Output};
 use super::node::ClusterConfig;
 use super::verifier::{AckLog, VerifyReport, verify};
-use super::error::VerifyError;
 use super::write_protocol::{NodeMachine, WriteProtocol, build_cluster};
 
 /// A cluster whose nodes all run on the calling thread.
@@ -22,7 +22,9 @@ pub struct LocalCluster {
 
 impl std::fmt::Debug for LocalCluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalCluster").field("nodes", &self.nodes.len()).finish()
+        f.debug_struct("LocalCluster")
+            .field("nodes", &self.nodes.len())
+            .finish()
     }
 }
 
@@ -50,7 +52,9 @@ impl LocalCluster {
         while let Some((at, o)) = self.pending.pop_front() {
             match o {
                 Output::Send { to, msg } => {
-                    let Some(n) = self.nodes.get_mut(to as usize) else { continue };
+                    let Some(n) = self.nodes.get_mut(to as usize) else {
+                        continue;
+                    };
                     n.handle(now, Input::Message { from: at, msg }, &mut self.out);
                     self.pending.extend(self.out.drain(..).map(|o| (to, o)));
                 }
@@ -91,14 +95,25 @@ mod tests {
     #[test]
     fn every_protocol_reads_its_writes_from_every_node() {
         for kind in ProtocolKind::ALL {
-            let cfg = ClusterConfig { nodes: 4, keys: 40, ..ClusterConfig::default() };
+            let cfg = ClusterConfig {
+                nodes: 4,
+                keys: 40,
+                ..ClusterConfig::default()
+            };
             let mut c = LocalCluster::new(kind.protocol(), &cfg).unwrap();
             for key in 0..40u32 {
                 let value = (key as u64) << 32 | 5;
                 let expected = Versioned { version: 1, value };
-                assert_eq!(c.call(1, ClientOp::Put(key, value)), Some(Outcome::Put(expected)));
+                assert_eq!(
+                    c.call(1, ClientOp::Put(key, value)),
+                    Some(Outcome::Put(expected))
+                );
                 for n in 0..4 {
-                    assert_eq!(c.call(n, ClientOp::Get(key)), Some(Outcome::Got(expected)), "{kind:?}");
+                    assert_eq!(
+                        c.call(n, ClientOp::Get(key)),
+                        Some(Outcome::Got(expected)),
+                        "{kind:?}"
+                    );
                 }
             }
             let r = c.verify().unwrap();

@@ -25,8 +25,15 @@ impl WriteProtocol for LockForwardingProtocol {
         ProtocolKind::LockForwarding
     }
 
-    fn new_node(&self, node: u16, cfg: &ClusterConfig) -> Result<Box<dyn NodeMachine>, ConfigError> {
-        Ok(Box::new(Node::new(NodeCore::new(node, cfg)?, LockForwardingLogic)))
+    fn new_node(
+        &self,
+        node: u16,
+        cfg: &ClusterConfig,
+    ) -> Result<Box<dyn NodeMachine>, ConfigError> {
+        Ok(Box::new(Node::new(
+            NodeCore::new(node, cfg)?,
+            LockForwardingLogic,
+        )))
     }
 }
 
@@ -38,12 +45,25 @@ impl ProtocolLogic for LockForwardingLogic {
 
     fn is_command(msg: &Msg) -> bool {
         // The backup write is a synchronous remote command: it needs a pool slot at the backup.
-        matches!(msg, Msg::Get { .. } | Msg::Put { .. } | Msg::BackupWrite { .. })
+        matches!(
+            msg,
+            Msg::Get { .. } | Msg::Put { .. } | Msg::BackupWrite { .. }
+        )
     }
 
-    fn client_get(&mut self, core: &mut NodeCore, now: u64, requester: u32, key: Key, out: &mut Vec<Output>) {
-        let plan =
-            if core.hash.owners(key).contains(core.id) { GetPlan::Local } else { GetPlan::AllOwners };
+    fn client_get(
+        &mut self,
+        core: &mut NodeCore,
+        now: u64,
+        requester: u32,
+        key: Key,
+        out: &mut Vec<Output>,
+    ) {
+        let plan = if core.hash.owners(key).contains(core.id) {
+            GetPlan::Local
+        } else {
+            GetPlan::AllOwners
+        };
         core.start_get(now, requester, key, plan, out);
     }
 
@@ -78,7 +98,9 @@ impl ProtocolLogic for LockForwardingLogic {
             Msg::Put { rid, key, value } => {
                 core.begin_primary_put(now, Origin::Remote { from, rid }, key, value, Some(slot));
             }
-            Msg::BackupWrite { rid, key, entry, .. } => {
+            Msg::BackupWrite {
+                rid, key, entry, ..
+            } => {
                 // Deviation: upstream backups applied whatever arrived; ours apply only a newer
                 // version, so a backup write that arrives after its primary gave up waiting (reply
                 // timeout) cannot overwrite a later one and the verifier can hold this protocol to
@@ -94,8 +116,12 @@ impl ProtocolLogic for LockForwardingLogic {
     }
 
     fn on_lock_granted(&mut self, core: &mut NodeCore, now: u64, op: u64, out: &mut Vec<Output>) {
-        let Some(entry) = core.apply_primary(op) else { return };
-        let Some(key) = core.ops.get(op).map(|o| o.key) else { return };
+        let Some(entry) = core.apply_primary(op) else {
+            return;
+        };
+        let Some(key) = core.ops.get(op).map(|o| o.key) else {
+            return;
+        };
         let owners = core.hash.owners(key);
         let backups = owners.backups();
         if backups.is_empty() {
@@ -108,13 +134,32 @@ impl ProtocolLogic for LockForwardingLogic {
         core.arm_op_deadline(now, op, Deadline::Backup(op));
         for &b in backups {
             let seq = Default::default();
-            core.send(b, Msg::BackupWrite { rid: op, origin: core.id, key, entry, seq }, out);
+            core.send(
+                b,
+                Msg::BackupWrite {
+                    rid: op,
+                    origin: core.id,
+                    key,
+                    entry,
+                    seq,
+                },
+                out,
+            );
         }
     }
 
-    fn on_message(&mut self, core: &mut NodeCore, now: u64, _from: NodeId, msg: Msg, out: &mut Vec<Output>) {
+    fn on_message(
+        &mut self,
+        core: &mut NodeCore,
+        now: u64,
+        _from: NodeId,
+        msg: Msg,
+        out: &mut Vec<Output>,
+    ) {
         if let Msg::BackupReply { rid: op } = msg {
-            let Some(o) = core.ops.get_mut(op) else { return };
+            let Some(o) = core.ops.get_mut(op) else {
+                return;
+            };
             o.pending = o.pending.saturating_sub(1);
             if o.pending == 0 {
                 let version = o.entry.version;
@@ -125,7 +170,9 @@ impl ProtocolLogic for LockForwardingLogic {
 
     fn on_deadline(&mut self, core: &mut NodeCore, now: u64, d: Deadline, out: &mut Vec<Output>) {
         if let Deadline::Backup(op) = d {
-            let Some(o) = core.ops.get_mut(op) else { return };
+            let Some(o) = core.ops.get_mut(op) else {
+                return;
+            };
             o.deadline = None;
             core.stats.backup_timeouts += 1;
             // The primary has applied; the backup write is still in flight and will be applied

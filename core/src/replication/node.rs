@@ -12,7 +12,9 @@ use super::data_container::DataContainer;
 use super::error::ConfigError;
 use super::hashing::{ConsistentHash, Owners};
 use super::key_lock::{KeyLockTable, LockAttempt};
-use super::message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, PutResult, Versioned};
+use super::message::{
+    ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, PutResult, Versioned,
+};
 use super::pool::{Pool, RejectionPolicy, SlotKind};
 use super::timeouts::{Deadline, DeadlineKey, Timeouts};
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind};
@@ -64,16 +66,32 @@ impl ClusterConfig {
     /// Checks the settings and builds the consistent hash.
     pub fn hash(&self) -> Result<ConsistentHash, ConfigError> {
         if self.keys == 0 {
-            return Err(ConfigError::OutOfRange { name: "keys", value: 0, valid: ">= 1" });
+            return Err(ConfigError::OutOfRange {
+                name: "keys",
+                value: 0,
+                valid: ">= 1",
+            });
         }
         if self.pool_size == 0 {
-            return Err(ConfigError::OutOfRange { name: "pool_size", value: 0, valid: ">= 1" });
+            return Err(ConfigError::OutOfRange {
+                name: "pool_size",
+                value: 0,
+                valid: ">= 1",
+            });
         }
         if self.repl_window == 0 {
-            return Err(ConfigError::OutOfRange { name: "repl_window", value: 0, valid: ">= 1" });
+            return Err(ConfigError::OutOfRange {
+                name: "repl_window",
+                value: 0,
+                valid: ">= 1",
+            });
         }
         if self.reply_timeout_us == 0 {
-            return Err(ConfigError::OutOfRange { name: "reply_timeout_us", value: 0, valid: ">= 1" });
+            return Err(ConfigError::OutOfRange {
+                name: "reply_timeout_us",
+                value: 0,
+                valid: ">= 1",
+            });
         }
         ConsistentHash::new(self.nodes, self.num_owners, self.num_segments)
     }
@@ -110,8 +128,16 @@ pub(crate) struct PrimaryOp {
 
 #[derive(Debug)]
 enum ClientKind {
-    Get { owners: Owners, next: u8, stagger: Option<DeadlineKey> },
-    Put { result: Option<PutResult>, acks_needed: u8, acks: u8 },
+    Get {
+        owners: Owners,
+        next: u8,
+        stagger: Option<DeadlineKey>,
+    },
+    Put {
+        result: Option<PutResult>,
+        acks_needed: u8,
+        acks: u8,
+    },
 }
 
 #[derive(Debug)]
@@ -207,7 +233,11 @@ impl NodeCore {
         let stagger_us = match plan {
             GetPlan::Local => {
                 let entry = self.data.get(key);
-                out.push(Output::Reply { requester, op, outcome: Outcome::Got(entry) });
+                out.push(Output::Reply {
+                    requester,
+                    op,
+                    outcome: Outcome::Got(entry),
+                });
                 return;
             }
             GetPlan::AllOwners => None,
@@ -218,9 +248,15 @@ impl NodeCore {
             requester,
             op,
             deadline: (0, 0),
-            kind: ClientKind::Get { owners, next: 0, stagger: None },
+            kind: ClientKind::Get {
+                owners,
+                next: 0,
+                stagger: None,
+            },
         });
-        let deadline = self.timeouts.add(now + self.cfg.reply_timeout_us, Deadline::Client(rid));
+        let deadline = self
+            .timeouts
+            .add(now + self.cfg.reply_timeout_us, Deadline::Client(rid));
         match stagger_us {
             None => {
                 for &o in owners.all() {
@@ -228,7 +264,11 @@ impl NodeCore {
                 }
                 if let Some(c) = self.clients.get_mut(rid) {
                     c.deadline = deadline;
-                    c.kind = ClientKind::Get { owners, next: owners.all().len() as u8, stagger: None };
+                    c.kind = ClientKind::Get {
+                        owners,
+                        next: owners.all().len() as u8,
+                        stagger: None,
+                    };
                 }
             }
             Some(stagger_us) => {
@@ -236,7 +276,11 @@ impl NodeCore {
                     .then(|| self.timeouts.add(now + stagger_us, Deadline::Stagger(rid)));
                 if let Some(c) = self.clients.get_mut(rid) {
                     c.deadline = deadline;
-                    c.kind = ClientKind::Get { owners, next: 1, stagger };
+                    c.kind = ClientKind::Get {
+                        owners,
+                        next: 1,
+                        stagger,
+                    };
                 }
                 self.send(owners.primary(), Msg::Get { rid, key }, out);
             }
@@ -246,8 +290,17 @@ impl NodeCore {
     /// A staggered get's delay passed: ask the next owner too.
     fn on_stagger(&mut self, now: u64, rid: u64, out: &mut Vec<Output>) {
         let stagger_us = self.stagger_us();
-        let Some(c) = self.clients.get_mut(rid) else { return };
-        let ClientKind::Get { owners, next, stagger } = &mut c.kind else { return };
+        let Some(c) = self.clients.get_mut(rid) else {
+            return;
+        };
+        let ClientKind::Get {
+            owners,
+            next,
+            stagger,
+        } = &mut c.kind
+        else {
+            return;
+        };
         let key = match c.op {
             ClientOp::Get(k) => k,
             ClientOp::Put(k, _) => k,
@@ -261,8 +314,10 @@ impl NodeCore {
         *stagger = None;
         if more {
             let k = self.timeouts.add(now + stagger_us, Deadline::Stagger(rid));
-            if let Some(ClientState { kind: ClientKind::Get { stagger, .. }, .. }) =
-                self.clients.get_mut(rid)
+            if let Some(ClientState {
+                kind: ClientKind::Get { stagger, .. },
+                ..
+            }) = self.clients.get_mut(rid)
             {
                 *stagger = Some(k);
             }
@@ -277,16 +332,25 @@ impl NodeCore {
     }
 
     fn on_get_reply(&mut self, rid: u64, entry: Versioned, out: &mut Vec<Output>) {
-        let Some(c) = self.clients.get(rid) else { return };
+        let Some(c) = self.clients.get(rid) else {
+            return;
+        };
         if !matches!(c.kind, ClientKind::Get { .. }) {
             return;
         }
         if let Some(c) = self.clients.remove(rid) {
             self.timeouts.cancel(c.deadline);
-            if let ClientKind::Get { stagger: Some(k), .. } = c.kind {
+            if let ClientKind::Get {
+                stagger: Some(k), ..
+            } = c.kind
+            {
                 self.timeouts.cancel(k);
             }
-            out.push(Output::Reply { requester: c.requester, op: c.op, outcome: Outcome::Got(entry) });
+            out.push(Output::Reply {
+                requester: c.requester,
+                op: c.op,
+                outcome: Outcome::Got(entry),
+            });
         }
     }
 
@@ -304,9 +368,15 @@ impl NodeCore {
             requester,
             op: ClientOp::Put(key, value),
             deadline: (0, 0),
-            kind: ClientKind::Put { result: None, acks_needed, acks: 0 },
+            kind: ClientKind::Put {
+                result: None,
+                acks_needed,
+                acks: 0,
+            },
         });
-        let deadline = self.timeouts.add(now + self.cfg.reply_timeout_us, Deadline::Client(rid));
+        let deadline = self
+            .timeouts
+            .add(now + self.cfg.reply_timeout_us, Deadline::Client(rid));
         if let Some(c) = self.clients.get_mut(rid) {
             c.deadline = deadline;
         }
@@ -315,7 +385,9 @@ impl NodeCore {
 
     /// The primary's result for request `rid` arrived.
     pub(crate) fn put_result(&mut self, rid: u64, result: PutResult, out: &mut Vec<Output>) {
-        let Some(c) = self.clients.get_mut(rid) else { return };
+        let Some(c) = self.clients.get_mut(rid) else {
+            return;
+        };
         if let ClientKind::Put { result: r, .. } = &mut c.kind {
             *r = Some(result);
         }
@@ -324,7 +396,9 @@ impl NodeCore {
 
     /// A backup acked request `rid` (Triangle).
     pub(crate) fn put_ack(&mut self, rid: u64, out: &mut Vec<Output>) {
-        let Some(c) = self.clients.get_mut(rid) else { return };
+        let Some(c) = self.clients.get_mut(rid) else {
+            return;
+        };
         if let ClientKind::Put { acks, .. } = &mut c.kind {
             *acks += 1;
         }
@@ -332,8 +406,17 @@ impl NodeCore {
     }
 
     fn try_complete_put(&mut self, rid: u64, out: &mut Vec<Output>) {
-        let Some(c) = self.clients.get(rid) else { return };
-        let ClientKind::Put { result: Some(result), acks_needed, acks } = c.kind else { return };
+        let Some(c) = self.clients.get(rid) else {
+            return;
+        };
+        let ClientKind::Put {
+            result: Some(result),
+            acks_needed,
+            acks,
+        } = c.kind
+        else {
+            return;
+        };
         // A failed write sent no backup writes, so it completes without acks.
         if result.is_ok() && acks < acks_needed {
             return;
@@ -341,17 +424,26 @@ impl NodeCore {
         if let Some(c) = self.clients.remove(rid) {
             self.timeouts.cancel(c.deadline);
             let outcome = match (result, c.op) {
-                (Ok(version), ClientOp::Put(_, value)) => Outcome::Put(Versioned { version, value }),
+                (Ok(version), ClientOp::Put(_, value)) => {
+                    Outcome::Put(Versioned { version, value })
+                }
                 (Ok(_), ClientOp::Get(_)) => return,
                 (Err(e), _) => Outcome::Failed(e),
             };
-            out.push(Output::Reply { requester: c.requester, op: c.op, outcome });
+            out.push(Output::Reply {
+                requester: c.requester,
+                op: c.op,
+                outcome,
+            });
         }
     }
 
     fn client_timeout(&mut self, rid: u64, out: &mut Vec<Output>) {
         if let Some(c) = self.clients.remove(rid) {
-            if let ClientKind::Get { stagger: Some(k), .. } = c.kind {
+            if let ClientKind::Get {
+                stagger: Some(k), ..
+            } = c.kind
+            {
                 self.timeouts.cancel(k);
             }
             self.stats.reply_timeouts += 1;
@@ -388,7 +480,9 @@ impl NodeCore {
         match self.locks.lock(key, op) {
             LockAttempt::Granted => self.work.push_back(Work::LockGranted(op)),
             LockAttempt::Queued(_) => {
-                let k = self.timeouts.add(now + self.cfg.lock_timeout_us, Deadline::Lock(op));
+                let k = self
+                    .timeouts
+                    .add(now + self.cfg.lock_timeout_us, Deadline::Lock(op));
                 if let Some(o) = self.ops.get_mut(op) {
                     o.deadline = Some(k);
                 }
@@ -411,7 +505,10 @@ impl NodeCore {
     /// Applies `op`'s value at the next version of its key and returns the entry.
     pub(crate) fn apply_primary(&mut self, op: u64) -> Option<Versioned> {
         let o = self.ops.get_mut(op)?;
-        let entry = Versioned { version: self.data.get(o.key).version + 1, value: o.value };
+        let entry = Versioned {
+            version: self.data.get(o.key).version + 1,
+            value: o.value,
+        };
         o.entry = entry;
         self.data.apply(o.key, entry);
         Some(entry)
@@ -419,7 +516,9 @@ impl NodeCore {
 
     /// Releases `op`'s key lock, handing it to the next waiter.
     pub(crate) fn unlock(&mut self, now: u64, op: u64) {
-        let Some(o) = self.ops.get_mut(op) else { return };
+        let Some(o) = self.ops.get_mut(op) else {
+            return;
+        };
         if !o.locked {
             return;
         }
@@ -478,7 +577,11 @@ impl NodeCore {
             return Some(format!("{} keys locked", self.locks.locked_keys()));
         }
         if self.pool.busy() > 0 || self.pool.queued() > 0 {
-            return Some(format!("pool busy {} queued {}", self.pool.busy(), self.pool.queued()));
+            return Some(format!(
+                "pool busy {} queued {}",
+                self.pool.busy(),
+                self.pool.queued()
+            ));
         }
         None
     }
@@ -510,7 +613,14 @@ pub(crate) trait ProtocolLogic: Send + 'static {
     }
 
     /// A requester of this node issues a get.
-    fn client_get(&mut self, core: &mut NodeCore, now: u64, requester: u32, key: Key, out: &mut Vec<Output>);
+    fn client_get(
+        &mut self,
+        core: &mut NodeCore,
+        now: u64,
+        requester: u32,
+        key: Key,
+        out: &mut Vec<Output>,
+    );
 
     /// A requester of this node issues a put.
     fn client_put(
@@ -538,7 +648,14 @@ pub(crate) trait ProtocolLogic: Send + 'static {
     fn on_lock_granted(&mut self, core: &mut NodeCore, now: u64, op: u64, out: &mut Vec<Output>);
 
     /// A non-command message the shared half does not handle.
-    fn on_message(&mut self, core: &mut NodeCore, now: u64, from: NodeId, msg: Msg, out: &mut Vec<Output>);
+    fn on_message(
+        &mut self,
+        core: &mut NodeCore,
+        now: u64,
+        from: NodeId,
+        msg: Msg,
+        out: &mut Vec<Output>,
+    );
 
     /// A protocol deadline (`Backup` or `Repl`) expired.
     fn on_deadline(&mut self, core: &mut NodeCore, now: u64, d: Deadline, out: &mut Vec<Output>);
@@ -611,14 +728,23 @@ impl<L: ProtocolLogic> Node<L> {
         }
     }
 
-    fn run_command(&mut self, now: u64, slot: SlotKind, from: NodeId, msg: Msg, out: &mut Vec<Output>) {
+    fn run_command(
+        &mut self,
+        now: u64,
+        slot: SlotKind,
+        from: NodeId,
+        msg: Msg,
+        out: &mut Vec<Output>,
+    ) {
         match msg {
             Msg::Get { rid, key } => {
                 let entry = self.core.data.get(key);
                 self.core.send(from, Msg::GetReply { rid, entry }, out);
                 self.core.pool.release(slot);
             }
-            _ => self.logic.on_command(&mut self.core, now, slot, from, msg, out),
+            _ => self
+                .logic
+                .on_command(&mut self.core, now, slot, from, msg, out),
         }
     }
 
@@ -627,12 +753,15 @@ impl<L: ProtocolLogic> Node<L> {
             Deadline::Client(rid) => self.core.client_timeout(rid, out),
             Deadline::Stagger(rid) => self.core.on_stagger(now, rid, out),
             Deadline::Lock(op) => {
-                let Some(o) = self.core.ops.get_mut(op) else { return };
+                let Some(o) = self.core.ops.get_mut(op) else {
+                    return;
+                };
                 o.deadline = None;
                 let key = o.key;
                 if self.core.locks.cancel_wait(key, op) {
                     self.core.stats.lock_timeouts += 1;
-                    self.core.finish_primary_put(now, op, Err(OpError::LockTimeout), out);
+                    self.core
+                        .finish_primary_put(now, op, Err(OpError::LockTimeout), out);
                 }
             }
             Deadline::Backup(_) | Deadline::Repl(_) => {
@@ -650,9 +779,13 @@ impl<L: ProtocolLogic> NodeMachine for Node<L> {
     fn handle(&mut self, now: u64, input: Input, out: &mut Vec<Output>) {
         match input {
             Input::Client { requester, op } => match op {
-                ClientOp::Get(key) => self.logic.client_get(&mut self.core, now, requester, key, out),
+                ClientOp::Get(key) => {
+                    self.logic
+                        .client_get(&mut self.core, now, requester, key, out)
+                }
                 ClientOp::Put(key, value) => {
-                    self.logic.client_put(&mut self.core, now, requester, key, value, out)
+                    self.logic
+                        .client_put(&mut self.core, now, requester, key, value, out)
                 }
             },
             Input::Message { from, msg } => self.core.work.push_back(Work::Msg(from, msg)),

@@ -188,7 +188,10 @@ mod tests {
         assert!(matches!(p.admit(2), Ok((SlotKind::Oob, _))));
         assert!(matches!(p.admit(3), Err(Some(3))));
         assert_eq!(p.rejections(), 1);
-        assert!(!p.can_deliver(), "every OOB thread is busy: even a reply is dropped");
+        assert!(
+            !p.can_deliver(),
+            "every OOB thread is busy: even a reply is dropped"
+        );
         assert_eq!(p.rejections(), 2);
         assert_eq!(p.busy(), 2);
     }
@@ -198,7 +201,10 @@ mod tests {
         let mut p = Pool::new(1, 5, RejectionPolicy::Abort);
         assert!(p.admit(1).is_ok());
         assert!(matches!(p.admit(2), Err(Some(2))));
-        assert_eq!("abort".parse::<RejectionPolicy>(), Ok(RejectionPolicy::Abort));
+        assert_eq!(
+            "abort".parse::<RejectionPolicy>(),
+            Ok(RejectionPolicy::Abort)
+        );
         assert!("drop".parse::<RejectionPolicy>().is_err());
     }
 }

@@ -9,9 +9,20 @@ use super::{ClusterConfig, ProtocolKind, RejectionPolicy, WriteProtocol};
 
 fn small(seed: u64) -> SimConfig {
     SimConfig {
-        cluster: ClusterConfig { nodes: 5, keys: 200, ..ClusterConfig::default() },
-        network: NetworkConfig { latency_us: 500, jitter_us: 400, ..NetworkConfig::default() },
-        workload: WorkloadConfig { requesters_per_node: 8, ..WorkloadConfig::default() },
+        cluster: ClusterConfig {
+            nodes: 5,
+            keys: 200,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 500,
+            jitter_us: 400,
+            ..NetworkConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 8,
+            ..WorkloadConfig::default()
+        },
         duration_us: 200_000,
         start_spread_us: 1_000,
         seed,
@@ -26,7 +37,11 @@ fn assert_verified(r: &SimReport) {
     if let Err(e) = &r.verify {
         panic!("{:?}: verifier failed: {e}\n{r:#?}", r.protocol);
     }
-    assert_eq!(r.requesters.bad_reads, 0, "{:?}: a get returned a value of another key", r.protocol);
+    assert_eq!(
+        r.requesters.bad_reads, 0,
+        "{:?}: a get returned a value of another key",
+        r.protocol
+    );
 }
 
 /// A plain run completes operations and verifies.
@@ -35,7 +50,11 @@ fn check_plain_run_verifies(p: &dyn WriteProtocol) {
     assert_verified(&r);
     assert!(r.requesters.puts.count() > 100, "{r:#?}");
     assert!(r.requesters.gets.count() > 400, "{r:#?}");
-    assert_eq!(r.stats.lock_timeouts + r.requesters.failed_reply, 0, "{r:#?}");
+    assert_eq!(
+        r.stats.lock_timeouts + r.requesters.failed_reply,
+        0,
+        "{r:#?}"
+    );
     assert!(r.verify.as_ref().is_ok_and(|v| v.keys_written > 50));
     // Lock-hold spans: only lock forwarding holds a key lock across a network wait (a backup
     // round trip is at least 2 x 500 µs here); the others hold it for no virtual time at all.
@@ -92,12 +111,19 @@ fn check_timeouts_are_counted_and_verify(p: &dyn WriteProtocol) {
     assert!(failures > 0, "{r:#?}");
     // The requesters' failures inside the window are a subset of what the nodes counted.
     assert!(r.requesters.failed_lock <= r.stats.lock_timeouts, "{r:#?}");
-    assert!(r.requesters.failed_reply <= r.stats.reply_timeouts + r.stats.backup_timeouts, "{r:#?}");
+    assert!(
+        r.requesters.failed_reply <= r.stats.reply_timeouts + r.stats.backup_timeouts,
+        "{r:#?}"
+    );
 }
 
 /// Tiny pools under every rejection policy: rejections are counted and the verifier passes.
 fn check_pool_policies_verify(p: &dyn WriteProtocol) {
-    for policy in [RejectionPolicy::Block, RejectionPolicy::Abort, RejectionPolicy::CallerRuns] {
+    for policy in [
+        RejectionPolicy::Block,
+        RejectionPolicy::Abort,
+        RejectionPolicy::CallerRuns,
+    ] {
         let mut cfg = small(5);
         cfg.cluster.pool_size = 2;
         cfg.cluster.oob_pool_size = 1;
@@ -128,15 +154,28 @@ fn check_single_owner(p: &dyn WriteProtocol) {
 fn check_read_your_write(p: &dyn WriteProtocol) {
     use super::local::LocalCluster;
     use super::message::Outcome;
-    let cfg = ClusterConfig { nodes: 4, keys: 50, ..ClusterConfig::default() };
+    let cfg = ClusterConfig {
+        nodes: 4,
+        keys: 50,
+        ..ClusterConfig::default()
+    };
     let mut c = LocalCluster::new(p, &cfg).expect("config");
     for key in 0..50u32 {
         let value = (key as u64) << 32 | 9;
         let expected = Versioned { version: 1, value };
-        assert_eq!(c.call(1, ClientOp::Put(key, value)), Some(Outcome::Put(expected)));
+        assert_eq!(
+            c.call(1, ClientOp::Put(key, value)),
+            Some(Outcome::Put(expected))
+        );
         assert_eq!(c.call(3, ClientOp::Get(key)), Some(Outcome::Got(expected)));
-        let again = Versioned { version: 2, value: value + 1 };
-        assert_eq!(c.call(2, ClientOp::Put(key, value + 1)), Some(Outcome::Put(again)));
+        let again = Versioned {
+            version: 2,
+            value: value + 1,
+        };
+        assert_eq!(
+            c.call(2, ClientOp::Put(key, value + 1)),
+            Some(Outcome::Put(again))
+        );
         assert_eq!(c.call(1, ClientOp::Get(key)), Some(Outcome::Got(again)));
     }
     c.verify().expect("verifies");
@@ -145,8 +184,16 @@ fn check_read_your_write(p: &dyn WriteProtocol) {
 /// The hot-key backlog: 100 writers on one key, 1.5 ms links (a 3 ms backup round trip).
 fn hot_key_backlog(p: &dyn WriteProtocol) -> SimReport {
     let cfg = SimConfig {
-        cluster: ClusterConfig { nodes: 2, keys: 10, ..ClusterConfig::default() },
-        network: NetworkConfig { latency_us: 1_500, jitter_us: 0, ..NetworkConfig::default() },
+        cluster: ClusterConfig {
+            nodes: 2,
+            keys: 10,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 1_500,
+            jitter_us: 0,
+            ..NetworkConfig::default()
+        },
         workload: WorkloadConfig {
             requesters_per_node: 100,
             requester_nodes: Some(1),
@@ -172,14 +219,22 @@ fn check_threads_concurrent(p: &dyn WriteProtocol) {
     use super::threads::{ThreadCluster, ThreadsConfig};
     use super::workload::OpGenerator;
     let cfg = ThreadsConfig {
-        cluster: ClusterConfig { nodes: 3, keys: 100, ..ClusterConfig::default() },
+        cluster: ClusterConfig {
+            nodes: 3,
+            keys: 100,
+            ..ClusterConfig::default()
+        },
         latency_us: 100,
         jitter_us: 100,
         ..ThreadsConfig::default()
     };
     let keys = cfg.cluster.keys;
     let cluster = ThreadCluster::start(p, cfg).expect("config");
-    let workload = WorkloadConfig { hot_key_pct: 50, read_pct: 50, ..WorkloadConfig::default() };
+    let workload = WorkloadConfig {
+        hot_key_pct: 50,
+        read_pct: 50,
+        ..WorkloadConfig::default()
+    };
     let logs: Vec<_> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..6u64)
             .map(|i| {
@@ -198,14 +253,18 @@ fn check_threads_concurrent(p: &dyn WriteProtocol) {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("requester")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("requester"))
+            .collect()
     });
     let mut acks = super::AckLog::new(keys);
     for l in &logs {
         acks.merge(l);
     }
-    let (report, stats) =
-        cluster.verify(&acks, std::time::Duration::from_secs(20)).expect("verifies");
+    let (report, stats) = cluster
+        .verify(&acks, std::time::Duration::from_secs(20))
+        .expect("verifies");
     assert!(report.acked_writes > 100, "{report}");
     assert_eq!(stats.regressions, 0);
 }
@@ -260,10 +319,17 @@ fn hot_key_backlog_is_about_300ms_under_lock_forwarding_only() {
     // Each writer holds the lock for one 3 ms backup round trip, so the last of 100 waits for
     // the 99 before it: about 300 ms of virtual time.
     let last = lf.requesters.puts.max();
-    assert!((297_000..=306_000).contains(&last), "last put after {last} µs");
+    assert!(
+        (297_000..=306_000).contains(&last),
+        "last put after {last} µs"
+    );
     for p in [ProtocolKind::KeyQueue, ProtocolKind::Triangle] {
         let r = hot_key_backlog(p.protocol());
-        assert!(r.requesters.puts.max() <= 6_000, "{p:?}: {}", r.requesters.puts.max());
+        assert!(
+            r.requesters.puts.max() <= 6_000,
+            "{p:?}: {}",
+            r.requesters.puts.max()
+        );
     }
 }
 
@@ -272,11 +338,22 @@ fn hot_key_backlog_is_about_300ms_under_lock_forwarding_only() {
 #[test]
 #[ignore = "large: 100 nodes x 100 requesters"]
 fn ispn_dist_sync_figures() {
-    let secs: u64 = std::env::var("SIM_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
-    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|s| s.parse().ok()).unwrap_or(d);
+    let secs: u64 = std::env::var("SIM_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(d)
+    };
     let owners = env("SIM_OWNERS", 2) as usize;
     let only = std::env::var("SIM_ONLY").unwrap_or_default();
-    for kind in ProtocolKind::ALL.into_iter().filter(|k| only.is_empty() || k.id() == only) {
+    for kind in ProtocolKind::ALL
+        .into_iter()
+        .filter(|k| only.is_empty() || k.id() == only)
+    {
         let cfg = SimConfig {
             cluster: ClusterConfig {
                 nodes: 100,

@@ -54,7 +54,11 @@ impl Timeouts {
     /// The earliest deadline due at `now`, removed.
     pub fn pop_expired(&mut self, now: u64) -> Option<Deadline> {
         let entry = self.map.first_entry()?;
-        if entry.key().0 <= now { Some(entry.remove()) } else { None }
+        if entry.key().0 <= now {
+            Some(entry.remove())
+        } else {
+            None
+        }
     }
 
     /// A new wake-up time for the driver, when the earliest deadline is earlier than the armed one.

@@ -15,7 +15,9 @@
 
 /// The primary's topology is older than the segment's sender state: retry in the next topology.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("topology {given} is older than the sequencer's topology {current}: retry in the next topology")]
+#[error(
+    "topology {given} is older than the sequencer's topology {current}: retry in the next topology"
+)]
 pub struct OutdatedTopology {
     /// The topology the caller used.
     pub given: u32,
@@ -33,7 +35,12 @@ struct TriangleSequencer {
 
 impl Default for TriangleSequencer {
     fn default() -> Self {
-        TriangleSequencer { sender_topology: -1, sender_seq: 1, receiver_topology: -1, receiver_seq: 1 }
+        TriangleSequencer {
+            sender_topology: -1,
+            sender_seq: 1,
+            receiver_topology: -1,
+            receiver_seq: 1,
+        }
     }
 }
 
@@ -46,13 +53,18 @@ pub struct TriangleOrderManager {
 impl TriangleOrderManager {
     /// Sequencers for `num_segments` segments.
     pub fn new(num_segments: usize) -> Self {
-        TriangleOrderManager { segments: vec![TriangleSequencer::default(); num_segments] }
+        TriangleOrderManager {
+            segments: vec![TriangleSequencer::default(); num_segments],
+        }
     }
 
     /// The next sequence number for a write to `segment` in topology `topology` (primary side).
     pub fn next(&mut self, segment: u16, topology: u32) -> Result<u64, OutdatedTopology> {
         let Some(s) = self.segments.get_mut(segment as usize) else {
-            return Err(OutdatedTopology { given: topology, current: i64::MAX });
+            return Err(OutdatedTopology {
+                given: topology,
+                current: i64::MAX,
+            });
         };
         let t = topology as i64;
         if t == s.sender_topology {
@@ -64,14 +76,19 @@ impl TriangleOrderManager {
             s.sender_seq = 2;
             Ok(1)
         } else {
-            Err(OutdatedTopology { given: topology, current: s.sender_topology })
+            Err(OutdatedTopology {
+                given: topology,
+                current: s.sender_topology,
+            })
         }
     }
 
     /// Whether the write `(segment, seq, topology)` may be applied now at this backup, whose cache
     /// topology is `cache_topology`.
     pub fn is_next(&mut self, segment: u16, seq: u64, topology: u32, cache_topology: u32) -> bool {
-        let Some(s) = self.segments.get_mut(segment as usize) else { return false };
+        let Some(s) = self.segments.get_mut(segment as usize) else {
+            return false;
+        };
         let t = topology as i64;
         if topology < cache_topology {
             return true;
@@ -118,7 +135,13 @@ mod tests {
         assert_eq!(m.next(0, 5), Ok(2));
         assert_eq!(m.next(0, 6), Ok(1));
         assert_eq!(m.next(0, 6), Ok(2));
-        assert_eq!(m.next(0, 5), Err(OutdatedTopology { given: 5, current: 6 }));
+        assert_eq!(
+            m.next(0, 5),
+            Err(OutdatedTopology {
+                given: 5,
+                current: 6
+            })
+        );
         assert_eq!(m.next(1, 5), Ok(1), "segments are independent");
     }
 
@@ -133,6 +156,9 @@ mod tests {
         m.deliver(0, 2, 1);
         assert_eq!(m.last_delivered()[0], 2);
         assert!(m.is_next(0, 1, 2, 2), "a newer topology restarts at 1");
-        assert!(m.is_next(0, 7, 1, 2), "a write from an older topology is ready (it will fail)");
+        assert!(
+            m.is_next(0, 7, 1, 2),
+            "a write from an older topology is ready (it will fail)"
+        );
     }
 }

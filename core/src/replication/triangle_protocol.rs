@@ -31,7 +31,11 @@ impl WriteProtocol for TriangleProtocol {
         ProtocolKind::Triangle
     }
 
-    fn new_node(&self, node: u16, cfg: &ClusterConfig) -> Result<Box<dyn NodeMachine>, ConfigError> {
+    fn new_node(
+        &self,
+        node: u16,
+        cfg: &ClusterConfig,
+    ) -> Result<Box<dyn NodeMachine>, ConfigError> {
         let core = NodeCore::new(node, cfg)?;
         let segments = core.hash.num_segments();
         let logic = TriangleLogic {
@@ -61,7 +65,14 @@ struct TriangleLogic {
 }
 
 impl TriangleLogic {
-    fn deliver(&mut self, core: &mut NodeCore, segment: u16, seq: u64, w: EarlyWrite, out: &mut Vec<Output>) {
+    fn deliver(
+        &mut self,
+        core: &mut NodeCore,
+        segment: u16,
+        seq: u64,
+        w: EarlyWrite,
+        out: &mut Vec<Output>,
+    ) {
         // The segment order is what keeps backups consistent, so the apply is unconditional: a
         // regression here would be a sequencing bug, and the verifier counts it.
         core.data.apply(w.key, w.entry);
@@ -72,8 +83,12 @@ impl TriangleLogic {
     fn drain(&mut self, core: &mut NodeCore, segment: u16, out: &mut Vec<Output>) {
         let topology = core.hash.topology_id();
         loop {
-            let Some(map) = self.buffered.get_mut(segment as usize) else { return };
-            let Some((&seq, w)) = map.first_key_value() else { return };
+            let Some(map) = self.buffered.get_mut(segment as usize) else {
+                return;
+            };
+            let Some((&seq, w)) = map.first_key_value() else {
+                return;
+            };
             let w = *w;
             if !self.order.is_next(segment, seq, w.topology, topology) {
                 return;
@@ -88,11 +103,20 @@ impl TriangleLogic {
 impl ProtocolLogic for TriangleLogic {
     const KIND: ProtocolKind = ProtocolKind::Triangle;
 
-    fn client_get(&mut self, core: &mut NodeCore, now: u64, requester: u32, key: Key, out: &mut Vec<Output>) {
+    fn client_get(
+        &mut self,
+        core: &mut NodeCore,
+        now: u64,
+        requester: u32,
+        key: Key,
+        out: &mut Vec<Output>,
+    ) {
         let plan = if core.hash.owners(key).contains(core.id) {
             GetPlan::Local
         } else {
-            GetPlan::Staggered { stagger_us: core.stagger_us() }
+            GetPlan::Staggered {
+                stagger_us: core.stagger_us(),
+            }
         };
         core.start_get(now, requester, key, plan, out);
     }
@@ -133,8 +157,12 @@ impl ProtocolLogic for TriangleLogic {
     }
 
     fn on_lock_granted(&mut self, core: &mut NodeCore, now: u64, op: u64, out: &mut Vec<Output>) {
-        let Some(entry) = core.apply_primary(op) else { return };
-        let Some((key, origin)) = core.ops.get(op).map(|o| (o.key, o.origin)) else { return };
+        let Some(entry) = core.apply_primary(op) else {
+            return;
+        };
+        let Some((key, origin)) = core.ops.get(op).map(|o| (o.key, o.origin)) else {
+            return;
+        };
         let (origin, rid) = match origin {
             Origin::Remote { from, rid } => (from, rid),
             Origin::Local { rid } => (core.id, rid),
@@ -149,17 +177,54 @@ impl ProtocolLogic for TriangleLogic {
                 return;
             }
         };
-        let tag = SeqTag { segment, topology, seq };
+        let tag = SeqTag {
+            segment,
+            topology,
+            seq,
+        };
         for &b in core.hash.owners(key).backups() {
-            core.send(b, Msg::BackupWrite { rid, origin, key, entry, seq: tag }, out);
+            core.send(
+                b,
+                Msg::BackupWrite {
+                    rid,
+                    origin,
+                    key,
+                    entry,
+                    seq: tag,
+                },
+                out,
+            );
         }
         core.finish_primary_put(now, op, Ok(entry.version), out);
     }
 
-    fn on_message(&mut self, core: &mut NodeCore, _now: u64, _from: NodeId, msg: Msg, out: &mut Vec<Output>) {
-        if let Msg::BackupWrite { rid, origin, key, entry, seq } = msg {
-            let w = EarlyWrite { origin, rid, key, entry, topology: seq.topology };
-            if self.order.is_next(seq.segment, seq.seq, seq.topology, core.hash.topology_id()) {
+    fn on_message(
+        &mut self,
+        core: &mut NodeCore,
+        _now: u64,
+        _from: NodeId,
+        msg: Msg,
+        out: &mut Vec<Output>,
+    ) {
+        if let Msg::BackupWrite {
+            rid,
+            origin,
+            key,
+            entry,
+            seq,
+        } = msg
+        {
+            let w = EarlyWrite {
+                origin,
+                rid,
+                key,
+                entry,
+                topology: seq.topology,
+            };
+            if self
+                .order
+                .is_next(seq.segment, seq.seq, seq.topology, core.hash.topology_id())
+            {
                 self.deliver(core, seq.segment, seq.seq, w, out);
                 self.drain(core, seq.segment, out);
             } else if let Some(map) = self.buffered.get_mut(seq.segment as usize) {
@@ -171,11 +236,22 @@ impl ProtocolLogic for TriangleLogic {
         }
     }
 
-    fn on_deadline(&mut self, _core: &mut NodeCore, _now: u64, _d: Deadline, _out: &mut Vec<Output>) {}
+    fn on_deadline(
+        &mut self,
+        _core: &mut NodeCore,
+        _now: u64,
+        _d: Deadline,
+        _out: &mut Vec<Output>,
+    ) {
+    }
 
     fn busy_reason(&self) -> Option<String> {
-        (self.buffered_total > 0)
-            .then(|| format!("{} backup writes buffered waiting for their turn", self.buffered_total))
+        (self.buffered_total > 0).then(|| {
+            format!(
+                "{} backup writes buffered waiting for their turn",
+                self.buffered_total
+            )
+        })
     }
 
     fn fill_stats(&self, _stats: &mut NodeStats) {}

@@ -23,7 +23,10 @@ pub struct AckLog {
 impl AckLog {
     /// An empty log for keys `0..keys`.
     pub fn new(keys: u32) -> Self {
-        AckLog { newest: vec![Versioned::default(); keys as usize], acked: 0 }
+        AckLog {
+            newest: vec![Versioned::default(); keys as usize],
+            acked: 0,
+        }
     }
 
     /// Records that a put of `key` was acknowledged with `entry`.
@@ -73,7 +76,11 @@ impl std::fmt::Display for VerifyReport {
         write!(
             f,
             "{} keys agree on all owners ({} written, version sum {}), {} acked puts kept, {} segment sequences gap-free",
-            self.keys_checked, self.keys_written, self.version_sum, self.acked_writes, self.segments_checked
+            self.keys_checked,
+            self.keys_written,
+            self.version_sum,
+            self.acked_writes,
+            self.segments_checked
         )
     }
 }
@@ -116,7 +123,10 @@ pub fn verify(nodes: &[Box<dyn NodeMachine>], acks: &AckLog) -> Result<VerifyRep
 }
 
 /// [`verify`] over snapshots, ordered by node id.
-pub fn verify_snapshots(nodes: &[NodeSnapshot], acks: &AckLog) -> Result<VerifyReport, VerifyError> {
+pub fn verify_snapshots(
+    nodes: &[NodeSnapshot],
+    acks: &AckLog,
+) -> Result<VerifyReport, VerifyError> {
     let mut report = VerifyReport {
         keys_checked: 0,
         keys_written: 0,
@@ -124,7 +134,9 @@ pub fn verify_snapshots(nodes: &[NodeSnapshot], acks: &AckLog) -> Result<VerifyR
         version_sum: 0,
         segments_checked: 0,
     };
-    let Some(first) = nodes.first() else { return Ok(report) };
+    let Some(first) = nodes.first() else {
+        return Ok(report);
+    };
     for n in nodes {
         let node = n.id;
         if let Some(what) = n.busy.clone() {
@@ -149,7 +161,11 @@ pub fn verify_snapshots(nodes: &[NodeSnapshot], acks: &AckLog) -> Result<VerifyR
         }
         let acked = acks.newest.get(key as usize).copied().unwrap_or_default();
         if ea.version < acked.version || (ea.version == acked.version && ea.value != acked.value) {
-            return Err(VerifyError::AckedWriteLost { key, acked, found: ea });
+            return Err(VerifyError::AckedWriteLost {
+                key,
+                acked,
+                found: ea,
+            });
         }
         report.keys_checked += 1;
         report.keys_written += (ea.version > 0) as u64;
@@ -160,11 +176,25 @@ pub fn verify_snapshots(nodes: &[NodeSnapshot], acks: &AckLog) -> Result<VerifyR
         for segment in 0..hash.num_segments() as u16 {
             let owners = hash.owners_of_segment(segment);
             let primary = owners.primary();
-            let sent = seqs[primary as usize].0.get(segment as usize).copied().unwrap_or(0);
+            let sent = seqs[primary as usize]
+                .0
+                .get(segment as usize)
+                .copied()
+                .unwrap_or(0);
             for &backup in owners.backups() {
-                let delivered = seqs[backup as usize].1.get(segment as usize).copied().unwrap_or(0);
+                let delivered = seqs[backup as usize]
+                    .1
+                    .get(segment as usize)
+                    .copied()
+                    .unwrap_or(0);
                 if delivered != sent {
-                    return Err(VerifyError::SequenceGap { segment, primary, sent, backup, delivered });
+                    return Err(VerifyError::SequenceGap {
+                        segment,
+                        primary,
+                        sent,
+                        backup,
+                        delivered,
+                    });
                 }
             }
             report.segments_checked += 1;

@@ -81,7 +81,11 @@ impl OpGenerator {
 
     /// A random number in `0..n`, for drivers that need jitter from the same stream.
     pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.rng.random_range(0..n) }
+        if n == 0 {
+            0
+        } else {
+            self.rng.random_range(0..n)
+        }
     }
 }
 
@@ -105,7 +109,11 @@ pub struct LatencyHistogram {
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
-        LatencyHistogram { counts: vec![0; 64 * 32], total: 0, max: 0 }
+        LatencyHistogram {
+            counts: vec![0; 64 * 32],
+            total: 0,
+            max: 0,
+        }
     }
 }
 
@@ -243,7 +251,10 @@ mod tests {
 
     #[test]
     fn generator_honours_the_read_share_and_tags_values_with_their_key() {
-        let cfg = WorkloadConfig { read_pct: 80, ..WorkloadConfig::default() };
+        let cfg = WorkloadConfig {
+            read_pct: 80,
+            ..WorkloadConfig::default()
+        };
         let mut g = OpGenerator::new(&cfg, 100, 7);
         let mut reads = 0;
         for _ in 0..10_000 {

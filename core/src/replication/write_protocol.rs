@@ -37,8 +37,11 @@ pub enum ProtocolKind {
 
 impl ProtocolKind {
     /// Every protocol.
-    pub const ALL: [ProtocolKind; 3] =
-        [ProtocolKind::LockForwarding, ProtocolKind::KeyQueue, ProtocolKind::Triangle];
+    pub const ALL: [ProtocolKind; 3] = [
+        ProtocolKind::LockForwarding,
+        ProtocolKind::KeyQueue,
+        ProtocolKind::Triangle,
+    ];
     /// The accepted ids.
     pub const NAMES: &'static str = "lock-forwarding, key-queue, triangle";
 
@@ -64,11 +67,14 @@ impl ProtocolKind {
 impl FromStr for ProtocolKind {
     type Err = ConfigError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ProtocolKind::ALL.into_iter().find(|k| k.id() == s).ok_or_else(|| ConfigError::UnknownName {
-            what: "protocol",
-            given: s.to_string(),
-            valid: ProtocolKind::NAMES,
-        })
+        ProtocolKind::ALL
+            .into_iter()
+            .find(|k| k.id() == s)
+            .ok_or_else(|| ConfigError::UnknownName {
+                what: "protocol",
+                given: s.to_string(),
+                valid: ProtocolKind::NAMES,
+            })
     }
 }
 
@@ -78,7 +84,8 @@ pub trait WriteProtocol: Send + Sync {
     fn kind(&self) -> ProtocolKind;
 
     /// The state machine of member `node` of a cluster configured by `cfg`.
-    fn new_node(&self, node: u16, cfg: &ClusterConfig) -> Result<Box<dyn NodeMachine>, ConfigError>;
+    fn new_node(&self, node: u16, cfg: &ClusterConfig)
+    -> Result<Box<dyn NodeMachine>, ConfigError>;
 }
 
 /// One member's sans-IO state machine.
@@ -169,7 +176,9 @@ pub fn build_cluster(
     cfg: &ClusterConfig,
 ) -> Result<Vec<Box<dyn NodeMachine>>, ConfigError> {
     cfg.hash()?;
-    (0..cfg.nodes).map(|n| protocol.new_node(n as u16, cfg)).collect()
+    (0..cfg.nodes)
+        .map(|n| protocol.new_node(n as u16, cfg))
+        .collect()
 }
 
 /// The machine input that a requester's operation becomes.

@@ -100,7 +100,11 @@ impl EventQueue {
             self.wheel_len += 1;
         } else {
             self.next_seq += 1;
-            self.far.push(Event { time, seq: self.next_seq, kind });
+            self.far.push(Event {
+                time,
+                seq: self.next_seq,
+                kind,
+            });
         }
     }
 
@@ -112,7 +116,11 @@ impl EventQueue {
                 let kind = bucket[self.pos];
                 self.pos += 1;
                 self.wheel_len -= 1;
-                return Some(Event { time: self.now, seq: 0, kind });
+                return Some(Event {
+                    time: self.now,
+                    seq: 0,
+                    kind,
+                });
             }
             bucket.clear();
             self.pos = 0;
@@ -166,7 +174,10 @@ mod tests {
         q.push(10_000_000, EventKind::Timer { node: 4 });
         q.push(70_000, EventKind::Timer { node: 5 });
         assert_eq!(q.len(), 5);
-        assert_eq!(drain(&mut q), vec![(3, 2), (5, 1), (5, 3), (70_000, 5), (10_000_000, 4)]);
+        assert_eq!(
+            drain(&mut q),
+            vec![(3, 2), (5, 1), (5, 3), (70_000, 5), (10_000_000, 4)]
+        );
         assert!(q.is_empty());
     }
 

@@ -111,7 +111,10 @@ pub struct Simulation {
 
 impl std::fmt::Debug for Simulation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Simulation").field("now", &self.now).field("events", &self.events).finish()
+        f.debug_struct("Simulation")
+            .field("now", &self.now)
+            .field("events", &self.events)
+            .finish()
     }
 }
 
@@ -149,11 +152,22 @@ impl Simulation {
     /// Runs the window, drains to quiescence and verifies.
     pub fn run(mut self) -> SimReport {
         let per_node = self.cfg.workload.requesters_per_node;
-        let active = self.cfg.workload.requester_nodes.unwrap_or(self.nodes.len()).min(self.nodes.len());
+        let active = self
+            .cfg
+            .workload
+            .requester_nodes
+            .unwrap_or(self.nodes.len())
+            .min(self.nodes.len());
         for node in 0..active {
             for r in 0..per_node {
                 let at = self.ops_gen.below(self.cfg.start_spread_us);
-                self.queue.push(at, EventKind::Issue { node: node as NodeId, requester: r });
+                self.queue.push(
+                    at,
+                    EventKind::Issue {
+                        node: node as NodeId,
+                        requester: r,
+                    },
+                );
             }
         }
         while let Some(ev) = self.queue.pop() {
@@ -173,7 +187,11 @@ impl Simulation {
         }
         let verify = verify(&self.nodes, &self.acks);
         SimReport {
-            protocol: self.nodes.first().map(|n| n.kind()).unwrap_or(ProtocolKind::LockForwarding),
+            protocol: self
+                .nodes
+                .first()
+                .map(|n| n.kind())
+                .unwrap_or(ProtocolKind::LockForwarding),
             nodes: self.nodes.len(),
             window_us: self.cfg.duration_us,
             end_us: self.now,
@@ -191,7 +209,8 @@ impl Simulation {
         if self.now >= self.cfg.duration_us {
             return;
         }
-        let idx = node as usize * self.cfg.workload.requesters_per_node as usize + requester as usize;
+        let idx =
+            node as usize * self.cfg.workload.requesters_per_node as usize + requester as usize;
         if let Some(limit) = self.cfg.workload.ops_per_requester {
             if self.issued[idx] >= limit {
                 return;
@@ -210,20 +229,40 @@ impl Simulation {
             match o {
                 Output::Send { to, msg } => {
                     let at = self.now + self.network.delay(to);
-                    self.queue.push(at, EventKind::Deliver { to, from: node, msg });
+                    self.queue.push(
+                        at,
+                        EventKind::Deliver {
+                            to,
+                            from: node,
+                            msg,
+                        },
+                    );
                 }
                 Output::Rejected { from, msg } => {
                     let at = self.now + self.network.config().retransmit_us.max(1);
-                    self.queue.push(at, EventKind::Deliver { to: node, from, msg });
+                    self.queue.push(
+                        at,
+                        EventKind::Deliver {
+                            to: node,
+                            from,
+                            msg,
+                        },
+                    );
                 }
                 Output::SetTimer { at } => {
                     self.queue.push(at.max(self.now), EventKind::Timer { node });
                 }
-                Output::Reply { requester, op, outcome } => {
+                Output::Reply {
+                    requester,
+                    op,
+                    outcome,
+                } => {
                     let idx = node as usize * self.cfg.workload.requesters_per_node as usize
                         + requester as usize;
                     let latency = self.now - self.started.get(idx).copied().unwrap_or(self.now);
-                    if let (Outcome::Put(entry), super::message::ClientOp::Put(key, _)) = (outcome, op) {
+                    if let (Outcome::Put(entry), super::message::ClientOp::Put(key, _)) =
+                        (outcome, op)
+                    {
                         self.acks.record(key, entry);
                     }
                     if self.now <= self.cfg.duration_us {
@@ -231,7 +270,8 @@ impl Simulation {
                     } else {
                         self.drained_ops += 1;
                     }
-                    self.queue.push(self.now, EventKind::Issue { node, requester });
+                    self.queue
+                        .push(self.now, EventKind::Issue { node, requester });
                 }
             }
         }

@@ -58,7 +58,12 @@ pub struct Network {
 impl Network {
     /// A network behaving as `cfg`, with its own random stream.
     pub fn new(cfg: NetworkConfig, seed: u64) -> Self {
-        Network { cfg, rng: SmallRng::seed_from_u64(seed ^ 0x6E65_7477_6F72_6B00), drops: 0, spikes: 0 }
+        Network {
+            cfg,
+            rng: SmallRng::seed_from_u64(seed ^ 0x6E65_7477_6F72_6B00),
+            drops: 0,
+            spikes: 0,
+        }
     }
 
     /// The configuration.
@@ -79,7 +84,8 @@ impl Network {
                 d += self.cfg.retransmit_us;
             }
         }
-        if self.cfg.spike_per_mille > 0 && self.rng.random_range(0..1000) < self.cfg.spike_per_mille {
+        if self.cfg.spike_per_mille > 0 && self.rng.random_range(0..1000) < self.cfg.spike_per_mille
+        {
             self.spikes += 1;
             d += self.cfg.spike_us;
         }

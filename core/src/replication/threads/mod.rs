@@ -142,7 +142,9 @@ pub struct ThreadCluster {
 
 impl std::fmt::Debug for ThreadCluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ThreadCluster").field("nodes", &self.senders.len()).finish()
+        f.debug_struct("ThreadCluster")
+            .field("nodes", &self.senders.len())
+            .finish()
     }
 }
 
@@ -155,8 +157,9 @@ impl ThreadCluster {
             in_flight: AtomicI64::new(0),
             next_requester: AtomicU32::new(0),
         });
-        let (senders, receivers): (Vec<_>, Vec<_>) =
-            (0..machines.len()).map(|_| channel::unbounded::<Envelope>()).unzip();
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..machines.len())
+            .map(|_| channel::unbounded::<Envelope>())
+            .unzip();
         let mut handles = Vec::new();
         for (i, (machine, rx)) in machines.into_iter().zip(receivers).enumerate() {
             let node = NodeThread {
@@ -185,7 +188,12 @@ impl ThreadCluster {
                 })?;
             handles.push(h);
         }
-        Ok(ThreadCluster { senders, handles, shared, cfg })
+        Ok(ThreadCluster {
+            senders,
+            handles,
+            shared,
+            cfg,
+        })
     }
 
     /// The number of nodes.
@@ -195,11 +203,22 @@ impl ThreadCluster {
 
     /// A new requester on `node` (its own reply channel and ack log).
     pub fn client(&self, node: NodeId) -> Result<ClusterClient, ThreadsError> {
-        let tx = self.senders.get(node as usize).ok_or(ThreadsError::ShutDown)?.clone();
+        let tx = self
+            .senders
+            .get(node as usize)
+            .ok_or(ThreadsError::ShutDown)?
+            .clone();
         // Relaxed: the counter only hands out distinct ids.
-        let requester = self.shared.next_requester.fetch_add(1, AtomicOrdering::Relaxed);
+        let requester = self
+            .shared
+            .next_requester
+            .fetch_add(1, AtomicOrdering::Relaxed);
         let (reply_tx, reply_rx) = channel::unbounded();
-        tx.send(Envelope::Register { requester, tx: reply_tx }).map_err(|_| ThreadsError::ShutDown)?;
+        tx.send(Envelope::Register {
+            requester,
+            tx: reply_tx,
+        })
+        .map_err(|_| ThreadsError::ShutDown)?;
         Ok(ClusterClient {
             node,
             requester,
@@ -216,14 +235,18 @@ impl ThreadCluster {
         let mut out = Vec::new();
         for tx in &self.senders {
             let (stx, srx) = channel::bounded(1);
-            tx.send(Envelope::Inspect(stx)).map_err(|_| ThreadsError::ShutDown)?;
+            tx.send(Envelope::Inspect(stx))
+                .map_err(|_| ThreadsError::ShutDown)?;
             out.push(srx.recv().map_err(|_| ThreadsError::ShutDown)?);
         }
         Ok(out)
     }
 
     /// Waits (polling every millisecond) until nothing is in flight and every node is idle.
-    pub fn quiesce(&self, max_wait: Duration) -> Result<Vec<(NodeSnapshot, NodeStats)>, ThreadsError> {
+    pub fn quiesce(
+        &self,
+        max_wait: Duration,
+    ) -> Result<Vec<(NodeSnapshot, NodeStats)>, ThreadsError> {
         let start = Instant::now();
         loop {
             // Acquire pairs with the node threads' Release decrement after handling a message.
@@ -250,14 +273,20 @@ impl ThreadCluster {
     }
 
     /// Quiesces, then verifies the cluster against `acks`; returns the report and summed stats.
-    pub fn verify(&self, acks: &AckLog, max_wait: Duration) -> Result<(VerifyReport, NodeStats), String> {
+    pub fn verify(
+        &self,
+        acks: &AckLog,
+        max_wait: Duration,
+    ) -> Result<(VerifyReport, NodeStats), String> {
         let snaps = self.quiesce(max_wait).map_err(|e| e.to_string())?;
         let mut stats = NodeStats::default();
         for (_, s) in &snaps {
             stats.add(s);
         }
         let snaps: Vec<_> = snaps.into_iter().map(|(s, _)| s).collect();
-        verify_snapshots(&snaps, acks).map(|r| (r, stats)).map_err(|e| e.to_string())
+        verify_snapshots(&snaps, acks)
+            .map(|r| (r, stats))
+            .map_err(|e| e.to_string())
     }
 
     /// Node counters summed over the cluster.
@@ -295,7 +324,10 @@ pub struct ClusterClient {
 
 impl std::fmt::Debug for ClusterClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClusterClient").field("node", &self.node).field("requester", &self.requester).finish()
+        f.debug_struct("ClusterClient")
+            .field("node", &self.node)
+            .field("requester", &self.requester)
+            .finish()
     }
 }
 
@@ -307,13 +339,22 @@ impl ClusterClient {
             ClientOp::Get(k) | ClientOp::Put(k, _) => k,
         };
         if key >= self.keys {
-            return Err(ThreadsError::BadKey { key, keys: self.keys });
+            return Err(ThreadsError::BadKey {
+                key,
+                keys: self.keys,
+            });
         }
         // Release: the node's Acquire-free decrement follows its handling; the count only needs
         // to be visible before the envelope is, which the channel's own synchronisation gives.
         self.shared.in_flight.fetch_add(1, AtomicOrdering::Release);
         let at = self.shared.now_us();
-        let sent = self.tx.send(Envelope::Input { at, input: Input::Client { requester: self.requester, op } });
+        let sent = self.tx.send(Envelope::Input {
+            at,
+            input: Input::Client {
+                requester: self.requester,
+                op,
+            },
+        });
         if sent.is_err() {
             self.shared.in_flight.fetch_sub(1, AtomicOrdering::Release);
             return Err(ThreadsError::ShutDown);
@@ -325,9 +366,10 @@ impl ClusterClient {
                 }
                 Ok(outcome)
             }
-            Err(RecvTimeoutError::Timeout) => {
-                Err(ThreadsError::NoReply { node: self.node, waited_ms: self.wait.as_millis() as u64 })
-            }
+            Err(RecvTimeoutError::Timeout) => Err(ThreadsError::NoReply {
+                node: self.node,
+                waited_ms: self.wait.as_millis() as u64,
+            }),
             Err(RecvTimeoutError::Disconnected) => Err(ThreadsError::ShutDown),
         }
     }
@@ -389,7 +431,10 @@ impl NodeThread {
                 (a, b) => a.or(b),
             };
             let env = match next {
-                Some(t) => match self.rx.recv_timeout(Duration::from_micros(t.saturating_sub(now))) {
+                Some(t) => match self
+                    .rx
+                    .recv_timeout(Duration::from_micros(t.saturating_sub(now)))
+                {
                     Ok(e) => e,
                     Err(RecvTimeoutError::Timeout) => continue,
                     Err(RecvTimeoutError::Disconnected) => return,
@@ -406,7 +451,11 @@ impl NodeThread {
                         self.handle(now, input);
                     } else {
                         self.seq += 1;
-                        self.delayed.push(Delayed { at, seq: self.seq, input });
+                        self.delayed.push(Delayed {
+                            at,
+                            seq: self.seq,
+                            input,
+                        });
                     }
                 }
                 Envelope::Register { requester, tx } => {
@@ -417,7 +466,10 @@ impl NodeThread {
                     self.clients[i] = Some(tx);
                 }
                 Envelope::Inspect(tx) => {
-                    let _ = tx.send((NodeSnapshot::of(self.machine.as_ref()), self.machine.stats()));
+                    let _ = tx.send((
+                        NodeSnapshot::of(self.machine.as_ref()),
+                        self.machine.stats(),
+                    ));
                 }
                 Envelope::Stop => return,
             }
@@ -440,7 +492,10 @@ impl NodeThread {
                         at += self.rng.random_range(0..=self.jitter_us);
                     }
                     self.shared.in_flight.fetch_add(1, AtomicOrdering::Release);
-                    let env = Envelope::Input { at, input: Input::Message { from: self.id, msg } };
+                    let env = Envelope::Input {
+                        at,
+                        input: Input::Message { from: self.id, msg },
+                    };
                     if let Some(p) = self.peers.get(to as usize) {
                         if p.send(env).is_err() {
                             self.shared.in_flight.fetch_sub(1, AtomicOrdering::Release);
@@ -451,9 +506,17 @@ impl NodeThread {
                     self.shared.in_flight.fetch_add(1, AtomicOrdering::Release);
                     self.seq += 1;
                     let at = now + self.retransmit_us;
-                    self.delayed.push(Delayed { at, seq: self.seq, input: Input::Message { from, msg } });
+                    self.delayed.push(Delayed {
+                        at,
+                        seq: self.seq,
+                        input: Input::Message { from, msg },
+                    });
                 }
-                Output::Reply { requester, op, outcome } => {
+                Output::Reply {
+                    requester,
+                    op,
+                    outcome,
+                } => {
                     if let Some(Some(tx)) = self.clients.get(requester as usize) {
                         let _ = tx.send((op, outcome));
                     }
@@ -476,7 +539,11 @@ mod tests {
     fn put_then_get_on_every_protocol_and_verify() {
         for kind in ProtocolKind::ALL {
             let cfg = ThreadsConfig {
-                cluster: ClusterConfig { nodes: 3, keys: 64, ..ClusterConfig::default() },
+                cluster: ClusterConfig {
+                    nodes: 3,
+                    keys: 64,
+                    ..ClusterConfig::default()
+                },
                 latency_us: 200,
                 jitter_us: 100,
                 ..ThreadsConfig::default()
@@ -487,11 +554,21 @@ mod tests {
             for key in 0..64u32 {
                 let value = (key as u64) << 32 | 1;
                 let put = c.put(key, value).unwrap();
-                assert_eq!(put, Outcome::Put(Versioned { version: 1, value }), "{kind:?}");
-                assert_eq!(c.get(key).unwrap(), Outcome::Got(Versioned { version: 1, value }));
+                assert_eq!(
+                    put,
+                    Outcome::Put(Versioned { version: 1, value }),
+                    "{kind:?}"
+                );
+                assert_eq!(
+                    c.get(key).unwrap(),
+                    Outcome::Got(Versioned { version: 1, value })
+                );
             }
             acks.merge(c.acks());
-            assert_eq!(c.put(64, 0), Err(ThreadsError::BadKey { key: 64, keys: 64 }));
+            assert_eq!(
+                c.put(64, 0),
+                Err(ThreadsError::BadKey { key: 64, keys: 64 })
+            );
             let (report, _) = cluster.verify(&acks, Duration::from_secs(10)).unwrap();
             assert_eq!(report.keys_written, 64, "{kind:?}");
         }
