@@ -16,7 +16,7 @@
 //! - [`KeyQueueProtocol`] (`key-queue`): unlock, then a de-duplicating key FIFO replicated by a worker.
 //! - [`TriangleProtocol`] (`triangle`): per-segment sequence numbers; backups ack the originator.
 
-mod collections;
+pub mod collections;
 pub mod data_container;
 pub mod error;
 pub mod hashing;
