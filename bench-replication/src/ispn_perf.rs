@@ -391,8 +391,8 @@ struct ThreadsTrial {
     acks: Mutex<AckLog>,
     /// Per-worker stats, each behind its own (uncontended) lock so the probe can read them.
     slots: Vec<Arc<Mutex<RequesterStats>>>,
+    /// Node counters when the probe's window opened.
     baseline: Mutex<NodeStats>,
-    probe: ThreadsProbe,
 }
 
 impl ThreadsTrial {
@@ -412,11 +412,6 @@ impl ThreadsTrial {
             .collect();
         Ok(ThreadsTrial {
             acks: Mutex::new(AckLog::new(setup.cluster.keys)),
-            probe: ThreadsProbe {
-                slots: slots.clone(),
-                nodes: setup.cluster.nodes,
-                stats: Mutex::new(None),
-            },
             slots,
             baseline: Mutex::new(NodeStats::default()),
             cluster,
@@ -433,10 +428,9 @@ impl Trial for ThreadsTrial {
             .map_err(|_| "ack log poisoned".to_string())?
             .clone();
         let (report, stats) = self.cluster.verify(&acks, Duration::from_secs(60))?;
-        if let Ok(mut p) = self.probe.stats.lock() {
-            *p = Some(self.cluster.stats().map_err(|e| e.to_string())?);
+        if stats.regressions > 0 {
+            return Err(format!("{} version regressions", stats.regressions));
         }
-        let _ = stats;
         Ok(report.to_string())
     }
 
@@ -494,16 +488,8 @@ impl Probe for ThreadsTrial {
             ..NodeStats::default()
         };
         let per_s = window.ops as f64 / (window.nanos.max(1) as f64 / 1e9);
-        metrics(per_s, self.probe.nodes, &req, &delta)
+        metrics(per_s, self.setup.cluster.nodes, &req, &delta)
     }
-}
-
-/// Keeps the last verified stats of a threads trial (for diagnostics).
-struct ThreadsProbe {
-    #[allow(dead_code)]
-    slots: Vec<Arc<Mutex<RequesterStats>>>,
-    nodes: usize,
-    stats: Mutex<Option<NodeStats>>,
 }
 
 struct ThreadsWorker<'t> {

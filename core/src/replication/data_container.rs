@@ -16,7 +16,12 @@ pub struct DataContainer {
 impl DataContainer {
     /// An empty container for keys `0..keys`.
     pub fn new(keys: u32) -> Self {
-        DataContainer { entries: IdMap::default(), keys, regressions: 0, applies: 0 }
+        DataContainer {
+            entries: IdMap::default(),
+            keys,
+            regressions: 0,
+            applies: 0,
+        }
     }
 
     /// The entry of `key` (version 0 when absent or out of range).

@@ -402,3 +402,52 @@ fn ispn_dist_sync_figures() {
         );
     }
 }
+
+/// The seed's failure mode at small scale: pools too small for the lock backlog. Lock forwarding
+/// holds pool slots across backup round trips, fills the OOB pool, drops messages (replies
+/// included) and ends in lock timeouts; key queue and Triangle never hold a slot across a wait.
+#[test]
+fn pool_exhaustion_times_out_lock_forwarding_only() {
+    let cfg = |seed| SimConfig {
+        cluster: ClusterConfig {
+            nodes: 10,
+            keys: 2_000,
+            pool_size: 8,
+            oob_pool_size: 2,
+            lock_timeout_us: 200_000,
+            reply_timeout_us: 1_000_000,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 3_000,
+            jitter_us: 300,
+            ..NetworkConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 100,
+            ..WorkloadConfig::default()
+        },
+        duration_us: 500_000,
+        start_spread_us: 1_000,
+        seed,
+    };
+    let lf = run(&super::LockForwardingProtocol, cfg(11));
+    assert_verified(&lf);
+    assert!(
+        lf.stats.lock_timeouts > 0 && lf.stats.pool_rejections > 0,
+        "{lf:#?}"
+    );
+    for p in [ProtocolKind::KeyQueue, ProtocolKind::Triangle] {
+        let r = run(p.protocol(), cfg(11));
+        assert_verified(&r);
+        assert_eq!(
+            (r.stats.lock_timeouts, r.stats.pool_rejections),
+            (0, 0),
+            "{p:?}: {r:#?}"
+        );
+        assert!(
+            r.req_per_s_per_node() > 2.0 * lf.req_per_s_per_node(),
+            "{p:?}"
+        );
+    }
+}

@@ -180,8 +180,3 @@ pub fn build_cluster(
         .map(|n| protocol.new_node(n as u16, cfg))
         .collect()
 }
-
-/// The machine input that a requester's operation becomes.
-pub fn client_input(requester: u32, op: super::message::ClientOp) -> Input {
-    Input::Client { requester, op }
-}
