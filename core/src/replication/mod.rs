@@ -11,6 +11,10 @@
 //! thread with instant delivery, for a protocol's bare CPU cost. The [`verifier`] checks a quiescent
 //! cluster.
 //!
+//! Architecture invariants: the machines and the simulation never read the wall clock (a test
+//! greps for it); a key lock or pool slot exists only inside a machine, so both drivers account
+//! them identically; every protocol passes the conformance suite in `tests.rs` under both drivers.
+//!
 //! Strategies:
 //! - [`LockForwardingProtocol`] (`lock-forwarding`): sync backup RPC while holding the key lock.
 //! - [`KeyQueueProtocol`] (`key-queue`): unlock, then a de-duplicating key FIFO replicated by a worker.

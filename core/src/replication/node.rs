@@ -86,6 +86,14 @@ impl ClusterConfig {
                 valid: ">= 1",
             });
         }
+        if self.rejection == RejectionPolicy::CallerRuns && self.oob_pool_size == 0 {
+            // Every arriving message would be dropped and retransmitted forever.
+            return Err(ConfigError::OutOfRange {
+                name: "oob_pool_size",
+                value: 0,
+                valid: ">= 1 with the caller-runs policy",
+            });
+        }
         if self.reply_timeout_us == 0 {
             return Err(ConfigError::OutOfRange {
                 name: "reply_timeout_us",
