@@ -6,7 +6,7 @@
 //! repeats exactly. After the measured window requesters stop issuing; the run continues until
 //! no event is left (quiescence), then the verifier checks the cluster.
 //!
-//! Architecture invariant: nothing in this module reads `std::time`.
+//! Architecture invariant: nothing in this module reads the wall clock (tested below).
 
 pub mod event_queue;
 pub mod network;
