@@ -451,3 +451,72 @@ fn pool_exhaustion_times_out_lock_forwarding_only() {
         );
     }
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Any small cluster, any protocol, any faults and pool settings: the run drains and the
+        /// verifier passes.
+        #[test]
+        fn every_configuration_verifies(
+            protocol in 0usize..3,
+            nodes in 2usize..7,
+            owners in 1usize..4,
+            latency_us in 0u64..3_000,
+            jitter_us in 0u64..3_000,
+            drop_per_mille in 0u32..100,
+            spike_per_mille in 0u32..50,
+            pool_size in 1usize..6,
+            oob_pool_size in 1usize..4,
+            policy in 0usize..3,
+            hot_key_pct in 0u32..100,
+            read_pct in 0u32..100,
+            short_timeouts in any::<bool>(),
+            seed in any::<u64>(),
+        ) {
+            let rejection = [RejectionPolicy::Block, RejectionPolicy::Abort, RejectionPolicy::CallerRuns][policy];
+            let mut cluster = ClusterConfig {
+                nodes,
+                num_owners: owners.min(nodes),
+                keys: 50,
+                pool_size,
+                oob_pool_size,
+                rejection,
+                ..ClusterConfig::default()
+            };
+            if short_timeouts {
+                cluster.lock_timeout_us = 3_000;
+                cluster.reply_timeout_us = 10_000;
+            }
+            let cfg = SimConfig {
+                cluster,
+                network: NetworkConfig {
+                    latency_us,
+                    jitter_us,
+                    drop_per_mille,
+                    retransmit_us: 4_000,
+                    spike_per_mille,
+                    spike_us: 20_000,
+                    slow_node: Some(0),
+                    slow_node_extra_us: 1_000,
+                },
+                workload: WorkloadConfig {
+                    requesters_per_node: 4,
+                    read_pct,
+                    hot_key_pct,
+                    ..WorkloadConfig::default()
+                },
+                duration_us: 60_000,
+                start_spread_us: 500,
+                seed,
+            };
+            let r = run(ProtocolKind::ALL[protocol].protocol(), cfg);
+            prop_assert!(r.verify.is_ok(), "{:?}", r.verify);
+            prop_assert_eq!(r.requesters.bad_reads, 0);
+        }
+    }
+}
