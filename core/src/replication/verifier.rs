@@ -147,6 +147,18 @@ pub fn verify_snapshots(
             return Err(VerifyError::VersionRegression { node, count });
         }
     }
+    if nodes.len() != first.hash.nodes()
+        || nodes.iter().enumerate().any(|(i, n)| n.id as usize != i)
+    {
+        return Err(VerifyError::NotQuiescent {
+            node: first.id,
+            what: format!(
+                "{} snapshots given for a {}-node view, or out of order",
+                nodes.len(),
+                first.hash.nodes()
+            ),
+        });
+    }
     let hash = first.hash.clone();
     let keys = first.data.keys();
     for key in 0..keys {
