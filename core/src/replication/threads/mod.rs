@@ -35,8 +35,10 @@ pub struct ThreadsConfig {
     pub latency_us: u64,
     /// Uniform extra latency in `0..=jitter_us`.
     pub jitter_us: u64,
-    /// Delay before a message a full pool rejected is delivered again.
+    /// Delay before a message a full pool rejected (or the link lost) is delivered again.
     pub retransmit_us: u64,
+    /// Per-mille chance that a transmission is lost and retransmitted after `retransmit_us`.
+    pub drop_per_mille: u32,
     /// Seed of the jitter.
     pub seed: u64,
 }
@@ -48,6 +50,7 @@ impl Default for ThreadsConfig {
             latency_us: 0,
             jitter_us: 0,
             retransmit_us: 2_000,
+            drop_per_mille: 0,
             seed: 1,
         }
     }
@@ -176,6 +179,7 @@ impl ThreadCluster {
                 latency_us: cfg.latency_us,
                 jitter_us: cfg.jitter_us,
                 retransmit_us: cfg.retransmit_us,
+                drop_per_mille: cfg.drop_per_mille.min(900),
                 out: Vec::new(),
             };
             let h = std::thread::Builder::new()
@@ -409,6 +413,7 @@ struct NodeThread {
     latency_us: u64,
     jitter_us: u64,
     retransmit_us: u64,
+    drop_per_mille: u32,
     out: Vec<Output>,
 }
 
@@ -490,6 +495,11 @@ impl NodeThread {
                     let mut at = now + self.latency_us;
                     if self.jitter_us > 0 {
                         at += self.rng.random_range(0..=self.jitter_us);
+                    }
+                    while self.drop_per_mille > 0
+                        && self.rng.random_range(0..1000) < self.drop_per_mille
+                    {
+                        at += self.retransmit_us;
                     }
                     self.shared.in_flight.fetch_add(1, AtomicOrdering::Release);
                     let env = Envelope::Input {
