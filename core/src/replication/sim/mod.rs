@@ -60,7 +60,8 @@ pub struct SimReport {
     pub nodes: usize,
     /// The measured window in virtual µs.
     pub window_us: u64,
-    /// Virtual time at quiescence.
+    /// Virtual time of the last message or reply: when the cluster became quiescent (stale
+    /// wake-ups of expired deadlines after it are not counted).
     pub end_us: u64,
     /// Events processed.
     pub events: u64,
@@ -105,6 +106,7 @@ pub struct Simulation {
     requesters: RequesterStats,
     drained_ops: u64,
     now: u64,
+    last_activity: u64,
     events: u64,
     out: Vec<Output>,
 }
@@ -138,6 +140,7 @@ impl Simulation {
             requesters: RequesterStats::default(),
             drained_ops: 0,
             now: 0,
+            last_activity: 0,
             events: 0,
             out: Vec::with_capacity(64),
             cfg,
@@ -203,7 +206,7 @@ impl Simulation {
                 .unwrap_or(ProtocolKind::LockForwarding),
             nodes: self.nodes.len(),
             window_us: self.cfg.duration_us,
-            end_us: self.now,
+            end_us: self.last_activity,
             events: self.events,
             requesters: self.requesters,
             drained_ops: self.drained_ops,
@@ -234,6 +237,9 @@ impl Simulation {
     fn step(&mut self, node: NodeId, input: Input) {
         let mut out = std::mem::take(&mut self.out);
         self.nodes[node as usize].handle(self.now, input, &mut out);
+        if out.iter().any(|o| !matches!(o, Output::SetTimer { .. })) {
+            self.last_activity = self.now;
+        }
         for o in out.drain(..) {
             match o {
                 Output::Send { to, msg } => {
