@@ -109,6 +109,9 @@ pub struct Simulation {
     last_activity: u64,
     events: u64,
     out: Vec<Output>,
+    /// Requesters whose op completed in the current event; they issue their next op right away
+    /// (no think time) without a trip through the event queue.
+    reissue: std::collections::VecDeque<(NodeId, u32)>,
 }
 
 impl std::fmt::Debug for Simulation {
@@ -143,6 +146,7 @@ impl Simulation {
             last_activity: 0,
             events: 0,
             out: Vec::with_capacity(64),
+            reissue: std::collections::VecDeque::new(),
             cfg,
         })
     }
@@ -191,6 +195,9 @@ impl Simulation {
                 }
                 EventKind::Timer { node } => self.step(node, Input::Timer),
                 EventKind::Issue { node, requester } => self.issue(node, requester),
+            }
+            while let Some((node, requester)) = self.reissue.pop_front() {
+                self.issue(node, requester);
             }
         }
         let mut stats = NodeStats::default();
