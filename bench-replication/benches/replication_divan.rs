@@ -1,16 +1,72 @@
-//! divan bench (placeholder until the replication system lands): the same lock round trip, swept over threads.
-use critsec_core::sync::Mutex;
+//! divan bench: puts and gets through a real 2-node threads cluster (node threads, crossbeam
+//! channels, zero link latency), swept over requester threads; each thread has its own client.
+use std::cell::RefCell;
+use std::sync::LazyLock;
+
+use critsec_core::replication::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
+use critsec_core::replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind};
 
 fn main() {
     divan::main();
 }
 
-static LOCK: std::sync::LazyLock<Mutex<u64>> =
-    std::sync::LazyLock::new(|| Mutex::new("bench.replication.placeholder_divan", 0));
+const KEYS: u32 = 1024;
 
-#[divan::bench(threads = [1, 2])]
-fn sync_mutex_lock_unlock() -> u64 {
-    let mut g = LOCK.lock();
-    *g += 1;
-    *g
+static CLUSTERS: LazyLock<Vec<ThreadCluster>> = LazyLock::new(|| {
+    ProtocolKind::ALL
+        .into_iter()
+        .map(|kind| {
+            let cfg = ThreadsConfig {
+                cluster: ClusterConfig {
+                    nodes: 2,
+                    keys: KEYS,
+                    ..ClusterConfig::default()
+                },
+                ..ThreadsConfig::default()
+            };
+            ThreadCluster::start(kind.protocol(), cfg).expect("valid config")
+        })
+        .collect()
+});
+
+thread_local! {
+    static CLIENTS: RefCell<Vec<(ClusterClient, u32)>> = RefCell::new(
+        CLUSTERS.iter().map(|c| (c.client(1).expect("client"), 0)).collect()
+    );
+}
+
+fn call(kind: usize, put: bool) -> u64 {
+    CLIENTS.with(|c| {
+        let mut c = c.borrow_mut();
+        let (client, n) = &mut c[kind];
+        *n = n.wrapping_add(1);
+        let key = *n % KEYS;
+        let op = if put {
+            ClientOp::Put(key, (key as u64) << 32 | *n as u64)
+        } else {
+            ClientOp::Get(key)
+        };
+        match client.call(op) {
+            Ok(Outcome::Got(e)) | Ok(Outcome::Put(e)) => e.version,
+            Ok(Outcome::Failed(_)) | Err(_) => panic!("{op:?} failed on an idle cluster"),
+        }
+    })
+}
+
+#[divan::bench(args = ["lock-forwarding", "key-queue", "triangle"], threads = [1, 2, 4])]
+fn put(protocol: &str) -> u64 {
+    let kind = ProtocolKind::ALL
+        .iter()
+        .position(|k| k.id() == protocol)
+        .unwrap_or(0);
+    call(kind, true)
+}
+
+#[divan::bench(args = ["lock-forwarding", "key-queue", "triangle"], threads = [1, 2, 4])]
+fn get(protocol: &str) -> u64 {
+    let kind = ProtocolKind::ALL
+        .iter()
+        .position(|k| k.id() == protocol)
+        .unwrap_or(0);
+    call(kind, false)
 }

@@ -1,12 +1,19 @@
-//! bench-replication: critsec scenarios and claims for the replication system.
+//! bench-replication: critsec scenarios and claims for the replication system (Infinispan
+//! DIST-SYNC writes: lock forwarding vs Bela Ban's key queue vs the Triangle).
+//!
+//! One scenario, [`ispn_perf::IspnPerf`] (`replication/ispn_perf`), replays IspnPerfTest's
+//! workload through either driver of `critsec_core::replication`; `claims.toml` holds the claims
+//! of Bela Ban's 2014 post, tested in the simulation.
 
 #![deny(missing_docs)]
+
+pub mod ispn_perf;
 
 use critsec_harness::{Claim, ClaimError, Scenario};
 
 /// Every scenario of this crate.
 pub fn scenarios() -> Vec<Box<dyn Scenario>> {
-    Vec::new()
+    vec![Box::new(ispn_perf::IspnPerf)]
 }
 
 /// The claims declared in `claims.toml`.

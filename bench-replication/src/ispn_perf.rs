@@ -1,0 +1,745 @@
+//! `replication/ispn_perf`: IspnPerfTest's workload against the three write protocols.
+//!
+//! Requesters loop over uniform random keys (80% gets, 20% puts) with no think time. The `sim`
+//! driver runs a seeded discrete-event simulation in virtual time and scores requests per second
+//! per node; every iteration is verified before its score counts. The `threads` driver runs real
+//! node threads and one harness thread per requester (`nodes x requesters`), each checking its
+//! replies; the quiescent cluster is verified after the last iteration.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use critsec_core::replication::sim::network::NetworkConfig;
+use critsec_core::replication::sim::{SimConfig, SimReport, simulate};
+use critsec_core::replication::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
+use critsec_core::replication::workload::{
+    OpGenerator, RequesterStats, WorkloadConfig, get_result_valid,
+};
+use critsec_core::replication::{
+    AckLog, ClientOp, ClusterConfig, NodeStats, Outcome, ProtocolKind, RejectionPolicy,
+};
+use critsec_harness::{
+    ExternalSample, GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial,
+    Window, Worker,
+};
+
+/// The scenario.
+#[derive(Debug, Default)]
+pub struct IspnPerf;
+
+/// Which driver runs the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Driver {
+    Sim,
+    Threads,
+}
+
+/// Parsed parameters.
+#[derive(Debug, Clone)]
+struct Setup {
+    protocol: ProtocolKind,
+    driver: Driver,
+    cluster: ClusterConfig,
+    workload: WorkloadConfig,
+    link_latency_us: u64,
+    jitter_us: u64,
+    duration_ms: u64,
+    seed: u64,
+}
+
+fn bad(name: &str, value: &str, reason: impl Into<String>) -> ScenarioError {
+    ScenarioError::BadParam {
+        name: name.to_string(),
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+impl Setup {
+    fn parse(p: &Params) -> Result<Setup, ScenarioError> {
+        let protocol: ProtocolKind =
+            p.get("protocol")?
+                .parse()
+                .map_err(|e: critsec_core::replication::ConfigError| {
+                    bad(
+                        "protocol",
+                        p.get("protocol").unwrap_or_default(),
+                        e.to_string(),
+                    )
+                })?;
+        let driver = match p.get("driver")? {
+            "sim" => Driver::Sim,
+            "threads" => Driver::Threads,
+            other => return Err(bad("driver", other, "valid are sim, threads")),
+        };
+        let rejection: RejectionPolicy =
+            p.get("rejection")?
+                .parse()
+                .map_err(|e: critsec_core::replication::ConfigError| {
+                    bad(
+                        "rejection",
+                        p.get("rejection").unwrap_or_default(),
+                        e.to_string(),
+                    )
+                })?;
+        let nodes: usize = p.parse("nodes")?;
+        if driver == Driver::Threads && !(1..=16).contains(&nodes) {
+            return Err(bad(
+                "nodes",
+                &nodes.to_string(),
+                "the threads driver takes 1..=16 nodes",
+            ));
+        }
+        let read_pct: u32 = p.parse("read_pct")?;
+        if read_pct > 100 {
+            return Err(bad("read_pct", &read_pct.to_string(), "valid are 0..=100"));
+        }
+        let hot_key_pct: u32 = p.parse("hot_key_pct")?;
+        if hot_key_pct > 100 {
+            return Err(bad(
+                "hot_key_pct",
+                &hot_key_pct.to_string(),
+                "valid are 0..=100",
+            ));
+        }
+        let duration_ms: u64 = p.parse("duration_ms")?;
+        if duration_ms == 0 {
+            return Err(bad("duration_ms", "0", "must be >= 1"));
+        }
+        let cluster = ClusterConfig {
+            nodes,
+            num_owners: p.parse("num_owners")?,
+            keys: p.parse("keys")?,
+            lock_timeout_us: p.parse::<u64>("lock_timeout_ms")? * 1000,
+            pool_size: p.parse("pool_size")?,
+            oob_pool_size: p.parse("oob_pool_size")?,
+            rejection,
+            ..ClusterConfig::default()
+        };
+        cluster
+            .hash()
+            .map_err(|e| ScenarioError::Setup(e.to_string()))?;
+        let workload = WorkloadConfig {
+            requesters_per_node: p.parse("requesters")?,
+            read_pct,
+            value_size: p.parse("value_size")?,
+            hot_key_pct,
+            ..WorkloadConfig::default()
+        };
+        Ok(Setup {
+            protocol,
+            driver,
+            cluster,
+            workload,
+            link_latency_us: p.parse("link_latency_us")?,
+            jitter_us: p.parse("jitter_us")?,
+            duration_ms,
+            seed: p.parse("seed")?,
+        })
+    }
+
+    fn sim_config(&self, seed: u64, duration_us: u64) -> SimConfig {
+        SimConfig {
+            cluster: self.cluster.clone(),
+            network: NetworkConfig {
+                latency_us: self.link_latency_us,
+                jitter_us: self.jitter_us,
+                ..NetworkConfig::default()
+            },
+            workload: self.workload.clone(),
+            duration_us,
+            start_spread_us: 1_000,
+            seed,
+        }
+    }
+}
+
+impl Scenario for IspnPerf {
+    fn name(&self) -> &'static str {
+        "replication/ispn_perf"
+    }
+
+    fn description(&self) -> &'static str {
+        "IspnPerfTest: requesters on every node loop over uniform keys, 80% get / 20% put, against \
+         a DIST-SYNC cache. Inside the critical section (the primary's key lock): lock-forwarding \
+         applies and waits for a synchronous backup round trip; key-queue and triangle only apply \
+         (and take a sequence number). Score: successful requests/s per node (virtual time for sim)."
+    }
+
+    fn params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec::choice(
+                "protocol",
+                &["lock-forwarding", "key-queue", "triangle"],
+                &["lock-forwarding", "key-queue", "triangle"],
+                "write protocol",
+            ),
+            ParamSpec::choice(
+                "driver",
+                &["sim"],
+                &["sim", "threads"],
+                "simulation (virtual time) or real threads",
+            ),
+            ParamSpec::free("nodes", &["10"], "cluster members (threads: 1..=16)"),
+            ParamSpec::free("requesters", &["25"], "requester threads per node"),
+            ParamSpec::free("num_owners", &["2"], "owners per key (numOwners)"),
+            ParamSpec::free("keys", &["20000"], "keys 0..keys"),
+            ParamSpec::free(
+                "value_size",
+                &["1000"],
+                "value size in bytes (reported; values are tags)",
+            ),
+            ParamSpec::free("read_pct", &["80"], "percentage of gets"),
+            ParamSpec::free("link_latency_us", &["3000"], "one-way link latency in µs"),
+            ParamSpec::free("jitter_us", &["300"], "uniform extra latency in µs"),
+            ParamSpec::free("lock_timeout_ms", &["5000"], "key lock acquisition timeout"),
+            ParamSpec::free("hot_key_pct", &["0"], "percentage of puts that go to key 0"),
+            ParamSpec::free("pool_size", &["32"], "remote-command pool slots per node"),
+            ParamSpec::free("oob_pool_size", &["8"], "JGroups OOB pool slots per node"),
+            ParamSpec::choice(
+                "rejection",
+                &["caller-runs"],
+                &["block", "abort", "caller-runs"],
+                "full-pool policy",
+            ),
+            ParamSpec::free("duration_ms", &["500"], "sim: virtual window per iteration"),
+            ParamSpec::free(
+                "seed",
+                &["42"],
+                "sim: seed of the first iteration (then +1 per iteration)",
+            ),
+        ]
+    }
+
+    fn default_threads(&self) -> Vec<String> {
+        vec!["1".to_string()]
+    }
+
+    fn groups(&self, params: &Params, threads: usize) -> Vec<GroupSpec> {
+        match Setup::parse(params) {
+            Ok(s) if s.driver == Driver::Threads => {
+                // One harness thread per requester, so `requesters` means the same in both drivers.
+                vec![GroupSpec::new(
+                    "requesters",
+                    s.cluster.nodes * s.workload.requesters_per_node as usize,
+                )]
+            }
+            _ => vec![GroupSpec::new("op", threads)],
+        }
+    }
+
+    fn setup(
+        &self,
+        params: &Params,
+        _groups: &[GroupSpec],
+    ) -> Result<Box<dyn Trial>, ScenarioError> {
+        let s = Setup::parse(params)?;
+        match s.driver {
+            Driver::Sim => Ok(Box::new(SimTrial {
+                setup: s,
+                iteration: AtomicU64::new(0),
+                last: Mutex::new(None),
+            })),
+            Driver::Threads => ThreadsTrial::start(s).map(|t| Box::new(t) as Box<dyn Trial>),
+        }
+    }
+}
+
+/// Secondary metrics shared by both drivers.
+fn metrics(
+    req_per_s_cluster: f64,
+    nodes: usize,
+    req: &RequesterStats,
+    stats: &NodeStats,
+) -> Vec<Metric> {
+    let mut m = vec![
+        Metric::new("req_per_s_cluster", req_per_s_cluster, "req/s"),
+        Metric::new(
+            "req_per_s_node",
+            req_per_s_cluster / nodes.max(1) as f64,
+            "req/s",
+        ),
+    ];
+    for (name, h) in [("get", &req.gets), ("put", &req.puts)] {
+        for (q, label) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")] {
+            m.push(Metric::new(
+                format!("{name}.{label}"),
+                h.quantile(q) as f64,
+                "us",
+            ));
+        }
+    }
+    m.push(Metric::new(
+        "lock_timeouts",
+        stats.lock_timeouts as f64,
+        "count",
+    ));
+    // Defined for claims: a ratio against a baseline of 0 timeouts is undefined, + 1 is not.
+    m.push(Metric::new(
+        "lock_timeouts_plus_one",
+        stats.lock_timeouts as f64 + 1.0,
+        "count",
+    ));
+    m.push(Metric::new(
+        "reply_timeouts",
+        (stats.reply_timeouts + stats.backup_timeouts + stats.repl_timeouts) as f64,
+        "count",
+    ));
+    m.push(Metric::new(
+        "pool_rejections",
+        stats.pool_rejections as f64,
+        "count",
+    ));
+    m.push(Metric::new(
+        "repl_queue_depth",
+        stats.repl_queue_max as f64,
+        "keys",
+    ));
+    m.push(Metric::new(
+        "failed_ops",
+        (req.failed_lock + req.failed_reply) as f64,
+        "count",
+    ));
+    m.push(Metric::new(
+        "lock_hold_max_us",
+        stats.max_lock_hold_us as f64,
+        "us",
+    ));
+    m
+}
+
+struct SimTrial {
+    setup: Setup,
+    iteration: AtomicU64,
+    last: Mutex<Option<String>>,
+}
+
+impl SimTrial {
+    fn run(&self, duration_us: u64) -> Result<SimReport, String> {
+        // Relaxed: only hands out distinct seeds; iterations run one at a time anyway.
+        let n = self.iteration.fetch_add(1, Ordering::Relaxed);
+        let cfg = self
+            .setup
+            .sim_config(self.setup.seed.wrapping_add(n), duration_us);
+        let r = simulate(self.setup.protocol, cfg).map_err(|e| e.to_string())?;
+        match &r.verify {
+            Ok(v) => {
+                if r.requesters.bad_reads > 0 {
+                    return Err(format!(
+                        "{} gets returned a value of another key",
+                        r.requesters.bad_reads
+                    ));
+                }
+                if let Ok(mut last) = self.last.lock() {
+                    *last = Some(v.to_string());
+                }
+                Ok(r)
+            }
+            Err(e) => Err(format!("verifier failed: {e}")),
+        }
+    }
+}
+
+impl Trial for SimTrial {
+    fn verify(&self) -> Result<String, String> {
+        let last = self.last.lock().map(|l| l.clone()).unwrap_or(None);
+        match last {
+            Some(v) => Ok(v),
+            // Before the first iteration: a short run of the same configuration must verify.
+            None => self
+                .run((self.setup.duration_ms * 100).clamp(1_000, 100_000))
+                .map(|r| r.verify.map(|v| v.to_string()).unwrap_or_default()),
+        }
+    }
+
+    fn worker(&self, _group: &str, _index: usize) -> Box<dyn Worker + '_> {
+        Box::new(NoWorker)
+    }
+
+    fn run_iteration(
+        &self,
+        _warmup: bool,
+        _budget: Duration,
+    ) -> Option<Result<ExternalSample, String>> {
+        Some(
+            self.run(self.setup.duration_ms * 1000)
+                .map(|r| ExternalSample {
+                    score: r.req_per_s_per_node(),
+                    unit: "req/s/node".to_string(),
+                    secondary: metrics(r.req_per_s_cluster(), r.nodes, &r.requesters, &r.stats),
+                }),
+        )
+    }
+}
+
+/// The sim driver runs its own iterations; a worker asked of it reports the misuse.
+struct NoWorker;
+
+impl Worker for NoWorker {
+    fn op(&mut self) -> u64 {
+        0
+    }
+    fn check(&mut self) -> Result<(), String> {
+        Err("the sim driver runs its iterations itself (Trial::run_iteration)".to_string())
+    }
+}
+
+struct ThreadsTrial {
+    setup: Setup,
+    cluster: ThreadCluster,
+    acks: Mutex<AckLog>,
+    /// Per-worker stats, each behind its own (uncontended) lock so the probe can read them.
+    slots: Vec<Arc<Mutex<RequesterStats>>>,
+    /// Node counters when the probe's window opened.
+    baseline: Mutex<NodeStats>,
+}
+
+impl ThreadsTrial {
+    fn start(setup: Setup) -> Result<ThreadsTrial, ScenarioError> {
+        let cfg = ThreadsConfig {
+            cluster: setup.cluster.clone(),
+            latency_us: setup.link_latency_us,
+            jitter_us: setup.jitter_us,
+            seed: setup.seed,
+            ..ThreadsConfig::default()
+        };
+        let cluster = ThreadCluster::start(setup.protocol.protocol(), cfg)
+            .map_err(|e| ScenarioError::Setup(e.to_string()))?;
+        let n = setup.cluster.nodes * setup.workload.requesters_per_node as usize;
+        let slots: Vec<_> = (0..n.max(1))
+            .map(|_| Arc::new(Mutex::new(RequesterStats::default())))
+            .collect();
+        Ok(ThreadsTrial {
+            acks: Mutex::new(AckLog::new(setup.cluster.keys)),
+            slots,
+            baseline: Mutex::new(NodeStats::default()),
+            cluster,
+            setup,
+        })
+    }
+}
+
+impl Trial for ThreadsTrial {
+    fn verify(&self) -> Result<String, String> {
+        let acks = self
+            .acks
+            .lock()
+            .map_err(|_| "ack log poisoned".to_string())?
+            .clone();
+        let (report, stats) = self.cluster.verify(&acks, Duration::from_secs(60))?;
+        if stats.regressions > 0 {
+            return Err(format!("{} version regressions", stats.regressions));
+        }
+        Ok(report.to_string())
+    }
+
+    fn worker(&self, _group: &str, index: usize) -> Box<dyn Worker + '_> {
+        let node = (index % self.setup.cluster.nodes) as u16;
+        let slot = Arc::clone(&self.slots[index % self.slots.len()]);
+        Box::new(ThreadsWorker {
+            client: self.cluster.client(node).ok(),
+            ops: OpGenerator::new(
+                &self.setup.workload,
+                self.setup.cluster.keys,
+                self.setup.seed ^ (index as u64 + 1),
+            ),
+            slot,
+            trial: self,
+            mismatches: 0,
+            errors: 0,
+        })
+    }
+
+    fn probe(&self) -> Option<&dyn Probe> {
+        Some(self)
+    }
+}
+
+impl Probe for ThreadsTrial {
+    fn reset(&self) {
+        for s in &self.slots {
+            if let Ok(mut s) = s.lock() {
+                *s = RequesterStats::default();
+            }
+        }
+        if let (Ok(stats), Ok(mut b)) = (self.cluster.stats(), self.baseline.lock()) {
+            *b = stats;
+        }
+    }
+
+    fn read(&self, window: Window) -> Vec<Metric> {
+        let mut req = RequesterStats::default();
+        for s in &self.slots {
+            if let Ok(s) = s.lock() {
+                req.merge(&s);
+            }
+        }
+        let now = self.cluster.stats().unwrap_or_default();
+        let base = self.baseline.lock().map(|b| b.clone()).unwrap_or_default();
+        let delta = NodeStats {
+            lock_timeouts: now.lock_timeouts - base.lock_timeouts.min(now.lock_timeouts),
+            reply_timeouts: now.reply_timeouts - base.reply_timeouts.min(now.reply_timeouts),
+            backup_timeouts: now.backup_timeouts - base.backup_timeouts.min(now.backup_timeouts),
+            repl_timeouts: now.repl_timeouts - base.repl_timeouts.min(now.repl_timeouts),
+            pool_rejections: now.pool_rejections - base.pool_rejections.min(now.pool_rejections),
+            repl_queue_max: now.repl_queue_max,
+            max_lock_hold_us: now.max_lock_hold_us,
+            ..NodeStats::default()
+        };
+        let per_s = window.ops as f64 / (window.nanos.max(1) as f64 / 1e9);
+        metrics(per_s, self.setup.cluster.nodes, &req, &delta)
+    }
+}
+
+struct ThreadsWorker<'t> {
+    client: Option<ClusterClient>,
+    ops: OpGenerator,
+    slot: Arc<Mutex<RequesterStats>>,
+    trial: &'t ThreadsTrial,
+    mismatches: u64,
+    errors: u64,
+}
+
+impl Worker for ThreadsWorker<'_> {
+    fn op(&mut self) -> u64 {
+        let Some(client) = self.client.as_mut() else {
+            self.errors += 1;
+            return 0;
+        };
+        let op = self.ops.next_op();
+        let start = std::time::Instant::now();
+        match client.call(op) {
+            Ok(outcome) => {
+                let us = start.elapsed().as_micros() as u64;
+                let valid = match (op, outcome) {
+                    (ClientOp::Get(k), Outcome::Got(e)) => get_result_valid(k, e),
+                    (ClientOp::Put(_, v), Outcome::Put(e)) => e.value == v && e.version > 0,
+                    (_, Outcome::Failed(_)) => true,
+                    _ => false,
+                };
+                if !valid {
+                    self.mismatches += 1;
+                }
+                if let Ok(mut s) = self.slot.lock() {
+                    s.record(op, outcome, us);
+                }
+                match outcome {
+                    Outcome::Got(e) | Outcome::Put(e) => e.version,
+                    Outcome::Failed(_) => 0,
+                }
+            }
+            Err(_) => {
+                self.errors += 1;
+                0
+            }
+        }
+    }
+
+    fn check(&mut self) -> Result<(), String> {
+        if let Some(c) = self.client.as_mut() {
+            if let Ok(mut acks) = self.trial.acks.lock() {
+                acks.merge(&c.take_acks());
+            }
+        }
+        if self.mismatches > 0 || self.errors > 0 {
+            return Err(format!(
+                "{} replies did not match their request, {} calls got no reply",
+                self.mismatches, self.errors
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ThreadsWorker<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = self.client.as_mut() {
+            if let Ok(mut acks) = self.trial.acks.lock() {
+                acks.merge(&c.take_acks());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        let mut p: Params = Params::from_pairs(
+            IspnPerf
+                .params()
+                .into_iter()
+                .map(|s| (s.name.to_string(), s.defaults[0].clone())),
+        );
+        for (k, v) in pairs {
+            p.0.insert(k.to_string(), v.to_string());
+        }
+        p
+    }
+
+    #[test]
+    fn sim_iterations_verify_and_report_every_metric() {
+        for protocol in ["lock-forwarding", "key-queue", "triangle"] {
+            let p = params(&[
+                ("protocol", protocol),
+                ("nodes", "4"),
+                ("requesters", "5"),
+                ("duration_ms", "50"),
+            ]);
+            let groups = IspnPerf.groups(&p, 1);
+            let trial = IspnPerf.setup(&p, &groups).unwrap();
+            trial.verify().unwrap();
+            let sample = trial
+                .run_iteration(false, Duration::from_secs(1))
+                .unwrap()
+                .unwrap();
+            assert!(sample.score > 0.0);
+            for name in [
+                "req_per_s_cluster",
+                "get.p99.9",
+                "put.p50",
+                "lock_timeouts",
+                "reply_timeouts",
+                "pool_rejections",
+                "repl_queue_depth",
+            ] {
+                assert!(sample.secondary.iter().any(|m| m.name == name), "{name}");
+            }
+            let again = trial
+                .run_iteration(false, Duration::from_secs(1))
+                .unwrap()
+                .unwrap();
+            let values =
+                |s: &ExternalSample| s.secondary.iter().map(|m| m.value).collect::<Vec<_>>();
+            assert_ne!(
+                (sample.score, values(&sample)),
+                (again.score, values(&again)),
+                "iterations use successive seeds"
+            );
+            assert!(trial.verify().unwrap().contains("agree"));
+        }
+    }
+
+    #[test]
+    fn threads_driver_runs_workers_that_check_and_verify() {
+        let p = params(&[
+            ("driver", "threads"),
+            ("nodes", "2"),
+            ("requesters", "2"),
+            ("link_latency_us", "100"),
+            ("jitter_us", "50"),
+            ("keys", "200"),
+        ]);
+        let groups = IspnPerf.groups(&p, 1);
+        assert_eq!(groups, vec![GroupSpec::new("requesters", 4)]);
+        let trial = IspnPerf.setup(&p, &groups).unwrap();
+        trial.verify().unwrap();
+        let probe = trial.probe().unwrap();
+        probe.reset();
+        let mut ops = 0;
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|i| {
+                    let trial = &trial;
+                    s.spawn(move || {
+                        let mut w = trial.worker("requesters", i);
+                        for _ in 0..50 {
+                            w.op();
+                        }
+                        w.check().unwrap();
+                        50
+                    })
+                })
+                .collect();
+            ops = hs.into_iter().map(|h| h.join().unwrap()).sum::<u64>();
+        });
+        let m = probe.read(Window {
+            nanos: 1_000_000_000,
+            ops,
+        });
+        assert!(
+            m.iter().any(|m| m.name == "put.p99" && m.value > 0.0),
+            "{m:?}"
+        );
+        let v = trial.verify().unwrap();
+        assert!(v.contains("acked puts kept"), "{v}");
+    }
+
+    #[test]
+    fn bad_params_are_rejected_with_the_valid_set() {
+        for (k, v) in [
+            ("protocol", "paxos"),
+            ("driver", "gpu"),
+            ("read_pct", "101"),
+            ("num_owners", "11"),
+            ("rejection", "drop"),
+        ] {
+            let p = params(&[(k, v)]);
+            let err = IspnPerf
+                .setup(&p, &[])
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(!err.is_empty(), "{k}={v} accepted");
+        }
+    }
+}
+
+/// Every claim of `claims.toml`, both sides, one iteration each: prints the figures. Run by hand:
+/// `cargo test -p bench-replication --release --lib claim_figures -- --ignored --nocapture`.
+#[cfg(test)]
+mod claim_figures {
+    use super::*;
+
+    #[test]
+    #[ignore = "large: 100-node simulations"]
+    fn claim_figures() {
+        let claims = crate::claims().unwrap();
+        let mut seen = std::collections::BTreeMap::new();
+        for c in &claims {
+            for contender in [false, true] {
+                let (scenario, side, _, _) = c.side(contender);
+                assert_eq!(scenario, "replication/ispn_perf");
+                // The runner fills parameters a claim leaves out with their first default.
+                let mut params = Params::from_pairs(
+                    IspnPerf
+                        .params()
+                        .into_iter()
+                        .map(|s| (s.name.to_string(), s.defaults[0].clone())),
+                );
+                params.0.extend(side.0);
+                let key = params.to_string();
+                if seen.contains_key(&key) {
+                    continue;
+                }
+                let trial = IspnPerf.setup(&params, &[]).unwrap();
+                let t = std::time::Instant::now();
+                let s = trial
+                    .run_iteration(false, Duration::from_secs(1))
+                    .unwrap()
+                    .unwrap();
+                let wall = t.elapsed().as_secs_f64();
+                let get = |n: &str| {
+                    s.secondary
+                        .iter()
+                        .find(|m| m.name == n)
+                        .map(|m| m.value)
+                        .unwrap_or(-1.0)
+                };
+                let line = format!(
+                    "{:.0} req/s/node, lock_timeouts {}, reply_timeouts {}, pool_rejections {}, put p99 {} us, wall {wall:.1}s; {}",
+                    s.score,
+                    get("lock_timeouts"),
+                    get("reply_timeouts"),
+                    get("pool_rejections"),
+                    get("put.p99"),
+                    trial.verify().unwrap()
+                );
+                println!("{}: {key}\n    {line}", c.id);
+                seen.insert(key, line);
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Infinispan DIST-SYNC non-transactional writes: how a distributed cache keeps a key's primary and
+//! backup owners in agreement, and what holding a key lock across a network round trip costs.
+//!
+//! Models `NonTxDistributionInterceptor` (Infinispan <= 8), Bela Ban's 2014 key-queue proposal
+//! and `TriangleDistributionInterceptor` + `TriangleOrderManager` (Infinispan 9, ISPN-6919). The
+//! protocols are sans-IO state machines ([`NodeMachine`]) over shared parts: consistent hashing
+//! ([`hashing`]), per-key locks with FIFO waiters ([`key_lock`]), bounded pools whose slots a
+//! command holds while it waits ([`pool`]). Two drivers run the same machines: a seeded
+//! discrete-event simulation in virtual time ([`sim`]) for 100-node clusters, and real threads
+//! over crossbeam channels ([`threads`]) for small ones; [`local`] runs a cluster on the calling
+//! thread with instant delivery, for a protocol's bare CPU cost. The [`verifier`] checks a quiescent
+//! cluster.
+//!
+//! Architecture invariants: the machines and the simulation never read the wall clock (a test
+//! greps for it); a key lock or pool slot exists only inside a machine, so both drivers account
+//! them identically; every protocol passes the conformance suite in `tests.rs` under both drivers.
+//!
+//! Strategies:
+//! - [`LockForwardingProtocol`] (`lock-forwarding`): sync backup RPC while holding the key lock.
+//! - [`KeyQueueProtocol`] (`key-queue`): unlock, then a de-duplicating key FIFO replicated by a worker.
+//! - [`TriangleProtocol`] (`triangle`): per-segment sequence numbers; backups ack the originator.
+
+pub mod collections;
+pub mod data_container;
+pub mod error;
+pub mod hashing;
+pub mod key_lock;
+pub mod local;
+pub mod message;
+pub mod node;
+pub mod pool;
+pub mod sim;
+pub mod threads;
+pub mod timeouts;
+pub mod triangle_order;
+pub mod verifier;
+pub mod workload;
+pub mod write_protocol;
+
+mod key_queue_protocol;
+mod lock_forwarding_protocol;
+mod triangle_protocol;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::{ConfigError, VerifyError};
+pub use hashing::ConsistentHash;
+pub use key_queue_protocol::{DeDupQueue, KeyQueueProtocol};
+pub use lock_forwarding_protocol::LockForwardingProtocol;
+pub use message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, Versioned};
+pub use node::{ClusterConfig, NodeCore};
+pub use pool::RejectionPolicy;
+pub use triangle_protocol::TriangleProtocol;
+pub use verifier::{AckLog, VerifyReport};
+pub use write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};

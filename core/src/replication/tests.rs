@@ -1,0 +1,553 @@
+//! Conformance suite: every check runs against every protocol, through the simulation and (where
+//! a real-time run stays cheap) the threads driver.
+
+use super::message::{ClientOp, Versioned};
+use super::sim::network::NetworkConfig;
+use super::sim::{SimConfig, SimReport, Simulation};
+use super::workload::WorkloadConfig;
+use super::{ClusterConfig, ProtocolKind, RejectionPolicy, WriteProtocol};
+
+fn small(seed: u64) -> SimConfig {
+    SimConfig {
+        cluster: ClusterConfig {
+            nodes: 5,
+            keys: 200,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 500,
+            jitter_us: 400,
+            ..NetworkConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 8,
+            ..WorkloadConfig::default()
+        },
+        duration_us: 200_000,
+        start_spread_us: 1_000,
+        seed,
+    }
+}
+
+fn run(p: &dyn WriteProtocol, cfg: SimConfig) -> SimReport {
+    Simulation::new(p, cfg).expect("valid config").run()
+}
+
+fn assert_verified(r: &SimReport) {
+    if let Err(e) = &r.verify {
+        panic!("{:?}: verifier failed: {e}\n{r:#?}", r.protocol);
+    }
+    assert_eq!(
+        r.requesters.bad_reads, 0,
+        "{:?}: a get returned a value of another key",
+        r.protocol
+    );
+}
+
+/// A plain run completes operations and verifies.
+fn check_plain_run_verifies(p: &dyn WriteProtocol) {
+    let r = run(p, small(1));
+    assert_verified(&r);
+    assert!(r.requesters.puts.count() > 100, "{r:#?}");
+    assert!(r.requesters.gets.count() > 400, "{r:#?}");
+    assert_eq!(
+        r.stats.lock_timeouts + r.requesters.failed_reply,
+        0,
+        "{r:#?}"
+    );
+    assert!(r.verify.as_ref().is_ok_and(|v| v.keys_written > 50));
+    // Lock-hold spans: only lock forwarding holds a key lock across a network wait (a backup
+    // round trip is at least 2 x 500 µs here); the others hold it for no virtual time at all.
+    if p.kind() == ProtocolKind::LockForwarding {
+        assert!(r.stats.max_lock_hold_us >= 1_000, "{r:#?}");
+    } else {
+        assert_eq!(r.stats.max_lock_hold_us, 0, "{r:#?}");
+    }
+}
+
+/// The same seed gives the same run; another seed gives another.
+fn check_deterministic(p: &dyn WriteProtocol) {
+    let a = run(p, small(7));
+    let b = run(p, small(7));
+    let c = run(p, small(8));
+    assert_eq!(a.events, b.events);
+    assert_eq!(a.end_us, b.end_us);
+    assert_eq!(a.requesters.ok_ops(), b.requesters.ok_ops());
+    assert_eq!(a.verify, b.verify);
+    assert_ne!((a.events, a.verify.clone().ok()), (c.events, c.verify.ok()));
+}
+
+/// Drops, spikes and a slow node delay the run but the verifier still passes.
+fn check_faults_still_verify(p: &dyn WriteProtocol) {
+    let mut cfg = small(3);
+    cfg.network = NetworkConfig {
+        latency_us: 500,
+        jitter_us: 2_000,
+        drop_per_mille: 50,
+        retransmit_us: 5_000,
+        spike_per_mille: 20,
+        spike_us: 30_000,
+        slow_node: Some(2),
+        slow_node_extra_us: 4_000,
+    };
+    cfg.workload.hot_key_pct = 30;
+    let r = run(p, cfg);
+    assert_verified(&r);
+    assert!(r.drops > 0 && r.spikes > 0, "{r:#?}");
+}
+
+/// Short timeouts under a hot key make failures happen; they are counted and the verifier passes.
+fn check_timeouts_are_counted_and_verify(p: &dyn WriteProtocol) {
+    let mut cfg = small(4);
+    cfg.cluster.lock_timeout_us = 2_000;
+    cfg.cluster.reply_timeout_us = 6_000;
+    cfg.network.spike_per_mille = 30;
+    cfg.network.spike_us = 20_000;
+    cfg.workload.hot_key_pct = 90;
+    cfg.workload.read_pct = 20;
+    let r = run(p, cfg);
+    assert_verified(&r);
+    let failures = r.stats.lock_timeouts + r.stats.reply_timeouts + r.stats.backup_timeouts;
+    assert!(failures > 0, "{r:#?}");
+    // The requesters' failures inside the window are a subset of what the nodes counted.
+    assert!(r.requesters.failed_lock <= r.stats.lock_timeouts, "{r:#?}");
+    assert!(
+        r.requesters.failed_reply <= r.stats.reply_timeouts + r.stats.backup_timeouts,
+        "{r:#?}"
+    );
+}
+
+/// Tiny pools under every rejection policy: rejections are counted and the verifier passes.
+fn check_pool_policies_verify(p: &dyn WriteProtocol) {
+    for policy in [
+        RejectionPolicy::Block,
+        RejectionPolicy::Abort,
+        RejectionPolicy::CallerRuns,
+    ] {
+        let mut cfg = small(5);
+        cfg.cluster.pool_size = 2;
+        cfg.cluster.oob_pool_size = 1;
+        cfg.cluster.rejection = policy;
+        cfg.network.retransmit_us = 2_000;
+        let r = run(p, cfg);
+        assert_verified(&r);
+        if policy == RejectionPolicy::Block {
+            assert_eq!(r.stats.pool_rejections, 0);
+        } else if p.kind() == ProtocolKind::LockForwarding {
+            // Only lock forwarding holds slots across a network wait, so only it fills 2 slots.
+            assert!(r.stats.pool_rejections > 0, "{policy:?}: {r:#?}");
+        }
+    }
+}
+
+/// With one owner there is nothing to replicate and every write is acknowledged.
+fn check_single_owner(p: &dyn WriteProtocol) {
+    let mut cfg = small(6);
+    cfg.cluster.num_owners = 1;
+    let r = run(p, cfg);
+    assert_verified(&r);
+    assert_eq!(r.stats.lock_timeouts, 0);
+}
+
+/// Reading your own write: a requester that puts then gets the key sees its value, from the
+/// originator and from another node (the in-thread driver delivers everything at once).
+fn check_read_your_write(p: &dyn WriteProtocol) {
+    use super::local::LocalCluster;
+    use super::message::Outcome;
+    let cfg = ClusterConfig {
+        nodes: 4,
+        keys: 50,
+        ..ClusterConfig::default()
+    };
+    let mut c = LocalCluster::new(p, &cfg).expect("config");
+    for key in 0..50u32 {
+        let value = (key as u64) << 32 | 9;
+        let expected = Versioned { version: 1, value };
+        assert_eq!(
+            c.call(1, ClientOp::Put(key, value)),
+            Some(Outcome::Put(expected))
+        );
+        assert_eq!(c.call(3, ClientOp::Get(key)), Some(Outcome::Got(expected)));
+        let again = Versioned {
+            version: 2,
+            value: value + 1,
+        };
+        assert_eq!(
+            c.call(2, ClientOp::Put(key, value + 1)),
+            Some(Outcome::Put(again))
+        );
+        assert_eq!(c.call(1, ClientOp::Get(key)), Some(Outcome::Got(again)));
+    }
+    c.verify().expect("verifies");
+}
+
+/// The hot-key backlog: 100 writers on one key, 1.5 ms links (a 3 ms backup round trip).
+fn hot_key_backlog(p: &dyn WriteProtocol) -> SimReport {
+    let cfg = SimConfig {
+        cluster: ClusterConfig {
+            nodes: 2,
+            keys: 10,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 1_500,
+            jitter_us: 0,
+            ..NetworkConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 100,
+            requester_nodes: Some(1),
+            read_pct: 0,
+            hot_key_pct: 100,
+            hot_keys: 1,
+            ops_per_requester: Some(1),
+            ..WorkloadConfig::default()
+        },
+        duration_us: 10_000_000,
+        start_spread_us: 0,
+        seed: 1,
+    };
+    let r = run(p, cfg);
+    assert_verified(&r);
+    assert_eq!(r.requesters.puts.count(), 100);
+    r
+}
+
+/// Requester threads on every node of a threads cluster, a hot key included: replies are
+/// plausible and the quiescent cluster verifies.
+fn check_threads_concurrent(p: &dyn WriteProtocol) {
+    let cfg = super::threads::ThreadsConfig {
+        cluster: ClusterConfig {
+            nodes: 3,
+            keys: 100,
+            ..ClusterConfig::default()
+        },
+        latency_us: 100,
+        jitter_us: 100,
+        ..super::threads::ThreadsConfig::default()
+    };
+    threads_run(p, cfg);
+}
+
+/// The threads driver with lost transmissions, tiny pools that reject, and short timeouts: the
+/// cluster still drains and verifies.
+fn check_threads_faults(p: &dyn WriteProtocol) {
+    let cfg = super::threads::ThreadsConfig {
+        cluster: ClusterConfig {
+            nodes: 3,
+            keys: 100,
+            pool_size: 1,
+            oob_pool_size: 1,
+            rejection: RejectionPolicy::Abort,
+            lock_timeout_us: 2_000,
+            reply_timeout_us: 20_000,
+            ..ClusterConfig::default()
+        },
+        latency_us: 200,
+        jitter_us: 500,
+        retransmit_us: 1_000,
+        drop_per_mille: 50,
+        ..super::threads::ThreadsConfig::default()
+    };
+    threads_run(p, cfg);
+}
+
+fn threads_run(p: &dyn WriteProtocol, cfg: super::threads::ThreadsConfig) {
+    use super::threads::ThreadCluster;
+    use super::workload::OpGenerator;
+    let keys = cfg.cluster.keys;
+    let cluster = ThreadCluster::start(p, cfg).expect("config");
+    let workload = WorkloadConfig {
+        hot_key_pct: 50,
+        read_pct: 50,
+        ..WorkloadConfig::default()
+    };
+    let logs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6u64)
+            .map(|i| {
+                let mut c = cluster.client((i % 3) as u16).expect("client");
+                let workload = workload.clone();
+                s.spawn(move || {
+                    let mut g = OpGenerator::new(&workload, keys, i);
+                    for _ in 0..120 {
+                        let op = g.next_op();
+                        let outcome = c.call(op).expect("reply");
+                        if let (ClientOp::Get(k), super::Outcome::Got(e)) = (op, outcome) {
+                            assert!(super::workload::get_result_valid(k, e));
+                        }
+                    }
+                    c.take_acks()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("requester"))
+            .collect()
+    });
+    let mut acks = super::AckLog::new(keys);
+    for l in &logs {
+        acks.merge(l);
+    }
+    let (report, stats) = cluster
+        .verify(&acks, std::time::Duration::from_secs(20))
+        .expect("verifies");
+    assert!(report.acked_writes > 50, "{report}");
+    assert_eq!(stats.regressions, 0);
+}
+
+macro_rules! conformance {
+    ($name:ident, $proto:expr) => {
+        mod $name {
+            use super::*;
+            #[test]
+            fn plain_run_verifies() {
+                check_plain_run_verifies(&$proto);
+            }
+            #[test]
+            fn deterministic() {
+                check_deterministic(&$proto);
+            }
+            #[test]
+            fn faults_still_verify() {
+                check_faults_still_verify(&$proto);
+            }
+            #[test]
+            fn timeouts_are_counted_and_verify() {
+                check_timeouts_are_counted_and_verify(&$proto);
+            }
+            #[test]
+            fn pool_policies_verify() {
+                check_pool_policies_verify(&$proto);
+            }
+            #[test]
+            fn single_owner() {
+                check_single_owner(&$proto);
+            }
+            #[test]
+            fn read_your_write() {
+                check_read_your_write(&$proto);
+            }
+            #[test]
+            fn threads_concurrent() {
+                check_threads_concurrent(&$proto);
+            }
+            #[test]
+            fn threads_faults() {
+                check_threads_faults(&$proto);
+            }
+        }
+    };
+}
+
+conformance!(lock_forwarding, super::super::LockForwardingProtocol);
+conformance!(key_queue, super::super::KeyQueueProtocol);
+conformance!(triangle, super::super::TriangleProtocol);
+
+#[test]
+fn hot_key_backlog_is_about_300ms_under_lock_forwarding_only() {
+    let lf = hot_key_backlog(&super::LockForwardingProtocol);
+    // Each writer holds the lock for one 3 ms backup round trip, so the last of 100 waits for
+    // the 99 before it: about 300 ms of virtual time.
+    let last = lf.requesters.puts.max();
+    assert!(
+        (297_000..=306_000).contains(&last),
+        "last put after {last} µs"
+    );
+    for p in [ProtocolKind::KeyQueue, ProtocolKind::Triangle] {
+        let r = hot_key_backlog(p.protocol());
+        assert!(
+            r.requesters.puts.max() <= 6_000,
+            "{p:?}: {}",
+            r.requesters.puts.max()
+        );
+    }
+}
+
+/// The ISPN-dist-sync configuration at full size; run by hand in release:
+/// `cargo test -p critsec-core --release --lib ispn_dist_sync_figures -- --ignored --nocapture`.
+#[test]
+#[ignore = "large: 100 nodes x 100 requesters"]
+fn ispn_dist_sync_figures() {
+    let secs: u64 = std::env::var("SIM_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(d)
+    };
+    let owners = env("SIM_OWNERS", 2) as usize;
+    let only = std::env::var("SIM_ONLY").unwrap_or_default();
+    for kind in ProtocolKind::ALL
+        .into_iter()
+        .filter(|k| only.is_empty() || k.id() == only)
+    {
+        let cfg = SimConfig {
+            cluster: ClusterConfig {
+                nodes: 100,
+                num_owners: owners,
+                pool_size: env("SIM_POOL", 32) as usize,
+                oob_pool_size: env("SIM_OOB", 8) as usize,
+                ..ClusterConfig::default()
+            },
+            network: NetworkConfig {
+                spike_per_mille: env("SIM_SPIKE_PM", 0) as u32,
+                spike_us: env("SIM_SPIKE_US", 50_000),
+                retransmit_us: env("SIM_XMIT", 40_000),
+                ..NetworkConfig::default()
+            },
+            workload: WorkloadConfig {
+                requesters_per_node: env("SIM_REQ", 100) as u32,
+                ..WorkloadConfig::default()
+            },
+            duration_us: secs * 1_000_000,
+            start_spread_us: 1_000,
+            seed: env("SIM_SEED", 42),
+        };
+        let t = std::time::Instant::now();
+        let r = run(kind.protocol(), cfg);
+        let wall = t.elapsed().as_secs_f64();
+        println!(
+            "{:>16}: {:>8.0} req/s/node, lock_timeouts {}, reply_timeouts {}, backup_timeouts {}, rejections {}, pool max busy {}, repl q {}, put p50 {} p99 {} p99.9 {} get p50 {} p99 {}; {} events, end {} ms, wall {:.2}s ({:.2} virtual s per wall s); verify {:?}",
+            kind.id(),
+            r.req_per_s_per_node(),
+            r.stats.lock_timeouts,
+            r.stats.reply_timeouts,
+            r.stats.backup_timeouts,
+            r.stats.pool_rejections,
+            r.stats.pool_max_busy,
+            r.stats.repl_queue_max,
+            r.requesters.puts.quantile(0.5),
+            r.requesters.puts.quantile(0.99),
+            r.requesters.puts.quantile(0.999),
+            r.requesters.gets.quantile(0.5),
+            r.requesters.gets.quantile(0.99),
+            r.events,
+            r.end_us / 1000,
+            wall,
+            secs as f64 / wall,
+            r.verify.as_ref().map(|v| v.to_string()),
+        );
+    }
+}
+
+/// The seed's failure mode at small scale: pools too small for the lock backlog. Lock forwarding
+/// holds pool slots across backup round trips, fills the OOB pool, drops messages (replies
+/// included) and ends in lock timeouts; key queue and Triangle never hold a slot across a wait.
+#[test]
+fn pool_exhaustion_times_out_lock_forwarding_only() {
+    let cfg = |seed| SimConfig {
+        cluster: ClusterConfig {
+            nodes: 10,
+            keys: 2_000,
+            pool_size: 8,
+            oob_pool_size: 2,
+            lock_timeout_us: 200_000,
+            reply_timeout_us: 1_000_000,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 3_000,
+            jitter_us: 300,
+            ..NetworkConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 100,
+            ..WorkloadConfig::default()
+        },
+        duration_us: 500_000,
+        start_spread_us: 1_000,
+        seed,
+    };
+    let lf = run(&super::LockForwardingProtocol, cfg(11));
+    assert_verified(&lf);
+    assert!(
+        lf.stats.lock_timeouts > 0 && lf.stats.pool_rejections > 0,
+        "{lf:#?}"
+    );
+    for p in [ProtocolKind::KeyQueue, ProtocolKind::Triangle] {
+        let r = run(p.protocol(), cfg(11));
+        assert_verified(&r);
+        assert_eq!(
+            (r.stats.lock_timeouts, r.stats.pool_rejections),
+            (0, 0),
+            "{p:?}: {r:#?}"
+        );
+        assert!(
+            r.req_per_s_per_node() > 2.0 * lf.req_per_s_per_node(),
+            "{p:?}"
+        );
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Any small cluster, any protocol, any faults and pool settings: the run drains and the
+        /// verifier passes.
+        #[test]
+        fn every_configuration_verifies(
+            protocol in 0usize..3,
+            nodes in 2usize..7,
+            owners in 1usize..4,
+            latency_us in 0u64..3_000,
+            jitter_us in 0u64..3_000,
+            drop_per_mille in 0u32..100,
+            spike_per_mille in 0u32..50,
+            pool_size in 1usize..6,
+            oob_pool_size in 1usize..4,
+            policy in 0usize..3,
+            hot_key_pct in 0u32..100,
+            read_pct in 0u32..100,
+            short_timeouts in any::<bool>(),
+            seed in any::<u64>(),
+        ) {
+            let rejection = [RejectionPolicy::Block, RejectionPolicy::Abort, RejectionPolicy::CallerRuns][policy];
+            let mut cluster = ClusterConfig {
+                nodes,
+                num_owners: owners.min(nodes),
+                keys: 50,
+                pool_size,
+                oob_pool_size,
+                rejection,
+                ..ClusterConfig::default()
+            };
+            if short_timeouts {
+                cluster.lock_timeout_us = 3_000;
+                cluster.reply_timeout_us = 10_000;
+            }
+            let cfg = SimConfig {
+                cluster,
+                network: NetworkConfig {
+                    latency_us,
+                    jitter_us,
+                    drop_per_mille,
+                    retransmit_us: 4_000,
+                    spike_per_mille,
+                    spike_us: 20_000,
+                    slow_node: Some(0),
+                    slow_node_extra_us: 1_000,
+                },
+                workload: WorkloadConfig {
+                    requesters_per_node: 4,
+                    read_pct,
+                    hot_key_pct,
+                    ..WorkloadConfig::default()
+                },
+                duration_us: 60_000,
+                start_spread_us: 500,
+                seed,
+            };
+            let r = run(ProtocolKind::ALL[protocol].protocol(), cfg);
+            prop_assert!(r.verify.is_ok(), "{:?}", r.verify);
+            prop_assert_eq!(r.requesters.bad_reads, 0);
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! IspnPerfTest's workload and report: requester threads pick a uniform random key, read with
+//! probability `read_pct` and otherwise write a fresh value; latencies go into histograms.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use super::message::{ClientOp, Key, Outcome, Versioned};
+
+/// What the requesters do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadConfig {
+    /// Requester threads per node (IspnPerfTest's `num_threads`; 25 in 2014, 100 today).
+    pub requesters_per_node: u32,
+    /// Only the first this-many nodes run requesters (`None`: all nodes).
+    pub requester_nodes: Option<usize>,
+    /// Percentage of gets (IspnPerfTest: 80).
+    pub read_pct: u32,
+    /// Value size in bytes (IspnPerfTest's `msg_size`: 1000). Deviation: both drivers carry a
+    /// 64-bit tag instead of the bytes, so this is reported, not moved.
+    pub value_size: u32,
+    /// Percentage of writes that go to the hot keys instead of a uniform key.
+    pub hot_key_pct: u32,
+    /// How many hot keys (keys `0..hot_keys`).
+    pub hot_keys: u32,
+    /// Stop each requester after this many operations (`None`: run for the whole duration).
+    pub ops_per_requester: Option<u64>,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            requesters_per_node: 25,
+            requester_nodes: None,
+            read_pct: 80,
+            value_size: 1000,
+            hot_key_pct: 0,
+            hot_keys: 1,
+            ops_per_requester: None,
+        }
+    }
+}
+
+/// Draws operations for one requester (or, in the simulation, for all of them from one seed).
+#[derive(Debug, Clone)]
+pub struct OpGenerator {
+    rng: SmallRng,
+    keys: u32,
+    read_pct: u32,
+    hot_key_pct: u32,
+    hot_keys: u32,
+    counter: u32,
+}
+
+impl OpGenerator {
+    /// A generator over keys `0..keys` seeded with `seed`.
+    pub fn new(cfg: &WorkloadConfig, keys: u32, seed: u64) -> Self {
+        OpGenerator {
+            rng: SmallRng::seed_from_u64(seed),
+            keys: keys.max(1),
+            read_pct: cfg.read_pct.min(100),
+            hot_key_pct: cfg.hot_key_pct.min(100),
+            hot_keys: cfg.hot_keys.clamp(1, keys.max(1)),
+            counter: 0,
+        }
+    }
+
+    /// The next operation. A put's value tag is `key << 32 | counter`, so a get can check that
+    /// what it read was written for that key.
+    pub fn next_op(&mut self) -> ClientOp {
+        if self.rng.random_range(0..100) < self.read_pct {
+            return ClientOp::Get(self.rng.random_range(0..self.keys));
+        }
+        let key = if self.hot_key_pct > 0 && self.rng.random_range(0..100) < self.hot_key_pct {
+            self.rng.random_range(0..self.hot_keys)
+        } else {
+            self.rng.random_range(0..self.keys)
+        };
+        self.counter = self.counter.wrapping_add(1);
+        ClientOp::Put(key, value_tag(key, self.counter))
+    }
+
+    /// A random number in `0..n`, for drivers that need jitter from the same stream.
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.rng.random_range(0..n)
+        }
+    }
+}
+
+/// The value tag a put of `key` writes.
+pub fn value_tag(key: Key, counter: u32) -> u64 {
+    ((key as u64) << 32) | counter as u64
+}
+
+/// Whether a get's result is plausible for `key`: absent, or a value written for that key.
+pub fn get_result_valid(key: Key, entry: Versioned) -> bool {
+    entry.version == 0 || (entry.value >> 32) as u32 == key
+}
+
+/// A log-linear latency histogram in µs (32 sub-buckets per power of two: about 3% precision).
+#[derive(Debug, Clone)]
+pub struct LatencyHistogram {
+    counts: Vec<u64>,
+    total: u64,
+    max: u64,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        LatencyHistogram {
+            counts: vec![0; 64 * 32],
+            total: 0,
+            max: 0,
+        }
+    }
+}
+
+const SUB_BITS: u32 = 5;
+
+fn bucket(v: u64) -> usize {
+    if v < (1 << SUB_BITS) {
+        return v as usize;
+    }
+    let e = 63 - v.leading_zeros();
+    let sub = (v >> (e - SUB_BITS)) & ((1 << SUB_BITS) - 1);
+    (((e - SUB_BITS + 1) << SUB_BITS) as u64 + sub) as usize
+}
+
+fn bucket_high(b: usize) -> u64 {
+    let b = b as u64;
+    if b < (1 << SUB_BITS) {
+        return b;
+    }
+    let e = (b >> SUB_BITS) + SUB_BITS as u64 - 1;
+    let sub = b & ((1 << SUB_BITS) - 1);
+    ((1u64 << SUB_BITS | sub) << (e - SUB_BITS as u64)) + (1 << (e - SUB_BITS as u64)) - 1
+}
+
+impl LatencyHistogram {
+    /// Records one latency in µs.
+    pub fn record(&mut self, us: u64) {
+        let b = bucket(us).min(self.counts.len() - 1);
+        self.counts[b] += 1;
+        self.total += 1;
+        self.max = self.max.max(us);
+    }
+
+    /// Adds another histogram's counts.
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.total += other.total;
+        self.max = self.max.max(other.max);
+    }
+
+    /// Recorded values.
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    /// The largest value recorded.
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// The `q`-quantile (0..=1) in µs: the upper edge of its bucket, capped at the maximum.
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.total == 0 {
+            return 0;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (b, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return bucket_high(b).min(self.max);
+            }
+        }
+        self.max
+    }
+}
+
+/// What the requesters of a run observed.
+#[derive(Debug, Clone, Default)]
+pub struct RequesterStats {
+    /// Latencies of successful gets (µs).
+    pub gets: LatencyHistogram,
+    /// Latencies of acknowledged puts (µs).
+    pub puts: LatencyHistogram,
+    /// Operations that failed with a lock timeout.
+    pub failed_lock: u64,
+    /// Operations that failed with a reply timeout.
+    pub failed_reply: u64,
+    /// Gets whose result was not a value written for their key.
+    pub bad_reads: u64,
+}
+
+impl RequesterStats {
+    /// Records a completed operation and its latency.
+    pub fn record(&mut self, op: ClientOp, outcome: Outcome, latency_us: u64) {
+        match (op, outcome) {
+            (ClientOp::Get(key), Outcome::Got(entry)) => {
+                if !get_result_valid(key, entry) {
+                    self.bad_reads += 1;
+                }
+                self.gets.record(latency_us);
+            }
+            (_, Outcome::Put(_)) => self.puts.record(latency_us),
+            (_, Outcome::Failed(super::message::OpError::LockTimeout)) => self.failed_lock += 1,
+            (_, Outcome::Failed(super::message::OpError::ReplyTimeout)) => self.failed_reply += 1,
+            (ClientOp::Put(..), Outcome::Got(_)) => self.bad_reads += 1,
+        }
+    }
+
+    /// Successful operations.
+    pub fn ok_ops(&self) -> u64 {
+        self.gets.count() + self.puts.count()
+    }
+
+    /// Adds another requester's stats.
+    pub fn merge(&mut self, o: &RequesterStats) {
+        self.gets.merge(&o.gets);
+        self.puts.merge(&o.puts);
+        self.failed_lock += o.failed_lock;
+        self.failed_reply += o.failed_reply;
+        self.bad_reads += o.bad_reads;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_quantiles_are_within_a_bucket() {
+        let mut h = LatencyHistogram::default();
+        for v in 1..=10_000u64 {
+            h.record(v);
+        }
+        let p50 = h.quantile(0.5);
+        assert!((4_800..=5_200).contains(&p50), "{p50}");
+        assert_eq!(h.quantile(1.0), 10_000);
+        assert!(h.quantile(0.999) >= 9_900);
+        for v in [0u64, 1, 31, 32, 33, 1000, 123_456] {
+            assert!(bucket_high(bucket(v)) >= v, "{v}");
+        }
+    }
+
+    #[test]
+    fn generator_honours_the_read_share_and_tags_values_with_their_key() {
+        let cfg = WorkloadConfig {
+            read_pct: 80,
+            ..WorkloadConfig::default()
+        };
+        let mut g = OpGenerator::new(&cfg, 100, 7);
+        let mut reads = 0;
+        for _ in 0..10_000 {
+            match g.next_op() {
+                ClientOp::Get(k) => {
+                    assert!(k < 100);
+                    reads += 1;
+                }
+                ClientOp::Put(k, v) => assert_eq!((v >> 32) as u32, k),
+            }
+        }
+        assert!((7_500..8_500).contains(&reads), "{reads}");
+    }
+}
