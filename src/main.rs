@@ -25,6 +25,8 @@ enum Command {
     List(cmd::list::ListArgs),
     /// Run scenarios JMH-style and print (and optionally save) the results.
     Run(cmd::run::RunArgs),
+    /// Reproduce claims: paired A/B runs with a ratio, its 99.9% interval and a verdict.
+    Reproduce(cmd::reproduce::ReproduceArgs),
     /// Print the machine facts and the environment hazards that distort measurements.
     Doctor,
 }
@@ -34,10 +36,12 @@ fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some(critsec_harness::FORK_ARG) {
         return ExitCode::from(critsec_harness::fork_child_main(&catalog::catalog()) as u8);
     }
+    restore_default_sigpipe();
     let cli = Cli::parse_from(cmd::jmh_style_args(std::env::args()));
     let result = match cli.command {
         Command::List(args) => cmd::list::run(&args),
         Command::Run(args) => cmd::run::run(&args),
+        Command::Reproduce(args) => cmd::reproduce::run(&args),
         Command::Doctor => cmd::doctor::run(),
     };
     match result {
@@ -46,5 +50,15 @@ fn main() -> ExitCode {
             eprintln!("critsec: {e:#}");
             ExitCode::from(cmd::exit_code_of(&e))
         }
+    }
+}
+
+/// Like other Unix tools, exit quietly when the reader of our output goes away
+/// (`critsec list | head`), instead of panicking on a broken pipe.
+fn restore_default_sigpipe() {
+    // SAFETY: setting SIGPIPE's disposition to the default before any thread starts has no
+    // preconditions; it only restores what Rust's runtime changed at start-up.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

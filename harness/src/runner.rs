@@ -27,6 +27,8 @@ pub struct Selection {
     pub threads: Option<Vec<String>>,
     /// `--env K=V` overrides, applied last in every fork.
     pub env: Vec<(String, String)>,
+    /// Use only the first of each scenario's default thread counts (for `--verify` runs).
+    pub first_threads_only: bool,
 }
 
 /// Why a selection cannot be planned.

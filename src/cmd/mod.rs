@@ -2,6 +2,7 @@
 
 pub mod doctor;
 pub mod list;
+pub mod reproduce;
 pub mod run;
 
 /// A usage error: the message goes to stderr and the exit code is 2.

@@ -49,6 +49,10 @@ pub struct RunArgs {
     /// Environment variable for every fork, `KEY=VALUE`; repeatable; applied last.
     #[arg(long = "env", value_name = "KEY=VALUE")]
     pub env: Vec<String>,
+    /// Verify every selected benchmark once instead of measuring it: set up, check, one short
+    /// iteration in this process, check again (rebar's `--verify`). Exit 1 if any check fails.
+    #[arg(long)]
+    pub verify: bool,
     /// Write the results in JMH's JSON layout here (and metadata to `<name>.meta.json`).
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -58,6 +62,15 @@ impl RunArgs {
     /// The iteration settings these flags ask for, over the defaults.
     pub fn settings(&self) -> anyhow::Result<RunSettings> {
         let mut s = RunSettings::default();
+        if self.verify {
+            s = RunSettings {
+                warmup_iterations: 0,
+                measurement_iterations: 1,
+                measurement_time: std::time::Duration::from_millis(20),
+                forks: 0,
+                ..s
+            };
+        }
         if let Some(m) = &self.mode {
             s.mode = Mode::parse(m)?;
         }
@@ -117,6 +130,7 @@ impl RunArgs {
                 .as_ref()
                 .map(|t| t.split(',').map(|s| s.trim().to_string()).collect()),
             env,
+            first_threads_only: self.verify,
         })
     }
 }
@@ -242,7 +256,23 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let results = launcher.run_all(&specs, &settings, &mut progress);
     progress.finish();
     println!();
-    print!("{}", table(&results));
+    if args.verify {
+        for r in &results {
+            let status = match &r.error {
+                None => format!(
+                    "ok: {}",
+                    r.forks
+                        .first()
+                        .map(|f| f.verified_after.as_str())
+                        .unwrap_or("")
+                ),
+                Some(e) => format!("FAILED: {e}"),
+            };
+            println!("{}  {status}", r.label());
+        }
+    } else {
+        print!("{}", table(&results));
+    }
     if let Some(path) = &args.json {
         let meta = RunMeta {
             critsec_version: env!("CARGO_PKG_VERSION").to_string(),
