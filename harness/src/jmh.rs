@@ -67,6 +67,9 @@ impl<'de> Deserialize<'de> for JmhNumber {
     }
 }
 
+/// One iteration's latency histogram in sample mode: `[value, count]` pairs.
+pub type HistogramData = Vec<(JmhNumber, u64)>;
+
 /// One metric of an entry (`primaryMetric` or a `secondaryMetrics` value).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -87,7 +90,7 @@ pub struct JmhMetric {
     pub raw_data: Option<Vec<Vec<JmhNumber>>>,
     /// Sample mode: `[fork][iteration][[value, count], ...]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw_data_histogram: Option<Vec<Vec<Vec<(JmhNumber, u64)>>>>,
+    pub raw_data_histogram: Option<Vec<Vec<HistogramData>>>,
 }
 
 /// One entry of the top-level array: a benchmark at one mode and parameter combination.
