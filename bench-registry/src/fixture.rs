@@ -45,18 +45,12 @@ pub fn build(
 
 /// Contended waits on the registry's named locks, per operation.
 pub(crate) fn lock_probe() -> LockWaitProbe {
-    LockWaitProbe::new("registry.", reset_lock_stats, read_lock_waits)
-}
-
-fn read_lock_waits() -> Vec<LockWaits> {
-    lock_stats()
-        .into_iter()
-        .map(|s| LockWaits {
-            name: s.name.to_string(),
-            contended: s.contended,
-            wait_ns: s.wait_ns,
-        })
-        .collect()
+    LockWaitProbe::new("registry.", reset_lock_stats, || {
+        lock_stats()
+            .into_iter()
+            .map(|s| LockWaits::new(s.name, s.contended, s.wait_ns))
+            .collect()
+    })
 }
 
 /// The check value of a quiescent registry: every loaded core is back at the registry's own

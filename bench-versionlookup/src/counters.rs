@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use critsec_core::sync::{lock_stats, reset_lock_stats};
 use critsec_core::versionlookup::LookupStats;
-use critsec_harness::{Metric, Probe, Window};
+use critsec_harness::{LockWaitProbe, LockWaits, Metric, Probe, Window};
 use crossbeam_utils::CachePadded;
 
 /// Indexes into a slot.
@@ -119,6 +119,7 @@ pub struct CountersProbe {
     unit: &'static str,
     extra: Box<dyn Fn() -> Vec<Metric> + Send + Sync>,
     timings: bool,
+    locks: LockWaitProbe,
 }
 
 impl CountersProbe {
@@ -137,13 +138,19 @@ impl CountersProbe {
             unit,
             extra,
             timings,
+            locks: LockWaitProbe::new("versionlookup.", reset_lock_stats, || {
+                lock_stats()
+                    .into_iter()
+                    .map(|s| LockWaits::new(s.name, s.contended, s.wait_ns))
+                    .collect()
+            }),
         }
     }
 }
 
 impl Probe for CountersProbe {
     fn reset(&self) {
-        reset_lock_stats();
+        self.locks.reset();
         if let Ok(mut b) = self.baseline.lock() {
             *b = self.slots.sums();
         }
@@ -197,21 +204,7 @@ impl Probe for CountersProbe {
                 &ns_unit,
             ));
         }
-        for l in lock_stats()
-            .into_iter()
-            .filter(|l| l.name.starts_with("versionlookup."))
-        {
-            out.push(Metric::new(
-                format!("lock.{}.waits", l.name),
-                l.contended as f64 / ops,
-                "waits/op",
-            ));
-            out.push(Metric::new(
-                format!("lock.{}.wait_ns", l.name),
-                l.wait_ns as f64 / ops,
-                "ns/op",
-            ));
-        }
+        out.extend(self.locks.read(window));
         out.extend((self.extra)());
         out
     }

@@ -18,6 +18,17 @@ pub struct LockWaits {
     pub wait_ns: u64,
 }
 
+impl LockWaits {
+    /// The counters of the lock `name`.
+    pub fn new(name: &str, contended: u64, wait_ns: u64) -> Self {
+        LockWaits {
+            name: name.to_string(),
+            contended,
+            wait_ns,
+        }
+    }
+}
+
 /// A [`Probe`] over a lock library's global counters.
 pub struct LockWaitProbe {
     reset: fn(),
