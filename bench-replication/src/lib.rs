@@ -11,5 +11,8 @@ pub fn scenarios() -> Vec<Box<dyn Scenario>> {
 
 /// The claims declared in `claims.toml`.
 pub fn claims() -> Result<Vec<Claim>, ClaimError> {
-    Claim::parse_file(include_str!("../claims.toml"), "bench-replication/claims.toml")
+    Claim::parse_file(
+        include_str!("../claims.toml"),
+        "bench-replication/claims.toml",
+    )
 }

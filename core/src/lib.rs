@@ -3,10 +3,12 @@
 //! | module | models | strategies |
 //! |---|---|---|
 //! | [`sync`] | instrumented locks (JFR-style contended-wait accounting), loom shim | — |
+//! | [`parser`] | Lucene classic QueryParser: lexer, query tree, `toString` renderer | backtracking (JavaCC lookahead-by-exception), predictive |
 //!
 //! Key decision: this crate runs no benchmark and knows no harness type. Its only clock is the
 //! contended-wait recorder in [`sync`]; everything else about timing lives in `critsec-harness`.
 
 #![deny(missing_docs)]
 
+pub mod parser;
 pub mod sync;

@@ -128,8 +128,10 @@ pub enum ClaimError {
 impl Claim {
     /// Parses a claims file; `origin` names it in errors.
     pub fn parse_file(text: &str, origin: &str) -> Result<Vec<Claim>, ClaimError> {
-        let file: ClaimFile = toml::from_str(text)
-            .map_err(|e| ClaimError::Parse { origin: origin.to_string(), message: e.to_string() })?;
+        let file: ClaimFile = toml::from_str(text).map_err(|e| ClaimError::Parse {
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })?;
         for c in &file.claim {
             let invalid = |message: &str| ClaimError::Invalid {
                 id: c.id.clone(),
@@ -148,11 +150,17 @@ impl Claim {
 
     /// The scenario, parameters, thread spec and environment of one side.
     pub fn side(&self, contender: bool) -> (String, Params, String, BTreeMap<String, String>) {
-        let side = if contender { &self.contender } else { &self.baseline };
+        let side = if contender {
+            &self.contender
+        } else {
+            &self.baseline
+        };
         let mut params = self.params.clone();
         params.extend(side.params.clone());
         (
-            side.scenario.clone().unwrap_or_else(|| self.scenario.clone()),
+            side.scenario
+                .clone()
+                .unwrap_or_else(|| self.scenario.clone()),
             Params(params),
             side.threads.clone().unwrap_or_else(|| self.threads.clone()),
             side.env.clone(),
@@ -197,7 +205,9 @@ contender = { params = { strategy = "mutex" }, env = { RUST_BACKTRACE = "0" } }
         let e = Claim::parse_file(bad, "bad.toml").unwrap_err().to_string();
         assert!(e.contains("bad.toml") && e.contains("direction"), "{e}");
         let same = bad.replace("'up'", "'higher'");
-        let e = Claim::parse_file(&same, "same.toml").unwrap_err().to_string();
+        let e = Claim::parse_file(&same, "same.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("identical"), "{e}");
     }
 }

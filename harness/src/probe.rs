@@ -29,7 +29,11 @@ pub struct LockWaitProbe {
 impl LockWaitProbe {
     /// A probe reporting locks whose names start with `prefix` (e.g. `registry.`).
     pub fn new(prefix: &'static str, reset: fn(), read: fn() -> Vec<LockWaits>) -> Self {
-        LockWaitProbe { reset, read, prefix }
+        LockWaitProbe {
+            reset,
+            read,
+            prefix,
+        }
     }
 }
 
@@ -41,9 +45,20 @@ impl Probe for LockWaitProbe {
     fn read(&self, window: Window) -> Vec<Metric> {
         let ops = window.ops.max(1) as f64;
         let mut out = Vec::new();
-        for l in (self.read)().into_iter().filter(|l| l.name.starts_with(self.prefix)) {
-            out.push(Metric::new(format!("lock.{}.waits", l.name), l.contended as f64 / ops, "waits/op"));
-            out.push(Metric::new(format!("lock.{}.wait_ns", l.name), l.wait_ns as f64 / ops, "ns/op"));
+        for l in (self.read)()
+            .into_iter()
+            .filter(|l| l.name.starts_with(self.prefix))
+        {
+            out.push(Metric::new(
+                format!("lock.{}.waits", l.name),
+                l.contended as f64 / ops,
+                "waits/op",
+            ));
+            out.push(Metric::new(
+                format!("lock.{}.wait_ns", l.name),
+                l.wait_ns as f64 / ops,
+                "ns/op",
+            ));
         }
         out
     }

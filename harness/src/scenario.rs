@@ -30,7 +30,12 @@ pub struct ParamSpec {
 
 impl ParamSpec {
     /// A parameter whose values are restricted to `accepted`, with `defaults` run by default.
-    pub fn choice(name: &'static str, defaults: &[&str], accepted: &[&str], help: &'static str) -> Self {
+    pub fn choice(
+        name: &'static str,
+        defaults: &[&str],
+        accepted: &[&str],
+        help: &'static str,
+    ) -> Self {
         ParamSpec {
             name,
             defaults: defaults.iter().map(|s| s.to_string()).collect(),
@@ -57,8 +62,15 @@ pub struct Params(pub BTreeMap<String, String>);
 
 impl Params {
     /// Builds a combination from pairs.
-    pub fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
-        Params(pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Params(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
     }
 
     /// The raw value of `name`.
@@ -66,7 +78,9 @@ impl Params {
         self.0
             .get(name)
             .map(String::as_str)
-            .ok_or_else(|| ScenarioError::MissingParam { name: name.to_string() })
+            .ok_or_else(|| ScenarioError::MissingParam {
+                name: name.to_string(),
+            })
     }
 
     /// The value of `name` parsed as `T`, with an error naming the parameter and the bad value.
@@ -109,7 +123,10 @@ pub struct GroupSpec {
 impl GroupSpec {
     /// A group of `threads` threads named `name`.
     pub fn new(name: impl Into<String>, threads: usize) -> Self {
-        GroupSpec { name: name.into(), threads }
+        GroupSpec {
+            name: name.into(),
+            threads,
+        }
     }
 }
 
@@ -127,7 +144,11 @@ pub struct Metric {
 impl Metric {
     /// A metric value.
     pub fn new(name: impl Into<String>, value: f64, unit: impl Into<String>) -> Self {
-        Metric { name: name.into(), value, unit: unit.into() }
+        Metric {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+        }
     }
 }
 
@@ -178,7 +199,11 @@ pub trait Trial: Send + Sync {
     /// For scenarios whose score is not "operations of measuring threads per second", such as a
     /// simulation in virtual time: runs one iteration itself and returns its score. When this
     /// returns `Some`, no worker threads are started for the iteration.
-    fn run_iteration(&self, _warmup: bool, _budget: std::time::Duration) -> Option<Result<ExternalSample, String>> {
+    fn run_iteration(
+        &self,
+        _warmup: bool,
+        _budget: std::time::Duration,
+    ) -> Option<Result<ExternalSample, String>> {
         None
     }
 }
@@ -217,7 +242,8 @@ pub trait Scenario: Send + Sync {
         Vec::new()
     }
     /// Builds the shared state for one trial. Called in the fork that measures it.
-    fn setup(&self, params: &Params, groups: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError>;
+    fn setup(&self, params: &Params, groups: &[GroupSpec])
+    -> Result<Box<dyn Trial>, ScenarioError>;
 }
 
 /// Why a scenario could not be set up.

@@ -21,7 +21,10 @@ mod tests {
     use std::time::Duration;
 
     fn stats_of(name: &str) -> LockStatsSnapshot {
-        lock_stats().into_iter().find(|s| s.name == name).expect("lock registered")
+        lock_stats()
+            .into_iter()
+            .find(|s| s.name == name)
+            .expect("lock registered")
     }
 
     #[test]

@@ -25,7 +25,10 @@ pub struct MutexGuard<'a, T> {
 impl<T> Mutex<T> {
     /// A new lock named `name`; all locks of one name share their statistics.
     pub fn new(name: &'static str, value: T) -> Self {
-        Mutex { raw: RawMutex::new(value), stats: LockStats::for_name(name) }
+        Mutex {
+            raw: RawMutex::new(value),
+            stats: LockStats::for_name(name),
+        }
     }
 
     /// Acquires the lock, recording the wait if it was held.
@@ -58,7 +61,9 @@ impl<T> Mutex<T> {
 
 impl<T: fmt::Debug> fmt::Debug for Mutex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Mutex").field("name", &self.name()).finish_non_exhaustive()
+        f.debug_struct("Mutex")
+            .field("name", &self.name())
+            .finish_non_exhaustive()
     }
 }
 
@@ -84,7 +89,9 @@ pub struct Condvar {
 impl Condvar {
     /// A new condition variable.
     pub fn new() -> Self {
-        Condvar { raw: RawCondvar::new() }
+        Condvar {
+            raw: RawCondvar::new(),
+        }
     }
 
     /// Releases the lock behind `guard`, waits for a notification, and re-acquires it.

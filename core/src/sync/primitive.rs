@@ -51,7 +51,10 @@ mod imp {
         l.try_write()
     }
     /// Waits on `cv`, releasing and re-taking the mutex behind `guard`.
-    pub fn raw_wait<'a, T>(cv: &RawCondvar, mut guard: RawMutexGuard<'a, T>) -> RawMutexGuard<'a, T> {
+    pub fn raw_wait<'a, T>(
+        cv: &RawCondvar,
+        mut guard: RawMutexGuard<'a, T>,
+    ) -> RawMutexGuard<'a, T> {
         cv.wait(&mut guard);
         guard
     }

@@ -22,7 +22,10 @@ pub type RwLockWriteGuard<'a, T> = RawRwLockWriteGuard<'a, T>;
 impl<T> RwLock<T> {
     /// A new lock named `name`; all locks of one name share their statistics.
     pub fn new(name: &'static str, value: T) -> Self {
-        RwLock { raw: RawRwLock::new(value), stats: LockStats::for_name(name) }
+        RwLock {
+            raw: RawRwLock::new(value),
+            stats: LockStats::for_name(name),
+        }
     }
 
     /// Shared access, recording the wait if a writer held the lock.
@@ -67,6 +70,8 @@ impl<T> RwLock<T> {
 
 impl<T> fmt::Debug for RwLock<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RwLock").field("name", &self.name()).finish_non_exhaustive()
+        f.debug_struct("RwLock")
+            .field("name", &self.name())
+            .finish_non_exhaustive()
     }
 }

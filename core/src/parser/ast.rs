@@ -1,0 +1,123 @@
+//! The query tree: the Lucene query types the classic parser builds (`org.apache.lucene.search`).
+//!
+//! Both parsing strategies build this tree; `render.rs` prints it as `Query.toString(field)` does.
+
+use std::sync::Arc;
+
+/// A field name, shared cheaply between the nodes of one parser's trees.
+pub type Field = Arc<str>;
+
+/// How a clause takes part in a boolean query (`BooleanClause.Occur`; FILTER is never produced).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Occur {
+    /// `+`: must match.
+    Must,
+    /// No prefix: may match.
+    Should,
+    /// `-`: must not match.
+    MustNot,
+}
+
+/// One clause of a [`Query::Boolean`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct BooleanClause {
+    /// How the clause takes part.
+    pub occur: Occur,
+    /// The clause's query.
+    pub query: Query,
+}
+
+/// A parsed query, one variant per Lucene query class.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Query {
+    /// `TermQuery`: one analyzed term.
+    Term {
+        /// The field.
+        field: Field,
+        /// The term text.
+        text: String,
+    },
+    /// `PhraseQuery`: terms at consecutive positions, with a slop.
+    Phrase {
+        /// The field.
+        field: Field,
+        /// The terms, one per position.
+        terms: Vec<String>,
+        /// Allowed position moves; 0 is an exact phrase.
+        slop: i32,
+    },
+    /// `PrefixQuery`: terms starting with `prefix`.
+    Prefix {
+        /// The field.
+        field: Field,
+        /// The prefix, without the trailing `*`.
+        prefix: String,
+    },
+    /// `WildcardQuery`: `*` and `?` pattern (escapes kept, as Lucene keeps them).
+    Wildcard {
+        /// The field.
+        field: Field,
+        /// The pattern.
+        pattern: String,
+    },
+    /// `FuzzyQuery`: terms within `max_edits` Levenshtein edits (prefix length 0).
+    Fuzzy {
+        /// The field.
+        field: Field,
+        /// The term text.
+        text: String,
+        /// 0, 1 or 2.
+        max_edits: u8,
+    },
+    /// `RegexpQuery`.
+    Regexp {
+        /// The field.
+        field: Field,
+        /// The pattern between the slashes.
+        pattern: String,
+    },
+    /// `TermRangeQuery`; `None` is an open end.
+    Range {
+        /// The field.
+        field: Field,
+        /// The lower bound, `None` for `*`.
+        lower: Option<String>,
+        /// The upper bound, `None` for `*`.
+        upper: Option<String>,
+        /// `[` rather than `{`.
+        include_lower: bool,
+        /// `]` rather than `}`.
+        include_upper: bool,
+    },
+    /// `MatchAllDocsQuery` (`*:*`).
+    MatchAll,
+    /// `BooleanQuery`; empty when everything was analyzed away.
+    Boolean(Vec<BooleanClause>),
+    /// `BoostQuery`.
+    Boost {
+        /// The boosted query.
+        query: Box<Query>,
+        /// The boost as Java's `Float.parseFloat` read it.
+        boost: f32,
+    },
+}
+
+impl Query {
+    /// The empty boolean query `parse()` returns when nothing is left after analysis.
+    pub fn empty() -> Query {
+        Query::Boolean(Vec::new())
+    }
+
+    /// Number of nodes in the tree (clauses count their query only): a cheap fingerprint that
+    /// benchmarks compare against the verified tree instead of re-rendering every result.
+    pub fn node_count(&self) -> usize {
+        match self {
+            Query::Boolean(clauses) => {
+                1 + clauses.iter().map(|c| c.query.node_count()).sum::<usize>()
+            }
+            Query::Boost { query, .. } => 1 + query.node_count(),
+            Query::Phrase { terms, .. } => 1 + terms.len(),
+            _ => 1,
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! Models: Lucene's classic query grammar, recognised in one pass by recursive descent.
+//! Follows: the productions of `QueryParser.jj` (Lucene 9/10), with every JavaCC lookahead
+//! replaced by a peek at a three-token window. Hot path: no locks, no error values, tokens borrow
+//! the input; allocations are the tree's own (strings, clause vectors) and nothing else.
+
+use super::ast::{BooleanClause, Field, Query};
+use super::error::{Cause, ParseError};
+use super::lexer::{Lexer, Token, TokenKind};
+use super::options::ParserOptions;
+use super::parser_base::{
+    self, CLAUSE_BODY, Conj, MAX_DEPTH, Mods, ParserBase, QUERY_END_GROUP, QUERY_END_TOP,
+    QUERY_START, RANGE_END, RANGE_ENDPOINT, allowed_post_multi_term, continues_query, handle_boost,
+};
+use super::query_parser::QueryParser;
+
+/// The predictive strategy (`predictive`).
+#[derive(Debug, Clone)]
+pub struct PredictiveParser {
+    base: ParserBase,
+}
+
+impl PredictiveParser {
+    /// A parser with `options`.
+    pub fn new(options: ParserOptions) -> Self {
+        PredictiveParser {
+            base: ParserBase::new(options),
+        }
+    }
+}
+
+impl QueryParser for PredictiveParser {
+    fn id(&self) -> &'static str {
+        "predictive"
+    }
+
+    fn options(&self) -> &ParserOptions {
+        self.base.options()
+    }
+
+    fn parse(&self, query: &str) -> Result<Query, ParseError> {
+        let mut run = Run {
+            base: &self.base,
+            q: query,
+            lexer: Lexer::new(query),
+            window: [Token {
+                kind: TokenKind::Eof,
+                image: "",
+                start: 0,
+            }; 3],
+            buffered: 0,
+            depth: 0,
+        };
+        let q = run.query(self.base.default_field())?;
+        let t = run.peek(0)?;
+        if t.kind != TokenKind::Eof {
+            return Err(run.unexpected(t, QUERY_END_TOP));
+        }
+        Ok(q.unwrap_or_else(Query::empty))
+    }
+}
+
+/// One parse: the lexer and a window of up to three tokens read but not consumed.
+struct Run<'p, 'a> {
+    base: &'p ParserBase,
+    q: &'a str,
+    lexer: Lexer<'a>,
+    window: [Token<'a>; 3],
+    buffered: usize,
+    depth: usize,
+}
+
+impl<'a> Run<'_, 'a> {
+    /// The `i`-th token not yet consumed (0-based), read from the lexer only when first needed,
+    /// so lexical errors surface exactly where JavaCC's `getToken` would meet them.
+    #[inline]
+    fn peek(&mut self, i: usize) -> Result<Token<'a>, ParseError> {
+        while self.buffered <= i {
+            self.window[self.buffered] = self.lexer.next_token()?;
+            self.buffered += 1;
+        }
+        Ok(self.window[i])
+    }
+
+    #[inline]
+    fn next(&mut self) -> Result<Token<'a>, ParseError> {
+        let t = self.peek(0)?;
+        self.window.copy_within(1.., 0);
+        self.buffered -= 1;
+        Ok(t)
+    }
+
+    #[cold]
+    fn unexpected(&self, t: Token<'_>, expected: &[TokenKind]) -> ParseError {
+        ParseError::syntax(self.q, t.start, t.kind, t.image, expected)
+    }
+
+    fn expect(&mut self, kind: TokenKind) -> Result<Token<'a>, ParseError> {
+        let t = self.next()?;
+        if t.kind != kind {
+            return Err(self.unexpected(t, &[kind]));
+        }
+        Ok(t)
+    }
+
+    /// `LOOKAHEAD(2) MultiTerm`: two bare terms, the second not followed by `: * ~ ^ AND OR`.
+    #[inline]
+    fn multi_term_ahead(&mut self) -> Result<bool, ParseError> {
+        Ok(self.peek(0)?.kind == TokenKind::Term
+            && self.peek(1)?.kind == TokenKind::Term
+            && allowed_post_multi_term(self.peek(2)?.kind))
+    }
+
+    fn query(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
+        let start = self.peek(0)?.start;
+        let mut clauses: Vec<BooleanClause> = Vec::new();
+        let mut first_is_plain = false;
+        if self.multi_term_ahead()? {
+            self.multi_term(field, &mut clauses)?;
+        } else {
+            let t = self.peek(0)?;
+            if !parser_base::starts_query(t.kind) {
+                return Err(self.unexpected(t, QUERY_START));
+            }
+            let mods = self.modifiers()?;
+            let q = self.clause(field)?;
+            first_is_plain = mods == Mods::None && q.is_some();
+            self.base.add_clause(&mut clauses, Conj::None, mods, q);
+        }
+        while continues_query(self.peek(0)?.kind) {
+            if self.multi_term_ahead()? {
+                self.multi_term(field, &mut clauses)?;
+            } else {
+                let conj = match self.peek(0)?.kind {
+                    TokenKind::And => {
+                        self.next()?;
+                        Conj::And
+                    }
+                    TokenKind::Or => {
+                        self.next()?;
+                        Conj::Or
+                    }
+                    _ => Conj::None,
+                };
+                let mods = self.modifiers()?;
+                let q = self.clause(field)?;
+                self.base.add_clause(&mut clauses, conj, mods, q);
+            }
+        }
+        if clauses.len() == 1 && first_is_plain {
+            return Ok(clauses.pop().map(|c| c.query));
+        }
+        self.base.boolean_query(self.q, start, clauses)
+    }
+
+    fn modifiers(&mut self) -> Result<Mods, ParseError> {
+        let mods = match self.peek(0)?.kind {
+            TokenKind::Plus => Mods::Req,
+            TokenKind::Minus | TokenKind::Not => Mods::Not,
+            _ => return Ok(Mods::None),
+        };
+        self.next()?;
+        Ok(mods)
+    }
+
+    fn multi_term(
+        &mut self,
+        field: &Field,
+        clauses: &mut Vec<BooleanClause>,
+    ) -> Result<(), ParseError> {
+        let first = self.next()?;
+        let split = self.base.options().split_on_whitespace;
+        let mut joined = String::new();
+        if split {
+            let text = parser_base::discard_escape_char(self.q, first.image, first.start)?;
+            let q = self
+                .base
+                .field_query(self.q, first.start, field, &text, false, 0)?;
+            self.base.add_clause(clauses, Conj::None, Mods::None, q);
+        } else {
+            joined.push_str(first.image);
+        }
+        while self.peek(0)?.kind == TokenKind::Term && allowed_post_multi_term(self.peek(1)?.kind) {
+            let t = self.next()?;
+            if split {
+                let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
+                let q = self
+                    .base
+                    .field_query(self.q, t.start, field, &text, false, 0)?;
+                self.base.add_clause(clauses, Conj::None, Mods::None, q);
+            } else {
+                joined.push(' ');
+                joined.push_str(t.image);
+            }
+        }
+        if !split {
+            let text = parser_base::discard_escape_char(self.q, &joined, first.start)?;
+            let q = self
+                .base
+                .field_query(self.q, first.start, field, &text, false, 0)?;
+            self.base.add_multi_term_clauses(clauses, q);
+        }
+        Ok(())
+    }
+
+    fn clause(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
+        let own_field;
+        let mut field = field;
+        if matches!(self.peek(0)?.kind, TokenKind::Term | TokenKind::Star)
+            && self.peek(1)?.kind == TokenKind::Colon
+        {
+            let name = self.next()?;
+            self.next()?;
+            own_field = self.base.field_of(self.q, name)?;
+            field = &own_field;
+        }
+        let t = self.peek(0)?;
+        match t.kind {
+            TokenKind::LParen => {
+                self.next()?;
+                if self.depth == MAX_DEPTH {
+                    return Err(ParseError::new(
+                        self.q,
+                        t.start,
+                        Cause::TooDeep { max: MAX_DEPTH },
+                    ));
+                }
+                self.depth += 1;
+                let q = self.query(field)?;
+                self.depth -= 1;
+                let close = self.next()?;
+                if close.kind != TokenKind::RParen {
+                    return Err(self.unexpected(close, QUERY_END_GROUP));
+                }
+                let boost = self.optional_boost()?;
+                Ok(handle_boost(q, boost))
+            }
+            k if parser_base::starts_clause_body(k) => self.term(field),
+            _ => Err(self.unexpected(t, CLAUSE_BODY)),
+        }
+    }
+
+    fn optional_boost(&mut self) -> Result<Option<Token<'a>>, ParseError> {
+        if self.peek(0)?.kind != TokenKind::Carat {
+            return Ok(None);
+        }
+        self.next()?;
+        self.expect(TokenKind::Number).map(Some)
+    }
+
+    /// `[ ^N [~S] | ~S [^N] ]` after a term or phrase: (boost, slop).
+    #[allow(clippy::type_complexity)]
+    fn boost_and_slop(&mut self) -> Result<(Option<Token<'a>>, Option<Token<'a>>), ParseError> {
+        match self.peek(0)?.kind {
+            TokenKind::Carat => {
+                let boost = self.optional_boost()?;
+                let slop = if self.peek(0)?.kind == TokenKind::FuzzySlop {
+                    Some(self.next()?)
+                } else {
+                    None
+                };
+                Ok((boost, slop))
+            }
+            TokenKind::FuzzySlop => {
+                let slop = Some(self.next()?);
+                let boost = self.optional_boost()?;
+                Ok((boost, slop))
+            }
+            _ => Ok((None, None)),
+        }
+    }
+
+    fn term(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
+        let t = self.next()?;
+        match t.kind {
+            TokenKind::RangeInStart | TokenKind::RangeExStart => {
+                let lower = self.range_endpoint()?;
+                self.expect(TokenKind::RangeTo)?;
+                let upper = self.range_endpoint()?;
+                let end = self.next()?;
+                if !matches!(end.kind, TokenKind::RangeInEnd | TokenKind::RangeExEnd) {
+                    return Err(self.unexpected(end, RANGE_END));
+                }
+                let boost = self.optional_boost()?;
+                let q = self.base.range_query(self.q, field, t, lower, upper, end)?;
+                Ok(handle_boost(q, boost))
+            }
+            TokenKind::Quoted => {
+                let (boost, slop) = self.boost_and_slop()?;
+                let q = self.base.quoted_query(self.q, field, t, slop)?;
+                Ok(handle_boost(q, boost))
+            }
+            _ => {
+                let (boost, slop) = self.boost_and_slop()?;
+                let q = self.base.bare_token_query(self.q, field, t, slop)?;
+                Ok(handle_boost(q, boost))
+            }
+        }
+    }
+
+    fn range_endpoint(&mut self) -> Result<Token<'a>, ParseError> {
+        let t = self.next()?;
+        if !matches!(
+            t.kind,
+            TokenKind::RangeGoop | TokenKind::RangeQuoted | TokenKind::RangeTo
+        ) {
+            return Err(self.unexpected(t, RANGE_ENDPOINT));
+        }
+        Ok(t)
+    }
+}
