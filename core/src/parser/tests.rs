@@ -624,3 +624,146 @@ mod predictive {
         check_trees_not_strings(make(ParserOptions::default()).as_ref());
     }
 }
+
+/// Property tests: the strategies agree everywhere, renderings re-parse to the same tree, and no
+/// input makes either strategy panic.
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Fragments that exercise every token kind, lexical state and error class when joined.
+    const FRAGMENTS: &[&str] = &[
+        "a", "b", "Term", "x1", "AND", "OR", "NOT", "&&", "||", "!", "+", "-", "(", ")", ":", "f:", "*", "?",
+        "~", "~2", "~0.5", "^", "^2", "^0.5", "\"", "\"a b\"", "\"x\"", "[", "]", "{", "}", "TO", "/", "/x/",
+        "\\", "\\u0041", "\\u00", "\\ ", "a*", "te?m", "*a", "[a TO b]", "{* TO c]", "\u{3000}", "é", "1",
+        "a-b", "*:*", "\t", "\n",
+    ];
+
+    fn fragment_query() -> impl Strategy<Value = String> {
+        prop::collection::vec((prop::sample::select(FRAGMENTS), prop::bool::ANY), 0..12).prop_map(|parts| {
+            let mut s = String::new();
+            for (frag, space) in parts {
+                s.push_str(frag);
+                if space {
+                    s.push(' ');
+                }
+            }
+            s
+        })
+    }
+
+    fn all_options() -> impl Strategy<Value = ParserOptions> {
+        (
+            prop::sample::select(Analyzer::ALL.to_vec()),
+            prop::bool::ANY,
+            prop::bool::ANY,
+            prop::bool::ANY,
+            prop::sample::select(vec![2usize, 1024]),
+        )
+            .prop_map(|(analyzer, and, leading, split, max)| ParserOptions {
+                analyzer,
+                default_operator: if and { Operator::And } else { Operator::Or },
+                allow_leading_wildcard: leading,
+                split_on_whitespace: split,
+                max_clause_count: max,
+                ..ParserOptions::default()
+            })
+    }
+
+    /// A generator of "simple" queries: lowercase words, fields, phrases, prefixes, fuzzy terms,
+    /// ranges, modifiers, conjunctions, groups and boosts, but nothing the analyzer drops.
+    fn simple_query() -> impl Strategy<Value = String> {
+        let word = "[a-z]{1,6}";
+        let leaf = prop_oneof![
+            word.prop_map(|w| w.to_string()),
+            (word, word).prop_map(|(f, w)| format!("{f}:{w}")),
+            (word, word, 0..3u8).prop_map(|(a, b, s)| format!("\"{a} {b}\"~{s}")),
+            word.prop_map(|w| format!("{w}*")),
+            (word, 0..3u8).prop_map(|(w, e)| format!("{w}~{e}")),
+            (word, word).prop_map(|(a, b)| format!("[{a} TO {b}}}")),
+            (word, 1..20u8).prop_map(|(w, b)| format!("{w}^{b}")),
+            Just("*:*".to_string()),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop::collection::vec(
+                (
+                    prop::sample::select(vec!["", "+", "-", "NOT "]),
+                    prop::sample::select(vec![" ", " AND ", " OR "]),
+                    inner,
+                ),
+                1..4,
+            )
+            .prop_map(|clauses| {
+                let mut s = String::from("(");
+                for (i, (m, conj, q)) in clauses.into_iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(conj);
+                    }
+                    s.push_str(m);
+                    s.push_str(&q);
+                }
+                s.push(')');
+                s
+            })
+        })
+    }
+
+    fn agree(opts: ParserOptions, q: &str) -> Result<(), TestCaseError> {
+        let b = BacktrackingParser::new(opts.clone()).parse(q);
+        let p = PredictiveParser::new(opts).parse(q);
+        match (&b, &p) {
+            (Ok(x), Ok(y)) => prop_assert_eq!(x, y, "{:?}", q),
+            (Err(x), Err(y)) => {
+                prop_assert_eq!(x.class(), y.class(), "{:?}: {} / {}", q, x, y);
+                prop_assert_eq!(x.column(), y.column(), "{:?}: {} / {}", q, x, y);
+                prop_assert_eq!(x.to_string(), y.to_string());
+            }
+            _ => prop_assert!(false, "{:?}: backtracking {:?} vs predictive {:?}", q, b, p),
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Both strategies give equal trees, or errors of the same class, column and message.
+        #[test]
+        fn strategies_agree_on_fragment_soup(q in fragment_query(), opts in all_options()) {
+            agree(opts, &q)?;
+        }
+
+        /// The same on well-formed queries, which mostly succeed.
+        #[test]
+        fn strategies_agree_on_simple_queries(q in simple_query(), opts in all_options()) {
+            agree(opts, &q)?;
+        }
+
+        /// Parsing what the renderer printed gives back the same tree.
+        #[test]
+        fn rendering_reparses_to_the_same_tree(q in simple_query()) {
+            for p in [&PredictiveParser::new(ParserOptions::default()) as &dyn QueryParser,
+                      &BacktrackingParser::new(ParserOptions::default())] {
+                let tree = p.parse(&q).map_err(|e| TestCaseError::fail(format!("{q:?}: {e}")))?;
+                let text = tree.to_string_field("field");
+                if tree == Query::empty() {
+                    continue;
+                }
+                let again = p.parse(&text).map_err(|e| TestCaseError::fail(format!("{q:?} -> {text:?}: {e}")))?;
+                prop_assert_eq!(&again, &tree, "{:?} -> {:?}", q, text);
+            }
+        }
+
+        /// Arbitrary bytes (as lossy UTF-8) never panic either strategy, and they agree.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+            let q = String::from_utf8_lossy(&bytes);
+            agree(ParserOptions::default(), &q)?;
+        }
+
+        /// Arbitrary strings over the syntax's special characters never panic, and they agree.
+        #[test]
+        fn special_character_strings_never_panic(q in "[ -~\u{3000}\u{e9}\u{1F600}\t\n]{0,40}") {
+            agree(ParserOptions::default(), &q)?;
+        }
+    }
+}
