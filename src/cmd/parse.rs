@@ -87,8 +87,9 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<ExitCode> {
             if line.trim().is_empty() {
                 continue;
             }
-            let query: String = serde_json::from_str(&line)
-                .with_context(|| format!("stdin line {}: expected one JSON string per line", n + 1))?;
+            let query: String = serde_json::from_str(&line).with_context(|| {
+                format!("stdin line {}: expected one JSON string per line", n + 1)
+            })?;
             let result = parser.parse(&query);
             failed |= result.is_err();
             writeln!(out, "{}", json_line(parser.as_ref(), &result))?;
@@ -99,16 +100,33 @@ pub fn run(args: &ParseArgs) -> anyhow::Result<ExitCode> {
             let result = parser.parse(query);
             failed |= result.is_err();
             match result {
-                Ok(q) => writeln!(out, "{}", q.to_string_field(&parser.options().default_field))?,
-                Err(e) => writeln!(out, "error[{}] column {}: {}", e.class(), e.column(), one_line(&e))?,
+                Ok(q) => writeln!(
+                    out,
+                    "{}",
+                    q.to_string_field(&parser.options().default_field)
+                )?,
+                Err(e) => writeln!(
+                    out,
+                    "error[{}] column {}: {}",
+                    e.class(),
+                    e.column(),
+                    one_line(&e)
+                )?,
             }
         }
     }
     out.flush()?;
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
-fn json_line(parser: &dyn QueryParser, result: &Result<parser::Query, ParseError>) -> serde_json::Value {
+fn json_line(
+    parser: &dyn QueryParser,
+    result: &Result<parser::Query, ParseError>,
+) -> serde_json::Value {
     match result {
         Ok(q) => serde_json::json!({ "ok": q.to_string_field(&parser.options().default_field) }),
         Err(e) => serde_json::json!({
@@ -119,5 +137,10 @@ fn json_line(parser: &dyn QueryParser, result: &Result<parser::Query, ParseError
 
 /// The message on one line: JavaCC's multi-line expected-token list joined with spaces.
 fn one_line(e: &ParseError) -> String {
-    e.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    e.to_string()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -633,23 +633,25 @@ mod properties {
 
     /// Fragments that exercise every token kind, lexical state and error class when joined.
     const FRAGMENTS: &[&str] = &[
-        "a", "b", "Term", "x1", "AND", "OR", "NOT", "&&", "||", "!", "+", "-", "(", ")", ":", "f:", "*", "?",
-        "~", "~2", "~0.5", "^", "^2", "^0.5", "\"", "\"a b\"", "\"x\"", "[", "]", "{", "}", "TO", "/", "/x/",
-        "\\", "\\u0041", "\\u00", "\\ ", "a*", "te?m", "*a", "[a TO b]", "{* TO c]", "\u{3000}", "é", "1",
-        "a-b", "*:*", "\t", "\n",
+        "a", "b", "Term", "x1", "AND", "OR", "NOT", "&&", "||", "!", "+", "-", "(", ")", ":", "f:",
+        "*", "?", "~", "~2", "~0.5", "^", "^2", "^0.5", "\"", "\"a b\"", "\"x\"", "[", "]", "{",
+        "}", "TO", "/", "/x/", "\\", "\\u0041", "\\u00", "\\ ", "a*", "te?m", "*a", "[a TO b]",
+        "{* TO c]", "\u{3000}", "é", "1", "a-b", "*:*", "\t", "\n",
     ];
 
     fn fragment_query() -> impl Strategy<Value = String> {
-        prop::collection::vec((prop::sample::select(FRAGMENTS), prop::bool::ANY), 0..12).prop_map(|parts| {
-            let mut s = String::new();
-            for (frag, space) in parts {
-                s.push_str(frag);
-                if space {
-                    s.push(' ');
+        prop::collection::vec((prop::sample::select(FRAGMENTS), prop::bool::ANY), 0..12).prop_map(
+            |parts| {
+                let mut s = String::new();
+                for (frag, space) in parts {
+                    s.push_str(frag);
+                    if space {
+                        s.push(' ');
+                    }
                 }
-            }
-            s
-        })
+                s
+            },
+        )
     }
 
     fn all_options() -> impl Strategy<Value = ParserOptions> {
