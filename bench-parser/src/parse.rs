@@ -166,8 +166,17 @@ fn check_expect(e: &Entry, r: &Result<Query, ParseError>, field: &str) -> Result
     }
 }
 
+/// The fingerprint of parsing `q` with `parser` (ours), or with tantivy's grammar when `None`.
+pub fn parse_fingerprint(parser: Option<&dyn QueryParser>, q: &str) -> u64 {
+    match parser {
+        Some(p) => fingerprint(&p.parse(q)),
+        None => tantivy_fingerprint(q),
+    }
+}
+
 impl ParseTrial {
-    fn new(params: &Params) -> Result<Self, ScenarioError> {
+    /// Builds and verifies a trial for `params` (the scenario's parameters).
+    pub fn new(params: &Params) -> Result<Self, ScenarioError> {
         let strategy = match params.get("strategy")? {
             "tantivy" => Strategy::Tantivy,
             "backtracking" => Strategy::Ours("backtracking"),
@@ -216,6 +225,24 @@ impl ParseTrial {
         };
         trial.expected = trial.check_all().map_err(ScenarioError::Setup)?.0;
         Ok(trial)
+    }
+
+    /// The queries of this trial.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The verified fingerprint of each query, in [`ParseTrial::entries`] order.
+    pub fn expected(&self) -> &[u64] {
+        &self.expected
+    }
+
+    /// A parser of this trial's strategy (`None` for tantivy, which needs none).
+    pub fn parser(&self) -> Option<Box<dyn QueryParser>> {
+        match self.strategy {
+            Strategy::Ours(id) => parser::parser_for(id, corpus::options()).ok(),
+            Strategy::Tantivy => None,
+        }
     }
 
     /// Parses every query with both of our strategies (and tantivy when it is the subject),
@@ -291,10 +318,7 @@ impl Trial for ParseTrial {
 
     fn worker(&self, _group: &str, index: usize) -> Box<dyn Worker + '_> {
         // Each worker owns its parser, so no two threads share the default-field `Arc`.
-        let parser = match self.strategy {
-            Strategy::Ours(id) => parser::parser_for(id, corpus::options()).ok(),
-            Strategy::Tantivy => None,
-        };
+        let parser = self.parser();
         Box::new(ParseWorker {
             trial: self,
             parser,
@@ -323,10 +347,7 @@ impl Worker for ParseWorker<'_> {
             i + 1
         };
         let q = self.trial.entries[i].query;
-        let got = match &self.parser {
-            Some(p) => fingerprint(&p.parse(q)),
-            None => tantivy_fingerprint(q),
-        };
+        let got = parse_fingerprint(self.parser.as_deref(), q);
         self.ops += 1;
         if got != self.trial.expected[i] {
             self.mismatches += 1;

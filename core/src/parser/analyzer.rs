@@ -128,13 +128,11 @@ impl Iterator for Tokens<'_> {
         let start = self.rest.find(|c| a.is_token_char(c))?;
         let text = &self.rest[start..];
         let mut end = text.len();
-        let mut count = 0;
-        for (i, c) in text.char_indices() {
+        for (count, (i, c)) in text.char_indices().enumerate() {
             if !a.is_token_char(c) || count == MAX_TOKEN_LENGTH {
                 end = i;
                 break;
             }
-            count += 1;
         }
         self.rest = &text[end..];
         let token = &text[..end];
