@@ -66,12 +66,19 @@ impl Analyzer {
     /// `Analyzer.normalize()`: lowercasing for the lowercasing analyzers, identity otherwise.
     pub fn normalize(self, text: &str) -> String {
         if self.lowercases() {
-            let mut out = String::with_capacity(text.len());
-            out.extend(text.chars().map(java_lower));
-            out
+            lowercase(text)
         } else {
             text.to_string()
         }
+    }
+}
+
+/// Lowercases `text` code point by code point; ASCII text takes a bytewise fast path.
+fn lowercase(text: &str) -> String {
+    if text.is_ascii() {
+        text.to_ascii_lowercase()
+    } else {
+        text.chars().map(java_lower).collect()
     }
 }
 

@@ -8,12 +8,12 @@
 
 use std::backtrace::Backtrace;
 
-use super::ast::{BooleanClause, Field, Query};
+use super::ast::{Field, Query};
 use super::error::{Cause, ParseError};
 use super::lexer::{Lexer, Token, TokenKind};
 use super::options::ParserOptions;
 use super::parser_base::{
-    self, CLAUSE_BODY, Conj, MAX_DEPTH, Mods, ParserBase, QUERY_END_GROUP, QUERY_END_TOP,
+    self, CLAUSE_BODY, Clauses, Conj, MAX_DEPTH, Mods, ParserBase, QUERY_END_GROUP, QUERY_END_TOP,
     QUERY_START, RANGE_END, RANGE_ENDPOINT, allowed_post_multi_term, continues_query, handle_boost,
 };
 use super::query_parser::QueryParser;
@@ -287,7 +287,7 @@ impl<'a> Jj<'_, 'a> {
 
     fn query(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
         let start = self.fetch(self.pos)?.start;
-        let mut clauses: Vec<BooleanClause> = Vec::new();
+        let mut clauses = Clauses::Empty;
         let mut first_is_plain = false;
         if self.jj_2(2, false)? {
             self.multi_term(field, &mut clauses)?;
@@ -315,7 +315,7 @@ impl<'a> Jj<'_, 'a> {
             }
         }
         if clauses.len() == 1 && first_is_plain {
-            return Ok(clauses.pop().map(|c| c.query));
+            return Ok(clauses.into_single());
         }
         self.base.boolean_query(self.q, start, clauses)
     }
@@ -344,11 +344,7 @@ impl<'a> Jj<'_, 'a> {
         Ok(mods)
     }
 
-    fn multi_term(
-        &mut self,
-        field: &Field,
-        clauses: &mut Vec<BooleanClause>,
-    ) -> Result<(), ParseError> {
+    fn multi_term(&mut self, field: &Field, clauses: &mut Clauses) -> Result<(), ParseError> {
         let first = self.jj_consume_token(TokenKind::Term, &[TokenKind::Term])?;
         let split = self.base.options().split_on_whitespace;
         // JavaCC appends to the first token's image (`text.image += " " + ...`).
@@ -383,7 +379,7 @@ impl<'a> Jj<'_, 'a> {
     fn split_term(
         &self,
         field: &Field,
-        clauses: &mut Vec<BooleanClause>,
+        clauses: &mut Clauses,
         t: Token<'_>,
     ) -> Result<(), ParseError> {
         let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;

@@ -152,21 +152,37 @@ impl Cause {
 
 /// A failed parse: the query, where it failed and why. `Display` prints Lucene's message,
 /// `Cannot parse '<query>': <cause>` (the runtime class prints the bare cause, as Java does).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// Boxed, so that the parsers' `Result`s stay one pointer wide on the success path.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ParseError {
+    inner: Box<Inner>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Inner {
     query: String,
     column: usize,
-    #[source]
     cause: Cause,
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.cause.class() == ErrorClass::Runtime {
-            write!(f, "{}", self.cause)
+        if self.inner.cause.class() == ErrorClass::Runtime {
+            write!(f, "{}", self.inner.cause)
         } else {
-            write!(f, "Cannot parse '{}': {}", self.query, self.cause)
+            write!(
+                f,
+                "Cannot parse '{}': {}",
+                self.inner.query, self.inner.cause
+            )
         }
+    }
+}
+
+impl std::error::Error for ParseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.inner.cause)
     }
 }
 
@@ -178,16 +194,20 @@ pub fn column_of(query: &str, byte: usize) -> usize {
 
 impl ParseError {
     /// An error of `cause` at byte offset `byte` of `query`.
+    #[cold]
     pub fn new(query: &str, byte: usize, cause: Cause) -> Self {
         ParseError {
-            query: query.to_string(),
-            column: column_of(query, byte),
-            cause,
+            inner: Box::new(Inner {
+                query: query.to_string(),
+                column: column_of(query, byte),
+                cause,
+            }),
         }
     }
 
     /// A lexical error at byte `at` (end of input when `encountered` is `None`) inside the token
     /// that starts at byte `token_start`.
+    #[cold]
     pub fn lexical(
         query: &str,
         at: usize,
@@ -198,18 +218,21 @@ impl ParseError {
         let column = column_of(query, at);
         let prefix = query.get(token_start..at).unwrap_or_default().to_string();
         ParseError {
-            query: query.to_string(),
-            column,
-            cause: Cause::Lexical {
+            inner: Box::new(Inner {
+                query: query.to_string(),
                 column,
-                encountered,
-                prefix,
-                state,
-            },
+                cause: Cause::Lexical {
+                    column,
+                    encountered,
+                    prefix,
+                    state,
+                },
+            }),
         }
     }
 
     /// A syntax error: `found` (starting at byte `start`) where `expected` kinds were acceptable.
+    #[cold]
     pub fn syntax(
         query: &str,
         start: usize,
@@ -222,36 +245,38 @@ impl ParseError {
         expected.sort();
         expected.dedup();
         ParseError {
-            query: query.to_string(),
-            column,
-            cause: Cause::Syntax {
+            inner: Box::new(Inner {
+                query: query.to_string(),
                 column,
-                found,
-                image: image.to_string(),
-                expected,
-            },
+                cause: Cause::Syntax {
+                    column,
+                    found,
+                    image: image.to_string(),
+                    expected,
+                },
+            }),
         }
     }
 
     /// The exception class.
     pub fn class(&self) -> ErrorClass {
-        self.cause.class()
+        self.inner.cause.class()
     }
 
     /// 0-based UTF-16 column where the error was detected: the offending token or character,
     /// the query length at end of input, or the start of the term a semantic check rejected.
     pub fn column(&self) -> usize {
-        self.column
+        self.inner.column
     }
 
     /// The cause, with the offending value.
     pub fn cause(&self) -> &Cause {
-        &self.cause
+        &self.inner.cause
     }
 
     /// The query that failed.
     pub fn query(&self) -> &str {
-        &self.query
+        &self.inner.query
     }
 }
 

@@ -174,6 +174,87 @@ pub fn allowed_post_multi_term(kind: TokenKind) -> bool {
     )
 }
 
+/// The clause list of one `Query` production. It holds a single clause inline, so the common
+/// one-clause query (and every one-clause group) allocates no vector.
+#[derive(Debug, Default)]
+pub enum Clauses {
+    /// No clause yet.
+    #[default]
+    Empty,
+    /// Exactly one clause.
+    One(BooleanClause),
+    /// Two or more clauses.
+    Many(Vec<BooleanClause>),
+}
+
+impl Clauses {
+    /// Number of clauses.
+    pub fn len(&self) -> usize {
+        match self {
+            Clauses::Empty => 0,
+            Clauses::One(_) => 1,
+            Clauses::Many(v) => v.len(),
+        }
+    }
+
+    /// Whether there is no clause.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Clauses::Empty)
+    }
+
+    /// The last clause added.
+    pub fn last_mut(&mut self) -> Option<&mut BooleanClause> {
+        match self {
+            Clauses::Empty => None,
+            Clauses::One(c) => Some(c),
+            Clauses::Many(v) => v.last_mut(),
+        }
+    }
+
+    /// Appends a clause.
+    pub fn push(&mut self, c: BooleanClause) {
+        match self {
+            Clauses::Empty => *self = Clauses::One(c),
+            Clauses::One(_) => {
+                let Clauses::One(first) = std::mem::take(self) else {
+                    return;
+                };
+                let mut v = Vec::with_capacity(4);
+                v.push(first);
+                v.push(c);
+                *self = Clauses::Many(v);
+            }
+            Clauses::Many(v) => v.push(c),
+        }
+    }
+
+    /// The clauses as a vector.
+    pub fn into_vec(self) -> Vec<BooleanClause> {
+        match self {
+            Clauses::Empty => Vec::new(),
+            Clauses::One(c) => vec![c],
+            Clauses::Many(v) => v,
+        }
+    }
+
+    /// The query of the only clause, if there is exactly one.
+    pub fn into_single(self) -> Option<Query> {
+        match self {
+            Clauses::One(c) => Some(c.query),
+            Clauses::Many(mut v) if v.len() == 1 => v.pop().map(|c| c.query),
+            _ => None,
+        }
+    }
+}
+
+impl Extend<BooleanClause> for Clauses {
+    fn extend<I: IntoIterator<Item = BooleanClause>>(&mut self, iter: I) {
+        for c in iter {
+            self.push(c);
+        }
+    }
+}
+
 /// Lucene's `QueryParserBase`, bound to one set of options.
 #[derive(Debug, Clone)]
 pub struct ParserBase {
@@ -216,13 +297,7 @@ impl ParserBase {
 
     /// `addClause`: applies the conjunction to the previous clause, then adds `q` (if any) with
     /// the occur its modifier and conjunction give under the default operator.
-    pub fn add_clause(
-        &self,
-        clauses: &mut Vec<BooleanClause>,
-        conj: Conj,
-        mods: Mods,
-        q: Option<Query>,
-    ) {
+    pub fn add_clause(&self, clauses: &mut Clauses, conj: Conj, mods: Mods, q: Option<Query>) {
         if let Some(last) = clauses.last_mut() {
             if last.occur != Occur::MustNot {
                 if conj == Conj::And {
@@ -257,7 +332,7 @@ impl ParserBase {
     }
 
     /// `addMultiTermClauses`: splices an analyzed run of bare terms into the clause list.
-    pub fn add_multi_term_clauses(&self, clauses: &mut Vec<BooleanClause>, q: Option<Query>) {
+    pub fn add_multi_term_clauses(&self, clauses: &mut Clauses, q: Option<Query>) {
         match q {
             None => {}
             Some(Query::Boolean(cs))
@@ -284,13 +359,13 @@ impl ParserBase {
         &self,
         q: &str,
         pos: usize,
-        clauses: Vec<BooleanClause>,
+        clauses: Clauses,
     ) -> Result<Option<Query>, ParseError> {
         if clauses.is_empty() {
             return Ok(None);
         }
         self.check_clause_count(q, pos, clauses.len())?;
-        Ok(Some(Query::Boolean(clauses)))
+        Ok(Some(Query::Boolean(clauses.into_vec())))
     }
 
     fn check_clause_count(&self, q: &str, pos: usize, n: usize) -> Result<(), ParseError> {

@@ -3,12 +3,12 @@
 //! replaced by a peek at a three-token window. Hot path: no locks, no error values, tokens borrow
 //! the input; allocations are the tree's own (strings, clause vectors) and nothing else.
 
-use super::ast::{BooleanClause, Field, Query};
+use super::ast::{Field, Query};
 use super::error::{Cause, ParseError};
 use super::lexer::{Lexer, Token, TokenKind};
 use super::options::ParserOptions;
 use super::parser_base::{
-    self, CLAUSE_BODY, Conj, MAX_DEPTH, Mods, ParserBase, QUERY_END_GROUP, QUERY_END_TOP,
+    self, CLAUSE_BODY, Clauses, Conj, MAX_DEPTH, Mods, ParserBase, QUERY_END_GROUP, QUERY_END_TOP,
     QUERY_START, RANGE_END, RANGE_ENDPOINT, allowed_post_multi_term, continues_query, handle_boost,
 };
 use super::query_parser::QueryParser;
@@ -46,9 +46,12 @@ impl QueryParser for PredictiveParser {
                 kind: TokenKind::Eof,
                 image: "",
                 start: 0,
-            }; 3],
+            }; WINDOW],
+            head: 0,
             buffered: 0,
             depth: 0,
+            fields: [const { None }; FIELD_CACHE],
+            next_field: 0,
         };
         let q = run.query(self.base.default_field())?;
         let t = run.peek(0)?;
@@ -59,14 +62,24 @@ impl QueryParser for PredictiveParser {
     }
 }
 
-/// One parse: the lexer and a window of up to three tokens read but not consumed.
+/// Ring size of the token window (a power of two; at most three tokens are ever buffered).
+const WINDOW: usize = 4;
+
+/// Field names remembered per parse, so `title:a OR title:b` allocates the name once.
+const FIELD_CACHE: usize = 4;
+
+/// One parse: the lexer, a window of up to three tokens read but not consumed, and the field
+/// names seen so far.
 struct Run<'p, 'a> {
     base: &'p ParserBase,
     q: &'a str,
     lexer: Lexer<'a>,
-    window: [Token<'a>; 3],
+    window: [Token<'a>; WINDOW],
+    head: usize,
     buffered: usize,
     depth: usize,
+    fields: [Option<Field>; FIELD_CACHE],
+    next_field: usize,
 }
 
 impl<'a> Run<'_, 'a> {
@@ -75,16 +88,25 @@ impl<'a> Run<'_, 'a> {
     #[inline]
     fn peek(&mut self, i: usize) -> Result<Token<'a>, ParseError> {
         while self.buffered <= i {
-            self.window[self.buffered] = self.lexer.next_token()?;
+            self.window[(self.head + self.buffered) % WINDOW] = self.lexer.next_token()?;
             self.buffered += 1;
         }
-        Ok(self.window[i])
+        Ok(self.window[(self.head + i) % WINDOW])
+    }
+
+    /// The kind of the `i`-th token not yet consumed.
+    #[inline]
+    fn kind(&mut self, i: usize) -> Result<TokenKind, ParseError> {
+        if i < self.buffered {
+            return Ok(self.window[(self.head + i) % WINDOW].kind);
+        }
+        Ok(self.peek(i)?.kind)
     }
 
     #[inline]
     fn next(&mut self) -> Result<Token<'a>, ParseError> {
         let t = self.peek(0)?;
-        self.window.copy_within(1.., 0);
+        self.head = (self.head + 1) % WINDOW;
         self.buffered -= 1;
         Ok(t)
     }
@@ -105,14 +127,14 @@ impl<'a> Run<'_, 'a> {
     /// `LOOKAHEAD(2) MultiTerm`: two bare terms, the second not followed by `: * ~ ^ AND OR`.
     #[inline]
     fn multi_term_ahead(&mut self) -> Result<bool, ParseError> {
-        Ok(self.peek(0)?.kind == TokenKind::Term
-            && self.peek(1)?.kind == TokenKind::Term
-            && allowed_post_multi_term(self.peek(2)?.kind))
+        Ok(self.kind(0)? == TokenKind::Term
+            && self.kind(1)? == TokenKind::Term
+            && allowed_post_multi_term(self.kind(2)?))
     }
 
     fn query(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
         let start = self.peek(0)?.start;
-        let mut clauses: Vec<BooleanClause> = Vec::new();
+        let mut clauses = Clauses::Empty;
         let mut first_is_plain = false;
         if self.multi_term_ahead()? {
             self.multi_term(field, &mut clauses)?;
@@ -126,11 +148,11 @@ impl<'a> Run<'_, 'a> {
             first_is_plain = mods == Mods::None && q.is_some();
             self.base.add_clause(&mut clauses, Conj::None, mods, q);
         }
-        while continues_query(self.peek(0)?.kind) {
+        while continues_query(self.kind(0)?) {
             if self.multi_term_ahead()? {
                 self.multi_term(field, &mut clauses)?;
             } else {
-                let conj = match self.peek(0)?.kind {
+                let conj = match self.kind(0)? {
                     TokenKind::And => {
                         self.next()?;
                         Conj::And
@@ -147,13 +169,13 @@ impl<'a> Run<'_, 'a> {
             }
         }
         if clauses.len() == 1 && first_is_plain {
-            return Ok(clauses.pop().map(|c| c.query));
+            return Ok(clauses.into_single());
         }
         self.base.boolean_query(self.q, start, clauses)
     }
 
     fn modifiers(&mut self) -> Result<Mods, ParseError> {
-        let mods = match self.peek(0)?.kind {
+        let mods = match self.kind(0)? {
             TokenKind::Plus => Mods::Req,
             TokenKind::Minus | TokenKind::Not => Mods::Not,
             _ => return Ok(Mods::None),
@@ -162,11 +184,7 @@ impl<'a> Run<'_, 'a> {
         Ok(mods)
     }
 
-    fn multi_term(
-        &mut self,
-        field: &Field,
-        clauses: &mut Vec<BooleanClause>,
-    ) -> Result<(), ParseError> {
+    fn multi_term(&mut self, field: &Field, clauses: &mut Clauses) -> Result<(), ParseError> {
         let first = self.next()?;
         let split = self.base.options().split_on_whitespace;
         let mut joined = String::new();
@@ -179,7 +197,7 @@ impl<'a> Run<'_, 'a> {
         } else {
             joined.push_str(first.image);
         }
-        while self.peek(0)?.kind == TokenKind::Term && allowed_post_multi_term(self.peek(1)?.kind) {
+        while self.kind(0)? == TokenKind::Term && allowed_post_multi_term(self.kind(1)?) {
             let t = self.next()?;
             if split {
                 let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
@@ -205,12 +223,12 @@ impl<'a> Run<'_, 'a> {
     fn clause(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
         let own_field;
         let mut field = field;
-        if matches!(self.peek(0)?.kind, TokenKind::Term | TokenKind::Star)
-            && self.peek(1)?.kind == TokenKind::Colon
+        if matches!(self.kind(0)?, TokenKind::Term | TokenKind::Star)
+            && self.kind(1)? == TokenKind::Colon
         {
             let name = self.next()?;
             self.next()?;
-            own_field = self.base.field_of(self.q, name)?;
+            own_field = self.field(name)?;
             field = &own_field;
         }
         let t = self.peek(0)?;
@@ -239,8 +257,24 @@ impl<'a> Run<'_, 'a> {
         }
     }
 
+    /// The field a `name :` prefix names, shared with earlier prefixes of the same name.
+    fn field(&mut self, name: Token<'_>) -> Result<Field, ParseError> {
+        if name.kind == TokenKind::Term && !name.image.contains('\\') {
+            if name.image == &**self.base.default_field() {
+                return Ok(self.base.default_field().clone());
+            }
+            if let Some(f) = self.fields.iter().flatten().find(|f| &***f == name.image) {
+                return Ok(f.clone());
+            }
+        }
+        let f = self.base.field_of(self.q, name)?;
+        self.fields[self.next_field] = Some(f.clone());
+        self.next_field = (self.next_field + 1) % FIELD_CACHE;
+        Ok(f)
+    }
+
     fn optional_boost(&mut self) -> Result<Option<Token<'a>>, ParseError> {
-        if self.peek(0)?.kind != TokenKind::Carat {
+        if self.kind(0)? != TokenKind::Carat {
             return Ok(None);
         }
         self.next()?;
@@ -250,10 +284,10 @@ impl<'a> Run<'_, 'a> {
     /// `[ ^N [~S] | ~S [^N] ]` after a term or phrase: (boost, slop).
     #[allow(clippy::type_complexity)]
     fn boost_and_slop(&mut self) -> Result<(Option<Token<'a>>, Option<Token<'a>>), ParseError> {
-        match self.peek(0)?.kind {
+        match self.kind(0)? {
             TokenKind::Carat => {
                 let boost = self.optional_boost()?;
-                let slop = if self.peek(0)?.kind == TokenKind::FuzzySlop {
+                let slop = if self.kind(0)? == TokenKind::FuzzySlop {
                     Some(self.next()?)
                 } else {
                     None
