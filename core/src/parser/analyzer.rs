@@ -132,22 +132,32 @@ impl Iterator for Tokens<'_> {
 
     fn next(&mut self) -> Option<String> {
         let a = self.analyzer;
-        let start = self.rest.find(|c| a.is_token_char(c))?;
-        let text = &self.rest[start..];
-        let mut end = text.len();
-        for (count, (i, c)) in text.char_indices().enumerate() {
-            if !a.is_token_char(c) || count == MAX_TOKEN_LENGTH {
-                end = i;
-                break;
+        let (start, end) = if a == Analyzer::Simple {
+            let start = self.rest.find(|c| a.is_token_char(c))?;
+            let mut end = self.rest.len();
+            for (count, (i, c)) in self.rest[start..].char_indices().enumerate() {
+                if !a.is_token_char(c) || count == MAX_TOKEN_LENGTH {
+                    end = start + i;
+                    break;
+                }
             }
-        }
-        self.rest = &text[end..];
-        let token = &text[..end];
-        Some(if a.lowercases() {
-            token.chars().map(java_lower).collect()
+            (start, end)
         } else {
-            token.to_string()
-        })
+            // The separators are ASCII, so a byte scan finds them in UTF-8 text.
+            let bytes = self.rest.as_bytes();
+            let is_sep = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+            let start = bytes.iter().position(|b| !is_sep(b))?;
+            let mut end = bytes[start..].iter().position(is_sep).map_or(bytes.len(), |n| start + n);
+            if end - start > MAX_TOKEN_LENGTH {
+                if let Some((i, _)) = self.rest[start..end].char_indices().nth(MAX_TOKEN_LENGTH) {
+                    end = start + i;
+                }
+            }
+            (start, end)
+        };
+        let token = &self.rest[start..end];
+        self.rest = &self.rest[end..];
+        Some(if a.lowercases() { lowercase(token) } else { token.to_string() })
     }
 }
 
