@@ -21,7 +21,8 @@ fuzz_target!(|data: &[u8]| {
         max_clause_count: if sel & 32 != 0 { 2 } else { 1024 },
         ..ParserOptions::default()
     };
-    let backtracking = BacktrackingParser::new(opts.clone()).parse(&query);
+    let backtracking_parser = BacktrackingParser::new(opts.clone());
+    let backtracking = backtracking_parser.parse(&query);
     let predictive = PredictiveParser::new(opts.clone());
     let result = predictive.parse(&query);
     match (&backtracking, &result) {

@@ -147,7 +147,10 @@ impl Iterator for Tokens<'_> {
             let bytes = self.rest.as_bytes();
             let is_sep = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
             let start = bytes.iter().position(|b| !is_sep(b))?;
-            let mut end = bytes[start..].iter().position(is_sep).map_or(bytes.len(), |n| start + n);
+            let mut end = bytes[start..]
+                .iter()
+                .position(is_sep)
+                .map_or(bytes.len(), |n| start + n);
             if end - start > MAX_TOKEN_LENGTH {
                 if let Some((i, _)) = self.rest[start..end].char_indices().nth(MAX_TOKEN_LENGTH) {
                     end = start + i;
@@ -157,7 +160,11 @@ impl Iterator for Tokens<'_> {
         };
         let token = &self.rest[start..end];
         self.rest = &self.rest[end..];
-        Some(if a.lowercases() { lowercase(token) } else { token.to_string() })
+        Some(if a.lowercases() {
+            lowercase(token)
+        } else {
+            token.to_string()
+        })
     }
 }
 

@@ -80,7 +80,10 @@ impl BacktrackingParser {
     }
 
     /// Parses `query` and also reports how many lookaheads ran and how many succeeded.
-    pub fn parse_with_stats(&self, query: &str) -> (Result<Query, ParseError>, LookaheadStats) {
+    pub fn parse_with_stats<'a>(
+        &'a self,
+        query: &'a str,
+    ) -> (Result<Query<'a>, ParseError>, LookaheadStats) {
         let mut jj = Jj {
             base: &self.base,
             q: query,
@@ -108,7 +111,7 @@ impl QueryParser for BacktrackingParser {
         self.base.options()
     }
 
-    fn parse(&self, query: &str) -> Result<Query, ParseError> {
+    fn parse<'a>(&'a self, query: &'a str) -> Result<Query<'a>, ParseError> {
         self.parse_with_stats(query).0
     }
 }
@@ -116,8 +119,8 @@ impl QueryParser for BacktrackingParser {
 /// The generated parser's state for one parse. Positions are cursors into `tokens`: cursor `c`
 /// means `c` tokens lie behind, so JavaCC's `token` is `tokens[pos - 1]` and `jj_scanpos` names
 /// the token `tokens[jj_scanpos - 1]`.
-struct Jj<'p, 'a> {
-    base: &'p ParserBase,
+struct Jj<'a> {
+    base: &'a ParserBase,
     q: &'a str,
     lexer: Lexer<'a>,
     tokens: Vec<Token<'a>>,
@@ -130,7 +133,7 @@ struct Jj<'p, 'a> {
     depth: usize,
 }
 
-impl<'a> Jj<'_, 'a> {
+impl<'a> Jj<'a> {
     /// Makes sure `tokens[i]` exists, pulling from the token manager as `token.next` does.
     fn fetch(&mut self, i: usize) -> Result<Token<'a>, ParseError> {
         while self.tokens.len() <= i {
@@ -278,14 +281,14 @@ impl<'a> Jj<'_, 'a> {
 
     // ---- productions ---------------------------------------------------------------------
 
-    fn top_level_query(&mut self) -> Result<Query, ParseError> {
-        let field = self.base.default_field().clone();
+    fn top_level_query(&mut self) -> Result<Query<'a>, ParseError> {
+        let field = self.base.default_field();
         let q = self.query(&field)?;
         self.jj_consume_token(TokenKind::Eof, QUERY_END_TOP)?;
         Ok(q.unwrap_or_else(Query::empty))
     }
 
-    fn query(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
+    fn query(&mut self, field: &Field<'a>) -> Result<Option<Query<'a>>, ParseError> {
         let start = self.fetch(self.pos)?.start;
         let mut clauses = Clauses::Empty;
         let mut first_is_plain = false;
@@ -344,7 +347,11 @@ impl<'a> Jj<'_, 'a> {
         Ok(mods)
     }
 
-    fn multi_term(&mut self, field: &Field, clauses: &mut Clauses) -> Result<(), ParseError> {
+    fn multi_term(
+        &mut self,
+        field: &Field<'a>,
+        clauses: &mut Clauses<'a>,
+    ) -> Result<(), ParseError> {
         let first = self.jj_consume_token(TokenKind::Term, &[TokenKind::Term])?;
         let split = self.base.options().split_on_whitespace;
         // JavaCC appends to the first token's image (`text.image += " " + ...`).
@@ -378,8 +385,8 @@ impl<'a> Jj<'_, 'a> {
 
     fn split_term(
         &self,
-        field: &Field,
-        clauses: &mut Clauses,
+        field: &Field<'a>,
+        clauses: &mut Clauses<'a>,
         t: Token<'_>,
     ) -> Result<(), ParseError> {
         let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
@@ -390,7 +397,7 @@ impl<'a> Jj<'_, 'a> {
         Ok(())
     }
 
-    fn clause(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
+    fn clause(&mut self, field: &Field<'a>) -> Result<Option<Query<'a>>, ParseError> {
         let own_field;
         let mut field = field;
         if self.jj_2(2, true)? {
@@ -464,7 +471,7 @@ impl<'a> Jj<'_, 'a> {
         }
     }
 
-    fn term(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
+    fn term(&mut self, field: &Field<'a>) -> Result<Option<Query<'a>>, ParseError> {
         let t = self.fetch(self.pos)?;
         self.pos += 1;
         match t.kind {

@@ -5,7 +5,6 @@
 //! token means lives here, so both produce the same tree by construction.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use super::ast::{BooleanClause, Field, Occur, Query};
 use super::error::{Cause, ParseError};
@@ -177,17 +176,17 @@ pub fn allowed_post_multi_term(kind: TokenKind) -> bool {
 /// The clause list of one `Query` production. It holds a single clause inline, so the common
 /// one-clause query (and every one-clause group) allocates no vector.
 #[derive(Debug, Default)]
-pub enum Clauses {
+pub enum Clauses<'a> {
     /// No clause yet.
     #[default]
     Empty,
     /// Exactly one clause.
-    One(BooleanClause),
+    One(BooleanClause<'a>),
     /// Two or more clauses.
-    Many(Vec<BooleanClause>),
+    Many(Vec<BooleanClause<'a>>),
 }
 
-impl Clauses {
+impl<'a> Clauses<'a> {
     /// Number of clauses.
     pub fn len(&self) -> usize {
         match self {
@@ -203,7 +202,7 @@ impl Clauses {
     }
 
     /// The last clause added.
-    pub fn last_mut(&mut self) -> Option<&mut BooleanClause> {
+    pub fn last_mut(&mut self) -> Option<&mut BooleanClause<'a>> {
         match self {
             Clauses::Empty => None,
             Clauses::One(c) => Some(c),
@@ -212,7 +211,7 @@ impl Clauses {
     }
 
     /// Appends a clause.
-    pub fn push(&mut self, c: BooleanClause) {
+    pub fn push(&mut self, c: BooleanClause<'a>) {
         match self {
             Clauses::Empty => *self = Clauses::One(c),
             Clauses::One(_) => {
@@ -229,7 +228,7 @@ impl Clauses {
     }
 
     /// The clauses as a vector.
-    pub fn into_vec(self) -> Vec<BooleanClause> {
+    pub fn into_vec(self) -> Vec<BooleanClause<'a>> {
         match self {
             Clauses::Empty => Vec::new(),
             Clauses::One(c) => vec![c],
@@ -238,7 +237,7 @@ impl Clauses {
     }
 
     /// The query of the only clause, if there is exactly one.
-    pub fn into_single(self) -> Option<Query> {
+    pub fn into_single(self) -> Option<Query<'a>> {
         match self {
             Clauses::One(c) => Some(c.query),
             Clauses::Many(mut v) if v.len() == 1 => v.pop().map(|c| c.query),
@@ -247,8 +246,8 @@ impl Clauses {
     }
 }
 
-impl Extend<BooleanClause> for Clauses {
-    fn extend<I: IntoIterator<Item = BooleanClause>>(&mut self, iter: I) {
+impl<'a> Extend<BooleanClause<'a>> for Clauses<'a> {
+    fn extend<I: IntoIterator<Item = BooleanClause<'a>>>(&mut self, iter: I) {
         for c in iter {
             self.push(c);
         }
@@ -259,19 +258,12 @@ impl Extend<BooleanClause> for Clauses {
 #[derive(Debug, Clone)]
 pub struct ParserBase {
     opts: ParserOptions,
-    default_field: Field,
-    star_field: Field,
 }
 
 impl ParserBase {
     /// A base for `opts`.
     pub fn new(opts: ParserOptions) -> Self {
-        let default_field = Arc::from(opts.default_field.as_str());
-        ParserBase {
-            opts,
-            default_field,
-            star_field: Arc::from("*"),
-        }
+        ParserBase { opts }
     }
 
     /// The options.
@@ -279,25 +271,29 @@ impl ParserBase {
         &self.opts
     }
 
-    /// The default field, shared by the nodes of every tree this base builds.
-    pub fn default_field(&self) -> &Field {
-        &self.default_field
+    /// The default field, borrowed by the nodes of every tree this base builds.
+    pub fn default_field(&self) -> Field<'_> {
+        Field::Borrowed(&self.opts.default_field)
     }
 
     /// The field named by a `TERM :` or `* :` prefix.
-    pub fn field_of(&self, q: &str, tok: Token<'_>) -> Result<Field, ParseError> {
+    pub fn field_of<'a>(&self, q: &str, tok: Token<'a>) -> Result<Field<'a>, ParseError> {
         if tok.kind == TokenKind::Star {
-            Ok(self.star_field.clone())
+            Ok(Field::Borrowed("*"))
         } else {
-            Ok(Arc::from(
-                discard_escape_char(q, tok.image, tok.start)?.as_ref(),
-            ))
+            discard_escape_char(q, tok.image, tok.start)
         }
     }
 
     /// `addClause`: applies the conjunction to the previous clause, then adds `q` (if any) with
     /// the occur its modifier and conjunction give under the default operator.
-    pub fn add_clause(&self, clauses: &mut Clauses, conj: Conj, mods: Mods, q: Option<Query>) {
+    pub fn add_clause<'a>(
+        &self,
+        clauses: &mut Clauses<'a>,
+        conj: Conj,
+        mods: Mods,
+        q: Option<Query<'a>>,
+    ) {
         if let Some(last) = clauses.last_mut() {
             if last.occur != Occur::MustNot {
                 if conj == Conj::And {
@@ -332,7 +328,7 @@ impl ParserBase {
     }
 
     /// `addMultiTermClauses`: splices an analyzed run of bare terms into the clause list.
-    pub fn add_multi_term_clauses(&self, clauses: &mut Clauses, q: Option<Query>) {
+    pub fn add_multi_term_clauses<'a>(&self, clauses: &mut Clauses<'a>, q: Option<Query<'a>>) {
         match q {
             None => {}
             Some(Query::Boolean(cs))
@@ -355,12 +351,12 @@ impl ParserBase {
     }
 
     /// `getBooleanQuery`: `None` for no clauses; fails beyond the maximum clause count.
-    pub fn boolean_query(
+    pub fn boolean_query<'a>(
         &self,
         q: &str,
         pos: usize,
-        clauses: Clauses,
-    ) -> Result<Option<Query>, ParseError> {
+        clauses: Clauses<'a>,
+    ) -> Result<Option<Query<'a>>, ParseError> {
         if clauses.is_empty() {
             return Ok(None);
         }
@@ -383,15 +379,15 @@ impl ParserBase {
 
     /// `getFieldQuery` / `createFieldQuery`: analyzes `text` into nothing, a term, a boolean of
     /// terms (unquoted) or a phrase (quoted, with `slop`).
-    pub fn field_query(
+    pub fn field_query<'a>(
         &self,
         q: &str,
         pos: usize,
-        field: &Field,
+        field: &Field<'a>,
         text: &str,
         quoted: bool,
         slop: i32,
-    ) -> Result<Option<Query>, ParseError> {
+    ) -> Result<Option<Query<'a>>, ParseError> {
         let mut tokens = self.opts.analyzer.tokens(text);
         let Some(first) = tokens.next() else {
             return Ok(None);
@@ -431,13 +427,13 @@ impl ParserBase {
 
     /// `handleBareTokenQuery` for TERM, STAR, PREFIXTERM, WILDTERM, REGEXPTERM, NUMBER and
     /// BAREOPER tokens, with the optional `~slop` that followed.
-    pub fn bare_token_query(
+    pub fn bare_token_query<'a>(
         &self,
         q: &str,
-        field: &Field,
+        field: &Field<'a>,
         term: Token<'_>,
         fuzzy_slop: Option<Token<'_>>,
-    ) -> Result<Option<Query>, ParseError> {
+    ) -> Result<Option<Query<'a>>, ParseError> {
         let image = if term.kind == TokenKind::BareOper {
             &term.image[..1]
         } else {
@@ -481,14 +477,14 @@ impl ParserBase {
         }
     }
 
-    fn wildcard_query(
+    fn wildcard_query<'a>(
         &self,
         q: &str,
         pos: usize,
-        field: &Field,
+        field: &Field<'a>,
         text: &str,
-    ) -> Result<Query, ParseError> {
-        if &**field == "*" && text == "*" {
+    ) -> Result<Query<'a>, ParseError> {
+        if field.as_ref() == "*" && text == "*" {
             return Ok(Query::MatchAll);
         }
         if !self.opts.allow_leading_wildcard && (text.starts_with('*') || text.starts_with('?')) {
@@ -539,14 +535,14 @@ impl ParserBase {
     }
 
     /// `handleBareFuzzy` + `getFuzzyQuery`: similarity checks, normalization, edit distance.
-    fn fuzzy_query(
+    fn fuzzy_query<'a>(
         &self,
         q: &str,
         pos: usize,
-        field: &Field,
+        field: &Field<'a>,
         slop: Token<'_>,
         text: &str,
-    ) -> Result<Query, ParseError> {
+    ) -> Result<Query<'a>, ParseError> {
         let raw = &slop.image[1..];
         let fms = java_parse_float(raw).unwrap_or(self.opts.fuzzy_min_sim);
         if fms < 0.0 {
@@ -578,13 +574,13 @@ impl ParserBase {
 
     /// `handleQuotedTerm`: a phrase with the slop `~N` gives (`(int) Float.parseFloat`), or the
     /// default phrase slop when `N` does not parse.
-    pub fn quoted_query(
+    pub fn quoted_query<'a>(
         &self,
         q: &str,
-        field: &Field,
+        field: &Field<'a>,
         term: Token<'_>,
         fuzzy_slop: Option<Token<'_>>,
-    ) -> Result<Option<Query>, ParseError> {
+    ) -> Result<Option<Query<'a>>, ParseError> {
         let slop = fuzzy_slop
             .and_then(|s| java_parse_float(&s.image[1..]))
             .map_or(self.opts.phrase_slop, |f| f as i32);
@@ -594,15 +590,15 @@ impl ParserBase {
     }
 
     /// The range part of `Term`: quotes stripped, unquoted `*` open, unescaped, normalized.
-    pub fn range_query(
+    pub fn range_query<'a>(
         &self,
         q: &str,
-        field: &Field,
+        field: &Field<'a>,
         start: Token<'_>,
         lower: Token<'_>,
         upper: Token<'_>,
         end: Token<'_>,
-    ) -> Result<Option<Query>, ParseError> {
+    ) -> Result<Option<Query<'a>>, ParseError> {
         // Deviation: Lucene first tries to read both endpoints as locale-dependent SHORT dates;
         // we never do (no conformance row depends on it).
         let endpoint = |t: Token<'_>| -> Result<Option<String>, ParseError> {
@@ -630,7 +626,7 @@ impl ParserBase {
 }
 
 /// `handleBoost`: wraps a non-null query in a boost read by `Float.parseFloat`.
-pub fn handle_boost(q: Option<Query>, boost: Option<Token<'_>>) -> Option<Query> {
+pub fn handle_boost<'a>(q: Option<Query<'a>>, boost: Option<Token<'_>>) -> Option<Query<'a>> {
     match (q, boost) {
         (Some(q), Some(b)) => {
             let boost = b.image.parse::<f32>().unwrap_or(1.0);

@@ -37,7 +37,7 @@ impl QueryParser for PredictiveParser {
         self.base.options()
     }
 
-    fn parse(&self, query: &str) -> Result<Query, ParseError> {
+    fn parse<'a>(&'a self, query: &'a str) -> Result<Query<'a>, ParseError> {
         let mut run = Run {
             base: &self.base,
             q: query,
@@ -50,10 +50,8 @@ impl QueryParser for PredictiveParser {
             head: 0,
             buffered: 0,
             depth: 0,
-            fields: [const { None }; FIELD_CACHE],
-            next_field: 0,
         };
-        let q = run.query(self.base.default_field())?;
+        let q = run.query(&self.base.default_field())?;
         let t = run.peek(0)?;
         if t.kind != TokenKind::Eof {
             return Err(run.unexpected(t, QUERY_END_TOP));
@@ -65,24 +63,18 @@ impl QueryParser for PredictiveParser {
 /// Ring size of the token window (a power of two; at most three tokens are ever buffered).
 const WINDOW: usize = 4;
 
-/// Field names remembered per parse, so `title:a OR title:b` allocates the name once.
-const FIELD_CACHE: usize = 4;
-
-/// One parse: the lexer, a window of up to three tokens read but not consumed, and the field
-/// names seen so far.
-struct Run<'p, 'a> {
-    base: &'p ParserBase,
+/// One parse: the lexer and a window of up to three tokens read but not consumed.
+struct Run<'a> {
+    base: &'a ParserBase,
     q: &'a str,
     lexer: Lexer<'a>,
     window: [Token<'a>; WINDOW],
     head: usize,
     buffered: usize,
     depth: usize,
-    fields: [Option<Field>; FIELD_CACHE],
-    next_field: usize,
 }
 
-impl<'a> Run<'_, 'a> {
+impl<'a> Run<'a> {
     /// The `i`-th token not yet consumed (0-based), read from the lexer only when first needed,
     /// so lexical errors surface exactly where JavaCC's `getToken` would meet them.
     #[inline]
@@ -132,7 +124,7 @@ impl<'a> Run<'_, 'a> {
             && allowed_post_multi_term(self.kind(2)?))
     }
 
-    fn query(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
+    fn query(&mut self, field: &Field<'a>) -> Result<Option<Query<'a>>, ParseError> {
         let start = self.peek(0)?.start;
         let mut clauses = Clauses::Empty;
         let mut first_is_plain = false;
@@ -184,7 +176,11 @@ impl<'a> Run<'_, 'a> {
         Ok(mods)
     }
 
-    fn multi_term(&mut self, field: &Field, clauses: &mut Clauses) -> Result<(), ParseError> {
+    fn multi_term(
+        &mut self,
+        field: &Field<'a>,
+        clauses: &mut Clauses<'a>,
+    ) -> Result<(), ParseError> {
         let first = self.next()?;
         let split = self.base.options().split_on_whitespace;
         let mut joined = String::new();
@@ -220,7 +216,7 @@ impl<'a> Run<'_, 'a> {
         Ok(())
     }
 
-    fn clause(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
+    fn clause(&mut self, field: &Field<'a>) -> Result<Option<Query<'a>>, ParseError> {
         let own_field;
         let mut field = field;
         if matches!(self.kind(0)?, TokenKind::Term | TokenKind::Star)
@@ -228,7 +224,7 @@ impl<'a> Run<'_, 'a> {
         {
             let name = self.next()?;
             self.next()?;
-            own_field = self.field(name)?;
+            own_field = self.base.field_of(self.q, name)?;
             field = &own_field;
         }
         let t = self.peek(0)?;
@@ -255,22 +251,6 @@ impl<'a> Run<'_, 'a> {
             k if parser_base::starts_clause_body(k) => self.term(field),
             _ => Err(self.unexpected(t, CLAUSE_BODY)),
         }
-    }
-
-    /// The field a `name :` prefix names, shared with earlier prefixes of the same name.
-    fn field(&mut self, name: Token<'_>) -> Result<Field, ParseError> {
-        if name.kind == TokenKind::Term && !name.image.contains('\\') {
-            if name.image == &**self.base.default_field() {
-                return Ok(self.base.default_field().clone());
-            }
-            if let Some(f) = self.fields.iter().flatten().find(|f| &***f == name.image) {
-                return Ok(f.clone());
-            }
-        }
-        let f = self.base.field_of(self.q, name)?;
-        self.fields[self.next_field] = Some(f.clone());
-        self.next_field = (self.next_field + 1) % FIELD_CACHE;
-        Ok(f)
     }
 
     fn optional_boost(&mut self) -> Result<Option<Token<'a>>, ParseError> {
@@ -303,7 +283,7 @@ impl<'a> Run<'_, 'a> {
         }
     }
 
-    fn term(&mut self, field: &Field) -> Result<Option<Query>, ParseError> {
+    fn term(&mut self, field: &Field<'a>) -> Result<Option<Query<'a>>, ParseError> {
         let t = self.next()?;
         match t.kind {
             TokenKind::RangeInStart | TokenKind::RangeExStart => {

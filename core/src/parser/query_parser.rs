@@ -29,7 +29,7 @@ pub trait QueryParser: Send + Sync {
 
     /// Parses one query (Lucene's `QueryParser.parse`). Nothing left after analysis gives the
     /// empty boolean query, which renders as the empty string.
-    fn parse(&self, query: &str) -> Result<Query, ParseError>;
+    fn parse<'a>(&'a self, query: &'a str) -> Result<Query<'a>, ParseError>;
 }
 
 /// The ids of all strategies.

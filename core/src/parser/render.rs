@@ -4,7 +4,7 @@ use std::fmt::{self, Write};
 
 use super::ast::{Occur, Query};
 
-impl Query {
+impl Query<'_> {
     /// The text Lucene's `toString(field)` gives: `field:` prefixes only where the node's field
     /// differs from `field`.
     pub fn to_string_field(&self, field: &str) -> String {
@@ -124,7 +124,7 @@ fn push_endpoint(out: &mut String, end: Option<&str>) {
 }
 
 /// Lucene's `toString()` without a default field: every field is printed.
-impl fmt::Display for Query {
+impl fmt::Display for Query<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_string_field(""))
     }
@@ -176,8 +176,8 @@ pub fn java_float_to_string(f: f32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parser::ast::BooleanClause;
-    use std::sync::Arc;
+    use crate::parser::ast::{BooleanClause, Field};
+    use std::borrow::Cow;
 
     #[test]
     fn java_float_formatting() {
@@ -203,8 +203,8 @@ mod tests {
 
     #[test]
     fn boolean_nesting_and_prefixes() {
-        let f: Arc<str> = Arc::from("field");
-        let t = |fld: &Arc<str>, s: &str| Query::Term {
+        let f: Field<'static> = Cow::Borrowed("field");
+        let t = |fld: &Field<'static>, s: &str| Query::Term {
             field: fld.clone(),
             text: s.to_string(),
         };
@@ -215,7 +215,7 @@ mod tests {
             },
             BooleanClause {
                 occur: Occur::Should,
-                query: t(&Arc::from("g"), "b"),
+                query: t(&Cow::Borrowed("g"), "b"),
             },
         ]);
         let q = Query::Boolean(vec![

@@ -711,8 +711,12 @@ mod properties {
     }
 
     fn agree(opts: ParserOptions, q: &str) -> Result<(), TestCaseError> {
-        let b = BacktrackingParser::new(opts.clone()).parse(q);
-        let p = PredictiveParser::new(opts).parse(q);
+        let (bp, pp) = (
+            BacktrackingParser::new(opts.clone()),
+            PredictiveParser::new(opts),
+        );
+        let b = bp.parse(q);
+        let p = pp.parse(q);
         match (&b, &p) {
             (Ok(x), Ok(y)) => prop_assert_eq!(x, y, "{:?}", q),
             (Err(x), Err(y)) => {
