@@ -246,7 +246,16 @@ impl<'a> Lexer<'a> {
         ParseError::lexical(self.input, at, c, token_start, self.state as u8)
     }
 
+    /// Lexes the next token into `out`, so the caller's buffer is written field by field instead
+    /// of receiving a packed `Result` (whose copy stalls store forwarding on the hot path).
+    #[inline(never)]
+    pub fn next_into(&mut self, out: &mut Token<'a>) -> Result<(), ParseError> {
+        *out = self.next_token()?;
+        Ok(())
+    }
+
     /// The next token, or the lexical error JavaCC's token manager would raise here.
+    #[inline]
     pub fn next_token(&mut self) -> Result<Token<'a>, ParseError> {
         match self.state {
             LexState::Default => self.next_default(),

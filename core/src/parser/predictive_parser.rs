@@ -80,7 +80,8 @@ impl<'a> Run<'a> {
     #[inline]
     fn peek(&mut self, i: usize) -> Result<Token<'a>, ParseError> {
         while self.buffered <= i {
-            self.window[(self.head + self.buffered) % WINDOW] = self.lexer.next_token()?;
+            self.lexer
+                .next_into(&mut self.window[(self.head + self.buffered) % WINDOW])?;
             self.buffered += 1;
         }
         Ok(self.window[(self.head + i) % WINDOW])
