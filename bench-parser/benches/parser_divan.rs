@@ -55,7 +55,7 @@ thread_local! {
 fn parse(bencher: divan::Bencher, case: &str) {
     let index = CASES.iter().position(|c| *c == case).expect("known case");
     let trial = &TRIALS[index];
-    // One parser per thread, so threads share no default-field Arc.
+    // One parser per thread, as one per request handler would be.
     bencher.bench(|| {
         let i = NEXT.with(|n| {
             let i = n.get() % trial.entries().len();

@@ -317,7 +317,7 @@ impl Trial for ParseTrial {
     }
 
     fn worker(&self, _group: &str, index: usize) -> Box<dyn Worker + '_> {
-        // Each worker owns its parser, so no two threads share the default-field `Arc`.
+        // Each worker owns its parser, as each request handler would.
         let parser = self.parser();
         Box::new(ParseWorker {
             trial: self,

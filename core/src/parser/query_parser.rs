@@ -18,8 +18,8 @@ use super::predictive_parser::PredictiveParser;
 /// Contract: for the same options both return equal trees for every input and errors of the same
 /// class at the same column. Callers may not assume anything about the message's expected-token
 /// list beyond its first line. A parser holds no per-parse state, so one instance may serve many
-/// threads, but trees share the parser's default-field `Arc`, so a benchmark that wants no shared
-/// cache lines gives each thread its own parser.
+/// threads. Trees borrow the parser's default field and field names from the query text (no
+/// reference counts are touched per node); [`Query::into_owned`] detaches a tree from both.
 pub trait QueryParser: Send + Sync {
     /// The strategy's id: its file stem in kebab-case.
     fn id(&self) -> &'static str;
@@ -28,7 +28,8 @@ pub trait QueryParser: Send + Sync {
     fn options(&self) -> &ParserOptions;
 
     /// Parses one query (Lucene's `QueryParser.parse`). Nothing left after analysis gives the
-    /// empty boolean query, which renders as the empty string.
+    /// empty boolean query, which renders as the empty string. The tree may borrow from both the
+    /// parser and `query`.
     fn parse<'a>(&'a self, query: &'a str) -> Result<Query<'a>, ParseError>;
 }
 

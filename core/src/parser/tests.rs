@@ -564,6 +564,21 @@ fn check_trees_not_strings(p: &dyn QueryParser) {
     assert!(matches!(prefix, Query::Prefix { .. }));
 }
 
+fn check_into_owned(p: &dyn QueryParser) {
+    let owned = {
+        let text = String::from("f\\:x:(a b) +title:\"c d\"^2");
+        p.parse(&text).expect("parses").into_owned()
+    };
+    assert_eq!(
+        owned.to_string_field("field"),
+        "(f:x:a f:x:b) +(title:\"c d\")^2.0"
+    );
+    assert_eq!(
+        owned,
+        p.parse("f\\:x:(a b) +title:\"c d\"^2").expect("parses")
+    );
+}
+
 #[test]
 fn conformance_table_has_at_least_200_rows() {
     assert!(row_count() >= 200, "only {} rows", row_count());
@@ -595,6 +610,11 @@ mod backtracking {
     fn trees_not_strings() {
         check_trees_not_strings(make(ParserOptions::default()).as_ref());
     }
+
+    #[test]
+    fn into_owned() {
+        check_into_owned(make(ParserOptions::default()).as_ref());
+    }
 }
 
 mod predictive {
@@ -622,6 +642,11 @@ mod predictive {
     #[test]
     fn trees_not_strings() {
         check_trees_not_strings(make(ParserOptions::default()).as_ref());
+    }
+
+    #[test]
+    fn into_owned() {
+        check_into_owned(make(ParserOptions::default()).as_ref());
     }
 }
 
