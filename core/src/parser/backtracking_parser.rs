@@ -43,6 +43,9 @@ impl LookaheadSuccess {
     }
 }
 
+/// Every syntactic lookahead of the grammar is `LOOKAHEAD(2)`.
+const LOOKAHEAD: usize = 2;
+
 /// Why a scan stopped early: success by "exception", or a lexical error met while scanning.
 #[derive(Debug)]
 enum Stop {
@@ -61,8 +64,11 @@ impl From<ParseError> for Stop {
 pub struct LookaheadStats {
     /// `jj_2_*` calls.
     pub calls: u32,
-    /// Lookaheads that ended in a `LookaheadSuccess` (each one a backtrace capture).
+    /// Lookaheads that ended in a `LookaheadSuccess` (each one a backtrace capture), including
+    /// those re-run while reporting a syntax error.
     pub successes: u32,
+    /// Lookaheads re-run by `jj_rescan_token` while reporting a syntax error.
+    pub rescans: u32,
 }
 
 /// The backtracking strategy (`backtracking`).
@@ -94,6 +100,7 @@ impl BacktrackingParser {
             jj_lastpos: 0,
             jj_la: 0,
             jj_looking_ahead: false,
+            jj_2_rtns: [None; 3],
             stats: LookaheadStats::default(),
             depth: 0,
         };
@@ -129,6 +136,8 @@ struct Jj<'a> {
     jj_lastpos: usize,
     jj_la: i32,
     jj_looking_ahead: bool,
+    /// `jj_2_rtns`: where each of the three lookaheads last ran and how far it scanned.
+    jj_2_rtns: [Option<(usize, usize)>; 3],
     stats: LookaheadStats,
     depth: usize,
 }
@@ -166,9 +175,7 @@ impl<'a> Jj<'a> {
     ) -> Result<Token<'a>, ParseError> {
         let t = self.fetch(self.pos)?;
         if t.kind != kind {
-            return Err(ParseError::syntax(
-                self.q, t.start, t.kind, t.image, expected,
-            ));
+            return Err(self.syntax_error(t, expected));
         }
         self.pos += 1;
         Ok(t)
@@ -177,25 +184,56 @@ impl<'a> Jj<'a> {
     #[cold]
     fn unexpected_next(&mut self, expected: &[TokenKind]) -> ParseError {
         match self.fetch(self.pos) {
-            Ok(t) => ParseError::syntax(self.q, t.start, t.kind, t.image, expected),
+            Ok(t) => self.syntax_error(t, expected),
             Err(e) => e,
         }
     }
 
+    /// `generateParseException`: before building the message JavaCC re-runs the recent
+    /// lookaheads (`jj_rescan_token`) to collect expected tokens, and those re-runs can throw
+    /// `LookaheadSuccess` again. We re-run them for their cost; the expected list is static.
+    #[cold]
+    fn syntax_error(&mut self, t: Token<'_>, expected: &[TokenKind]) -> ParseError {
+        for (index, saved) in self.jj_2_rtns.into_iter().enumerate() {
+            // JavaCC's `p.gen > jj_gen`: the saved call scanned beyond the tokens consumed since.
+            let Some((start, _)) = saved.filter(|&(_, reach)| reach > self.pos) else {
+                continue;
+            };
+            self.jj_la = LOOKAHEAD as i32;
+            self.jj_scanpos = start;
+            self.jj_lastpos = start;
+            self.stats.rescans += 1;
+            let scanned = if index == 2 {
+                self.jj_3r_field_prefix()
+            } else {
+                self.jj_3r_multi_term()
+            };
+            self.jj_looking_ahead = false;
+            if let Err(Stop::Success(success)) = scanned {
+                self.stats.successes += 1;
+                drop(success);
+            }
+        }
+        ParseError::syntax(self.q, t.start, t.kind, t.image, expected)
+    }
+
     // ---- syntactic lookahead -------------------------------------------------------------
 
-    /// `jj_2_1` / `jj_2_2` (MultiTerm) and `jj_2_3` (field prefix): run a scan with a budget
-    /// of `la` tokens; a normal return means "no", a `LookaheadSuccess` means "yes".
-    fn jj_2(&mut self, la: i32, field_prefix: bool) -> Result<bool, ParseError> {
-        self.jj_la = la;
+    /// `jj_2_1` / `jj_2_2` (MultiTerm, `index` 0 and 1) and `jj_2_3` (field prefix, 2): run a
+    /// scan with a budget of two tokens; a normal return means "no", a `LookaheadSuccess` "yes".
+    fn jj_2(&mut self, index: usize) -> Result<bool, ParseError> {
+        self.jj_la = LOOKAHEAD as i32;
         self.jj_scanpos = self.pos;
         self.jj_lastpos = self.pos;
         self.stats.calls += 1;
-        let scanned = if field_prefix {
+        let scanned = if index == 2 {
             self.jj_3r_field_prefix()
         } else {
             self.jj_3r_multi_term()
         };
+        // `jj_save`: remember where this lookahead ran and how far it scanned (`gen`).
+        let scanned_to = self.pos + (LOOKAHEAD - self.jj_la.max(0) as usize);
+        self.jj_2_rtns[index] = Some((self.pos, scanned_to));
         match scanned {
             Ok(mismatch) => Ok(!mismatch),
             Err(Stop::Success(success)) => {
@@ -292,7 +330,7 @@ impl<'a> Jj<'a> {
         let start = self.fetch(self.pos)?.start;
         let mut clauses = Clauses::Empty;
         let mut first_is_plain = false;
-        if self.jj_2(2, false)? {
+        if self.jj_2(0)? {
             self.multi_term(field, &mut clauses)?;
         } else {
             let k = self.jj_ntk()?;
@@ -308,7 +346,7 @@ impl<'a> Jj<'a> {
             if !continues_query(self.jj_ntk()?) {
                 break;
             }
-            if self.jj_2(2, false)? {
+            if self.jj_2(1)? {
                 self.multi_term(field, &mut clauses)?;
             } else {
                 let conj = self.conjunction()?;
@@ -400,7 +438,7 @@ impl<'a> Jj<'a> {
     fn clause(&mut self, field: &Field<'a>) -> Result<Option<Query<'a>>, ParseError> {
         let own_field;
         let mut field = field;
-        if self.jj_2(2, true)? {
+        if self.jj_2(2)? {
             let name = self.fetch(self.pos)?;
             self.pos += 1;
             self.jj_consume_token(TokenKind::Colon, &[TokenKind::Colon])?;
@@ -531,5 +569,23 @@ mod tests {
         }
         let (_, stats) = p.parse_with_stats("(foo OR bar) AND (baz OR boo)");
         assert_eq!(stats.calls, 12);
+        assert_eq!(stats.rescans, 0);
+    }
+
+    /// A syntax error re-runs the lookaheads that scanned the failing token, as
+    /// `jj_rescan_token` does, and those re-runs can succeed (and capture) again.
+    #[test]
+    fn syntax_errors_rescan_recent_lookaheads() {
+        let p = BacktrackingParser::new(ParserOptions::default());
+        let (r, stats) = p.parse_with_stats("AND");
+        assert!(r.is_err());
+        assert_eq!((stats.calls, stats.rescans, stats.successes), (1, 1, 0));
+        // Only the field-prefix lookahead at `)` scanned past the tokens consumed since.
+        let (r, stats) = p.parse_with_stats("a AND )");
+        assert!(r.is_err());
+        assert_eq!((stats.calls, stats.rescans), (4, 1));
+        let (r, clean) = p.parse_with_stats("a b:c");
+        assert!(r.is_ok());
+        assert_eq!(clean.rescans, 0);
     }
 }
