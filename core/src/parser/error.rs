@@ -301,6 +301,10 @@ pub fn java_add_escapes(s: &str) -> String {
     out
 }
 
+// Deviation: JavaCC's lexical-error column comes from the char stream's state after a failed
+// match (one past the last character read, plus one at end of input); we report the offending
+// character's 0-based offset (the query length at end of input) and print it plus one, which
+// matches JavaCC at end of input (`CI/CD` gives column 6).
 fn lexical_message(column: usize, encountered: Option<char>, prefix: &str, state: u8) -> String {
     // JavaCC reports the column one past the last character read (FastCharStream's end column).
     let mut m = format!(
@@ -322,6 +326,9 @@ fn lexical_message(column: usize, encountered: Option<char>, prefix: &str, state
     m
 }
 
+// Deviation: JavaCC builds "Was expecting" from the choice points it passed (`jj_la1`) plus a
+// rescan of recent lookaheads, which can list a token twice; we print the static FIRST set of
+// the production that failed, in JavaCC's token order.
 fn syntax_message(column: usize, found: TokenKind, image: &str, expected: &[TokenKind]) -> String {
     let mut m = String::from("Encountered \"");
     if found == TokenKind::Eof {

@@ -5,6 +5,11 @@
 //! `org.apache.lucene.search` query classes ([`ast`], [`render`]) and Lucene's test analyzers
 //! ([`analyzer`]). The subject of the JDWP story is how the generated parser signals lookahead.
 //!
+//! Known departures from Lucene (each marked `// Deviation:` where it lives): no locale date
+//! parsing of range endpoints, no validation of `/regexp/` syntax, a nesting limit of
+//! [`parser_base::MAX_DEPTH`] groups, approximate "Was expecting" lists in syntax errors, and
+//! lexical-error columns taken from the offending character rather than JavaCC's stream state.
+//!
 //! Strategies:
 //! - [`BacktrackingParser`] (`backtracking`): JavaCC's shape; lookahead success is an error value carrying a captured backtrace.
 //! - [`PredictiveParser`] (`predictive`): single pass, three-token window, no error values on the success path.

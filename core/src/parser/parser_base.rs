@@ -464,6 +464,9 @@ impl ParserBase {
                 }))
             }
             TokenKind::RegexpTerm => {
+                // Deviation: Lucene's RegexpQuery constructor parses the pattern and an invalid
+                // one (`/a[/`) escapes parse() as an IllegalArgumentException; we do not validate
+                // regular expressions, so such queries parse here.
                 let pattern = self.opts.analyzer.normalize(&image[1..image.len() - 1]);
                 Ok(Some(Query::Regexp {
                     field: field.clone(),
