@@ -10,11 +10,13 @@ use std::backtrace::Backtrace;
 
 use super::ast::{Field, Query};
 use super::error::{Cause, ParseError};
+use super::expected::{LookaheadMark, javacc_expected};
 use super::lexer::{Lexer, Token, TokenKind};
 use super::options::ParserOptions;
 use super::parser_base::{
-    self, CLAUSE_BODY, Clauses, Conj, MAX_DEPTH, Mods, ParserBase, QUERY_END_GROUP, QUERY_END_TOP,
-    QUERY_START, RANGE_END, RANGE_ENDPOINT, allowed_post_multi_term, continues_query, handle_boost,
+    self, Clauses, Conj, MAX_DEPTH, Mods, ParserBase, QUERY_END_GROUP, QUERY_END_TOP, QUERY_START,
+    RANGE_END, RANGE_ENDPOINT, allowed_post_multi_term, boost_tail, clause_body_expected,
+    continues_query, handle_boost, term_tail,
 };
 use super::query_parser::QueryParser;
 
@@ -101,6 +103,7 @@ impl BacktrackingParser {
             jj_la: 0,
             jj_looking_ahead: false,
             jj_2_rtns: [None; 3],
+            tail: &[],
             stats: LookaheadStats::default(),
             depth: 0,
         };
@@ -138,6 +141,8 @@ struct Jj<'a> {
     jj_looking_ahead: bool,
     /// `jj_2_rtns`: where each of the three lookaheads last ran and how far it scanned.
     jj_2_rtns: [Option<(usize, usize)>; 3],
+    /// What the optional parts after the last clause still accepted (for error messages).
+    tail: &'static [TokenKind],
     stats: LookaheadStats,
     depth: usize,
 }
@@ -167,33 +172,40 @@ impl<'a> Jj<'a> {
         Ok(self.fetch(self.pos)?.kind)
     }
 
-    /// `jj_consume_token`.
+    /// `jj_consume_token`; on a mismatch, `accepted` and `tail` are what JavaCC lists.
     fn jj_consume_token(
         &mut self,
         kind: TokenKind,
-        expected: &[TokenKind],
+        accepted: &[TokenKind],
+        tail: &[TokenKind],
     ) -> Result<Token<'a>, ParseError> {
         let t = self.fetch(self.pos)?;
         if t.kind != kind {
-            return Err(self.syntax_error(t, expected));
+            return Err(self.syntax_error(t, accepted, tail));
         }
         self.pos += 1;
         Ok(t)
     }
 
     #[cold]
-    fn unexpected_next(&mut self, expected: &[TokenKind]) -> ParseError {
+    fn unexpected_next(&mut self, accepted: &[TokenKind]) -> ParseError {
         match self.fetch(self.pos) {
-            Ok(t) => self.syntax_error(t, expected),
+            Ok(t) => self.syntax_error(t, accepted, &[]),
             Err(e) => e,
         }
     }
 
     /// `generateParseException`: before building the message JavaCC re-runs the recent
     /// lookaheads (`jj_rescan_token`) to collect expected tokens, and those re-runs can throw
-    /// `LookaheadSuccess` again. We re-run them for their cost; the expected list is static.
+    /// `LookaheadSuccess` again. We re-run them for their cost; the list itself is rebuilt by
+    /// [`javacc_expected`], which both strategies share.
     #[cold]
-    fn syntax_error(&mut self, t: Token<'_>, expected: &[TokenKind]) -> ParseError {
+    fn syntax_error(
+        &mut self,
+        t: Token<'_>,
+        accepted: &[TokenKind],
+        tail: &[TokenKind],
+    ) -> ParseError {
         for (index, saved) in self.jj_2_rtns.into_iter().enumerate() {
             // JavaCC's `p.gen > jj_gen`: the saved call scanned beyond the tokens consumed since.
             let Some((start, _)) = saved.filter(|&(_, reach)| reach > self.pos) else {
@@ -214,6 +226,17 @@ impl<'a> Jj<'a> {
                 drop(success);
             }
         }
+        let kind_at = |i: usize| self.tokens.get(i).map_or(TokenKind::Eof, |t| t.kind);
+        let marks = self.jj_2_rtns.map(|saved| {
+            saved.map(|(at, reach)| LookaheadMark {
+                at,
+                reach,
+                kinds: [kind_at(at), kind_at(at + 1), kind_at(at + 2)],
+            })
+        });
+        let mut all = accepted.to_vec();
+        all.extend_from_slice(tail);
+        let expected = javacc_expected(&all, &marks, self.pos);
         ParseError::syntax(self.q, t.start, t.kind, t.image, expected)
     }
 
@@ -322,7 +345,7 @@ impl<'a> Jj<'a> {
     fn top_level_query(&mut self) -> Result<Query<'a>, ParseError> {
         let field = self.base.default_field();
         let q = self.query(&field)?;
-        self.jj_consume_token(TokenKind::Eof, QUERY_END_TOP)?;
+        self.jj_consume_token(TokenKind::Eof, QUERY_END_TOP, self.tail)?;
         Ok(q.unwrap_or_else(Query::empty))
     }
 
@@ -338,7 +361,7 @@ impl<'a> Jj<'a> {
                 return Err(self.unexpected_next(QUERY_START));
             }
             let mods = self.modifiers()?;
-            let q = self.clause(field)?;
+            let q = self.clause(field, mods != Mods::None)?;
             first_is_plain = mods == Mods::None && q.is_some();
             self.base.add_clause(&mut clauses, Conj::None, mods, q);
         }
@@ -351,7 +374,7 @@ impl<'a> Jj<'a> {
             } else {
                 let conj = self.conjunction()?;
                 let mods = self.modifiers()?;
-                let q = self.clause(field)?;
+                let q = self.clause(field, mods != Mods::None)?;
                 self.base.add_clause(&mut clauses, conj, mods, q);
             }
         }
@@ -390,7 +413,7 @@ impl<'a> Jj<'a> {
         field: &Field<'a>,
         clauses: &mut Clauses<'a>,
     ) -> Result<(), ParseError> {
-        let first = self.jj_consume_token(TokenKind::Term, &[TokenKind::Term])?;
+        let first = self.jj_consume_token(TokenKind::Term, &[TokenKind::Term], &[])?;
         let split = self.base.options().split_on_whitespace;
         // JavaCC appends to the first token's image (`text.image += " " + ...`).
         let mut image = first.image.to_string();
@@ -398,7 +421,7 @@ impl<'a> Jj<'a> {
             self.split_term(field, clauses, first)?;
         }
         loop {
-            let following = self.jj_consume_token(TokenKind::Term, &[TokenKind::Term])?;
+            let following = self.jj_consume_token(TokenKind::Term, &[TokenKind::Term], &[])?;
             if split {
                 self.split_term(field, clauses, following)?;
             } else {
@@ -418,6 +441,7 @@ impl<'a> Jj<'a> {
                 .field_query(self.q, first.start, field, &text, false, 0)?;
             self.base.add_multi_term_clauses(clauses, q);
         }
+        self.tail = &[];
         Ok(())
     }
 
@@ -435,19 +459,25 @@ impl<'a> Jj<'a> {
         Ok(())
     }
 
-    fn clause(&mut self, field: &Field<'a>) -> Result<Option<Query<'a>>, ParseError> {
+    /// `Clause`; `modifier` says whether a modifier was consumed just before it.
+    fn clause(
+        &mut self,
+        field: &Field<'a>,
+        modifier: bool,
+    ) -> Result<Option<Query<'a>>, ParseError> {
         let own_field;
         let mut field = field;
-        if self.jj_2(2)? {
+        let prefixed = self.jj_2(2)?;
+        if prefixed {
             let name = self.fetch(self.pos)?;
             self.pos += 1;
-            self.jj_consume_token(TokenKind::Colon, &[TokenKind::Colon])?;
+            self.jj_consume_token(TokenKind::Colon, &[TokenKind::Colon], &[])?;
             own_field = self.base.field_of(self.q, name)?;
             field = &own_field;
         }
         match self.jj_ntk()? {
             TokenKind::LParen => {
-                let open = self.jj_consume_token(TokenKind::LParen, &[TokenKind::LParen])?;
+                let open = self.jj_consume_token(TokenKind::LParen, &[TokenKind::LParen], &[])?;
                 if self.depth == MAX_DEPTH {
                     return Err(ParseError::new(
                         self.q,
@@ -458,12 +488,13 @@ impl<'a> Jj<'a> {
                 self.depth += 1;
                 let q = self.query(field)?;
                 self.depth -= 1;
-                self.jj_consume_token(TokenKind::RParen, QUERY_END_GROUP)?;
+                self.jj_consume_token(TokenKind::RParen, QUERY_END_GROUP, self.tail)?;
                 let boost = self.optional_boost()?;
+                self.tail = boost_tail(boost.is_some());
                 Ok(handle_boost(q, boost))
             }
             k if parser_base::starts_clause_body(k) => self.term(field),
-            _ => Err(self.unexpected_next(CLAUSE_BODY)),
+            _ => Err(self.unexpected_next(clause_body_expected(modifier || prefixed))),
         }
     }
 
@@ -472,7 +503,7 @@ impl<'a> Jj<'a> {
             return Ok(None);
         }
         self.pos += 1;
-        self.jj_consume_token(TokenKind::Number, &[TokenKind::Number])
+        self.jj_consume_token(TokenKind::Number, &[TokenKind::Number], &[])
             .map(Some)
     }
 
@@ -482,15 +513,22 @@ impl<'a> Jj<'a> {
             TokenKind::Carat => {
                 let boost = self.optional_boost()?;
                 let slop = if self.jj_ntk()? == TokenKind::FuzzySlop {
-                    Some(self.jj_consume_token(TokenKind::FuzzySlop, &[TokenKind::FuzzySlop])?)
+                    Some(self.jj_consume_token(
+                        TokenKind::FuzzySlop,
+                        &[TokenKind::FuzzySlop],
+                        &[],
+                    )?)
                 } else {
                     None
                 };
                 Ok((boost, slop))
             }
             TokenKind::FuzzySlop => {
-                let slop =
-                    Some(self.jj_consume_token(TokenKind::FuzzySlop, &[TokenKind::FuzzySlop])?);
+                let slop = Some(self.jj_consume_token(
+                    TokenKind::FuzzySlop,
+                    &[TokenKind::FuzzySlop],
+                    &[],
+                )?);
                 let boost = self.optional_boost()?;
                 Ok((boost, slop))
             }
@@ -515,7 +553,7 @@ impl<'a> Jj<'a> {
         match t.kind {
             TokenKind::RangeInStart | TokenKind::RangeExStart => {
                 let lower = self.range_endpoint()?;
-                self.jj_consume_token(TokenKind::RangeTo, &[TokenKind::RangeTo])?;
+                self.jj_consume_token(TokenKind::RangeTo, &[TokenKind::RangeTo], &[])?;
                 let upper = self.range_endpoint()?;
                 let end = match self.jj_ntk()? {
                     TokenKind::RangeInEnd | TokenKind::RangeExEnd => {
@@ -526,16 +564,19 @@ impl<'a> Jj<'a> {
                     _ => return Err(self.unexpected_next(RANGE_END)),
                 };
                 let boost = self.optional_boost()?;
+                self.tail = boost_tail(boost.is_some());
                 let q = self.base.range_query(self.q, field, t, lower, upper, end)?;
                 Ok(handle_boost(q, boost))
             }
             TokenKind::Quoted => {
                 let (boost, slop) = self.boost_and_slop()?;
+                self.tail = term_tail(boost.is_some(), slop.is_some());
                 let q = self.base.quoted_query(self.q, field, t, slop)?;
                 Ok(handle_boost(q, boost))
             }
             _ => {
                 let (boost, slop) = self.boost_and_slop()?;
+                self.tail = term_tail(boost.is_some(), slop.is_some());
                 let q = self.base.bare_token_query(self.q, field, t, slop)?;
                 Ok(handle_boost(q, boost))
             }

@@ -72,7 +72,7 @@ pub enum Cause {
         found: TokenKind,
         /// Its raw image.
         image: String,
-        /// The kinds that would have been accepted, in JavaCC's order.
+        /// The kinds JavaCC lists as expected, in its order (repeats included).
         expected: Vec<TokenKind>,
     },
     /// A wildcard term starts with `*` or `?` and leading wildcards are not allowed.
@@ -231,19 +231,17 @@ impl ParseError {
         }
     }
 
-    /// A syntax error: `found` (starting at byte `start`) where `expected` kinds were acceptable.
+    /// A syntax error: `found` (starting at byte `start`) where the `expected` kinds (in the
+    /// order JavaCC prints them, see [`super::expected`]) were acceptable.
     #[cold]
     pub fn syntax(
         query: &str,
         start: usize,
         found: TokenKind,
         image: &str,
-        expected: &[TokenKind],
+        expected: Vec<TokenKind>,
     ) -> Self {
         let column = column_of(query, start);
-        let mut expected = expected.to_vec();
-        expected.sort();
-        expected.dedup();
         ParseError {
             inner: Box::new(Inner {
                 query: query.to_string(),
@@ -326,9 +324,6 @@ fn lexical_message(column: usize, encountered: Option<char>, prefix: &str, state
     m
 }
 
-// Deviation: JavaCC builds "Was expecting" from the choice points it passed (`jj_la1`) plus a
-// rescan of recent lookaheads, which can list a token twice; we print the static FIRST set of
-// the production that failed, in JavaCC's token order.
 fn syntax_message(column: usize, found: TokenKind, image: &str, expected: &[TokenKind]) -> String {
     let mut m = String::from("Encountered \"");
     if found == TokenKind::Eof {
@@ -368,7 +363,7 @@ mod tests {
             7,
             TokenKind::RParen,
             ")",
-            &[TokenKind::And, TokenKind::Eof],
+            vec![TokenKind::Eof, TokenKind::And],
         );
         assert_eq!(e.column(), 7);
         assert_eq!(e.class(), ErrorClass::Syntax);

@@ -7,8 +7,7 @@
 //!
 //! Known departures from Lucene (each marked `// Deviation:` where it lives): no locale date
 //! parsing of range endpoints, no validation of `/regexp/` syntax, a nesting limit of
-//! [`parser_base::MAX_DEPTH`] groups, approximate "Was expecting" lists in syntax errors, and
-//! lexical-error columns taken from the offending character rather than JavaCC's stream state.
+//! [`parser_base::MAX_DEPTH`] groups, and lexical-error columns taken from the offending character rather than JavaCC's stream state.
 //!
 //! Strategies:
 //! - [`BacktrackingParser`] (`backtracking`): JavaCC's shape; lookahead success is an error value carrying a captured backtrace.
@@ -18,6 +17,7 @@ pub mod analyzer;
 pub mod ast;
 pub mod backtracking_parser;
 pub mod error;
+pub mod expected;
 pub mod lexer;
 pub mod options;
 pub mod parser_base;

@@ -113,6 +113,32 @@ pub const QUERY_END_GROUP: &[TokenKind] = &[
     TokenKind::Number,
 ];
 
+/// What the optional boost/slop after a term or phrase still accepts (JavaCC's `jj_la1` entries
+/// at the token after the clause): both when neither was given, the other one when one was.
+pub fn term_tail(boost: bool, slop: bool) -> &'static [TokenKind] {
+    match (boost, slop) {
+        (false, false) => &[TokenKind::Carat, TokenKind::FuzzySlop],
+        (true, false) => &[TokenKind::FuzzySlop],
+        (false, true) => &[TokenKind::Carat],
+        (true, true) => &[],
+    }
+}
+
+/// What the optional boost after a group or range still accepts.
+pub fn boost_tail(boost: bool) -> &'static [TokenKind] {
+    if boost { &[] } else { &[TokenKind::Carat] }
+}
+
+/// The kinds accepted where a clause body was expected: modifiers too when the `Modifiers`
+/// choice was made at this very token (no modifier and no `field:` consumed since).
+pub fn clause_body_expected(modifier_or_field: bool) -> &'static [TokenKind] {
+    if modifier_or_field {
+        CLAUSE_BODY
+    } else {
+        QUERY_START
+    }
+}
+
 /// Range endpoint kinds.
 pub const RANGE_ENDPOINT: &[TokenKind] = &[
     TokenKind::RangeTo,

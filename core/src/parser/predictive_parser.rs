@@ -5,11 +5,13 @@
 
 use super::ast::{Field, Query};
 use super::error::{Cause, ParseError};
+use super::expected::{LookaheadMark, javacc_expected};
 use super::lexer::{Lexer, Token, TokenKind};
 use super::options::ParserOptions;
 use super::parser_base::{
-    self, CLAUSE_BODY, Clauses, Conj, MAX_DEPTH, Mods, ParserBase, QUERY_END_GROUP, QUERY_END_TOP,
-    QUERY_START, RANGE_END, RANGE_ENDPOINT, allowed_post_multi_term, continues_query, handle_boost,
+    self, Clauses, Conj, MAX_DEPTH, Mods, ParserBase, QUERY_END_GROUP, QUERY_END_TOP, QUERY_START,
+    RANGE_END, RANGE_ENDPOINT, allowed_post_multi_term, boost_tail, clause_body_expected,
+    continues_query, handle_boost, term_tail,
 };
 use super::query_parser::QueryParser;
 
@@ -50,11 +52,14 @@ impl QueryParser for PredictiveParser {
             head: 0,
             buffered: 0,
             depth: 0,
+            consumed: 0,
+            marks: [None; 3],
+            tail: &[],
         };
         let q = run.query(&self.base.default_field())?;
         let t = run.peek(0)?;
         if t.kind != TokenKind::Eof {
-            return Err(run.unexpected(t, QUERY_END_TOP));
+            return Err(run.unexpected(t, QUERY_END_TOP, run.tail));
         }
         Ok(q.unwrap_or_else(Query::empty))
     }
@@ -63,7 +68,8 @@ impl QueryParser for PredictiveParser {
 /// Ring size of the token window (a power of two; at most three tokens are ever buffered).
 const WINDOW: usize = 4;
 
-/// One parse: the lexer and a window of up to three tokens read but not consumed.
+/// One parse: the lexer and a window of up to three tokens read but not consumed, plus what a
+/// syntax error message needs (where the lookaheads ran, what the last clause still accepted).
 struct Run<'a> {
     base: &'a ParserBase,
     q: &'a str,
@@ -72,6 +78,12 @@ struct Run<'a> {
     head: usize,
     buffered: usize,
     depth: usize,
+    /// Tokens consumed so far (JavaCC's `jj_gen`).
+    consumed: usize,
+    /// Where JavaCC's three syntactic lookaheads would last have run.
+    marks: [Option<LookaheadMark>; 3],
+    /// What the optional parts after the last clause still accepted.
+    tail: &'static [TokenKind],
 }
 
 impl<'a> Run<'a> {
@@ -101,48 +113,61 @@ impl<'a> Run<'a> {
         let t = self.peek(0)?;
         self.head = (self.head + 1) % WINDOW;
         self.buffered -= 1;
+        self.consumed += 1;
         Ok(t)
     }
 
+    /// A syntax error at the next token `t`, which none of `accepted` (nor `tail`) matched.
     #[cold]
-    fn unexpected(&self, t: Token<'_>, expected: &[TokenKind]) -> ParseError {
+    fn unexpected(&self, t: Token<'_>, accepted: &[TokenKind], tail: &[TokenKind]) -> ParseError {
+        let mut all = accepted.to_vec();
+        all.extend_from_slice(tail);
+        let expected = javacc_expected(&all, &self.marks, self.consumed);
         ParseError::syntax(self.q, t.start, t.kind, t.image, expected)
     }
 
     fn expect(&mut self, kind: TokenKind) -> Result<Token<'a>, ParseError> {
-        let t = self.next()?;
+        let t = self.peek(0)?;
         if t.kind != kind {
-            return Err(self.unexpected(t, &[kind]));
+            return Err(self.unexpected(t, &[kind], &[]));
         }
-        Ok(t)
+        self.next()
     }
 
     /// `LOOKAHEAD(2) MultiTerm`: two bare terms, the second not followed by `: * ~ ^ AND OR`.
+    /// `index` says which of JavaCC's lookaheads this is (0 at the start of a query, 1 in its loop).
     #[inline]
-    fn multi_term_ahead(&mut self) -> Result<bool, ParseError> {
-        Ok(self.kind(0)? == TokenKind::Term
-            && self.kind(1)? == TokenKind::Term
-            && allowed_post_multi_term(self.kind(2)?))
+    fn multi_term_ahead(&mut self, index: usize) -> Result<bool, ParseError> {
+        let mut kinds = [self.kind(0)?, TokenKind::Eof, TokenKind::Eof];
+        if kinds[0] == TokenKind::Term {
+            kinds[1] = self.kind(1)?;
+            if kinds[1] == TokenKind::Term {
+                kinds[2] = self.kind(2)?;
+            }
+        }
+        let mark = LookaheadMark::multi_term(self.consumed, kinds);
+        self.marks[index] = Some(mark);
+        Ok(mark.reach == self.consumed + 2)
     }
 
     fn query(&mut self, field: &Field<'a>) -> Result<Option<Query<'a>>, ParseError> {
         let start = self.peek(0)?.start;
         let mut clauses = Clauses::Empty;
         let mut first_is_plain = false;
-        if self.multi_term_ahead()? {
+        if self.multi_term_ahead(0)? {
             self.multi_term(field, &mut clauses)?;
         } else {
             let t = self.peek(0)?;
             if !parser_base::starts_query(t.kind) {
-                return Err(self.unexpected(t, QUERY_START));
+                return Err(self.unexpected(t, QUERY_START, &[]));
             }
             let mods = self.modifiers()?;
-            let q = self.clause(field)?;
+            let q = self.clause(field, mods != Mods::None)?;
             first_is_plain = mods == Mods::None && q.is_some();
             self.base.add_clause(&mut clauses, Conj::None, mods, q);
         }
         while continues_query(self.kind(0)?) {
-            if self.multi_term_ahead()? {
+            if self.multi_term_ahead(1)? {
                 self.multi_term(field, &mut clauses)?;
             } else {
                 let conj = match self.kind(0)? {
@@ -157,7 +182,7 @@ impl<'a> Run<'a> {
                     _ => Conj::None,
                 };
                 let mods = self.modifiers()?;
-                let q = self.clause(field)?;
+                let q = self.clause(field, mods != Mods::None)?;
                 self.base.add_clause(&mut clauses, conj, mods, q);
             }
         }
@@ -214,15 +239,25 @@ impl<'a> Run<'a> {
                 .field_query(self.q, first.start, field, &text, false, 0)?;
             self.base.add_multi_term_clauses(clauses, q);
         }
+        self.tail = &[];
         Ok(())
     }
 
-    fn clause(&mut self, field: &Field<'a>) -> Result<Option<Query<'a>>, ParseError> {
+    /// `Clause`; `modifier` says whether a modifier was consumed just before it.
+    fn clause(
+        &mut self,
+        field: &Field<'a>,
+        modifier: bool,
+    ) -> Result<Option<Query<'a>>, ParseError> {
         let own_field;
         let mut field = field;
-        if matches!(self.kind(0)?, TokenKind::Term | TokenKind::Star)
-            && self.kind(1)? == TokenKind::Colon
-        {
+        let mut kinds = [self.kind(0)?, TokenKind::Eof, TokenKind::Eof];
+        if matches!(kinds[0], TokenKind::Term | TokenKind::Star) {
+            kinds[1] = self.kind(1)?;
+        }
+        self.marks[2] = Some(LookaheadMark::field_prefix(self.consumed, kinds));
+        let prefixed = kinds[1] == TokenKind::Colon;
+        if prefixed {
             let name = self.next()?;
             self.next()?;
             own_field = self.base.field_of(self.q, name)?;
@@ -242,15 +277,17 @@ impl<'a> Run<'a> {
                 self.depth += 1;
                 let q = self.query(field)?;
                 self.depth -= 1;
-                let close = self.next()?;
+                let close = self.peek(0)?;
                 if close.kind != TokenKind::RParen {
-                    return Err(self.unexpected(close, QUERY_END_GROUP));
+                    return Err(self.unexpected(close, QUERY_END_GROUP, self.tail));
                 }
+                self.next()?;
                 let boost = self.optional_boost()?;
+                self.tail = boost_tail(boost.is_some());
                 Ok(handle_boost(q, boost))
             }
             k if parser_base::starts_clause_body(k) => self.term(field),
-            _ => Err(self.unexpected(t, CLAUSE_BODY)),
+            _ => Err(self.unexpected(t, clause_body_expected(modifier || prefixed), &[])),
         }
     }
 
@@ -291,21 +328,25 @@ impl<'a> Run<'a> {
                 let lower = self.range_endpoint()?;
                 self.expect(TokenKind::RangeTo)?;
                 let upper = self.range_endpoint()?;
-                let end = self.next()?;
+                let end = self.peek(0)?;
                 if !matches!(end.kind, TokenKind::RangeInEnd | TokenKind::RangeExEnd) {
-                    return Err(self.unexpected(end, RANGE_END));
+                    return Err(self.unexpected(end, RANGE_END, &[]));
                 }
+                self.next()?;
                 let boost = self.optional_boost()?;
+                self.tail = boost_tail(boost.is_some());
                 let q = self.base.range_query(self.q, field, t, lower, upper, end)?;
                 Ok(handle_boost(q, boost))
             }
             TokenKind::Quoted => {
                 let (boost, slop) = self.boost_and_slop()?;
+                self.tail = term_tail(boost.is_some(), slop.is_some());
                 let q = self.base.quoted_query(self.q, field, t, slop)?;
                 Ok(handle_boost(q, boost))
             }
             _ => {
                 let (boost, slop) = self.boost_and_slop()?;
+                self.tail = term_tail(boost.is_some(), slop.is_some());
                 let q = self.base.bare_token_query(self.q, field, t, slop)?;
                 Ok(handle_boost(q, boost))
             }
@@ -313,13 +354,13 @@ impl<'a> Run<'a> {
     }
 
     fn range_endpoint(&mut self) -> Result<Token<'a>, ParseError> {
-        let t = self.next()?;
+        let t = self.peek(0)?;
         if !matches!(
             t.kind,
             TokenKind::RangeGoop | TokenKind::RangeQuoted | TokenKind::RangeTo
         ) {
-            return Err(self.unexpected(t, RANGE_ENDPOINT));
+            return Err(self.unexpected(t, RANGE_ENDPOINT, &[]));
         }
-        Ok(t)
+        self.next()
     }
 }

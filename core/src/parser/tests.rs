@@ -530,6 +530,123 @@ fn check_error_messages(p: &dyn QueryParser) {
     );
 }
 
+/// `Was expecting` lists copied from Lucene error messages seen in the wild (Elasticsearch and
+/// Solr reports quoting `org.apache.lucene.queryparser.classic.ParseException`; Solr's own tokens
+/// `<LPARAMS>` and `"filter("` removed), rebuilt with JavaCC's `jj_la1` and rescan rules.
+fn check_real_world_messages(p: &dyn QueryParser) {
+    fn list(items: &[&str]) -> String {
+        let mut m = String::from("Was expecting one of:\n    ");
+        for i in items {
+            m.push_str(i);
+            m.push_str(if *i == "<EOF>" {
+                " \n    "
+            } else {
+                " ...\n    "
+            });
+        }
+        m
+    }
+    let query_start = [
+        "<NOT>",
+        "\"+\"",
+        "\"-\"",
+        "<BAREOPER>",
+        "\"(\"",
+        "\"*\"",
+        "<QUOTED>",
+        "<TERM>",
+        "<PREFIXTERM>",
+        "<WILDTERM>",
+        "<REGEXPTERM>",
+        "\"[\"",
+        "\"{\"",
+        "<NUMBER>",
+    ];
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "treeish OR",
+            format!(
+                "Cannot parse 'treeish OR': Encountered \"<EOF>\" at line 1, column 10.\n{}",
+                list(&[&query_start[..], &["<TERM>", "\"*\""]].concat())
+            ),
+        ),
+        (
+            "AND ada",
+            format!(
+                "Cannot parse 'AND ada': Encountered \" <AND> \"AND \"\" at line 1, column 0.\n{}",
+                list(&[&query_start[..], &["<TERM>"]].concat())
+            ),
+        ),
+        (
+            "given-names:Andreas+AND+family-name:Giannakoulopoulos",
+            format!(
+                "Cannot parse 'given-names:Andreas+AND+family-name:Giannakoulopoulos': Encountered \" \":\" \": \"\" at line 1, column 35.\n{}",
+                list(&[
+                    "<EOF>",
+                    "<AND>",
+                    "<OR>",
+                    "<NOT>",
+                    "\"+\"",
+                    "\"-\"",
+                    "<BAREOPER>",
+                    "\"(\"",
+                    "\"*\"",
+                    "\"^\"",
+                    "<QUOTED>",
+                    "<TERM>",
+                    "<FUZZY_SLOP>",
+                    "<PREFIXTERM>",
+                    "<WILDTERM>",
+                    "<REGEXPTERM>",
+                    "\"[\"",
+                    "\"{\"",
+                    "<NUMBER>",
+                ])
+            ),
+        ),
+        (
+            "(lorem:ipsum OR dolor:sit AND _exists_:http_method",
+            format!(
+                "Cannot parse '(lorem:ipsum OR dolor:sit AND _exists_:http_method': Encountered \"<EOF>\" at line 1, column 50.\n{}",
+                list(&[
+                    "<AND>",
+                    "<OR>",
+                    "<NOT>",
+                    "\"+\"",
+                    "\"-\"",
+                    "<BAREOPER>",
+                    "\"(\"",
+                    "\")\"",
+                    "\"*\"",
+                    "\"^\"",
+                    "<QUOTED>",
+                    "<TERM>",
+                    "<FUZZY_SLOP>",
+                    "<PREFIXTERM>",
+                    "<WILDTERM>",
+                    "<REGEXPTERM>",
+                    "\"[\"",
+                    "\"{\"",
+                    "<NUMBER>",
+                ])
+            ),
+        ),
+    ];
+    for (q, want) in cases {
+        assert_eq!(
+            p.parse(q).unwrap_err().to_string(),
+            want,
+            "[{}] {q:?}",
+            p.id()
+        );
+    }
+    let e = p.parse("tags:!").unwrap_err().to_string();
+    assert!(
+        e.starts_with("Cannot parse 'tags:!': Encountered \" <NOT> \"! \"\" at line 1, column 5.\nWas expecting one of:\n    <BAREOPER> ...\n"),
+        "{e}"
+    );
+}
+
 fn check_nesting_limit(p: &dyn QueryParser) {
     let deep = format!(
         "{}a{}",
@@ -602,6 +719,11 @@ mod backtracking {
     }
 
     #[test]
+    fn real_world_messages() {
+        check_real_world_messages(make(ParserOptions::default()).as_ref());
+    }
+
+    #[test]
     fn nesting_limit() {
         check_nesting_limit(make(ParserOptions::default()).as_ref());
     }
@@ -632,6 +754,11 @@ mod predictive {
     #[test]
     fn error_messages() {
         check_error_messages(make(ParserOptions::default()).as_ref());
+    }
+
+    #[test]
+    fn real_world_messages() {
+        check_real_world_messages(make(ParserOptions::default()).as_ref());
     }
 
     #[test]
