@@ -925,3 +925,85 @@ mod properties {
         }
     }
 }
+
+/// tantivy's query grammar as a peer (research file, section 8). It is not a conformance peer
+/// (no fuzzy, wildcard or prefix terms, no `&& || !`, real precedence, other escapes), so it only
+/// runs rows written in the syntax both languages share, and must accept each of them with as
+/// many leaf queries as our tree has.
+mod tantivy_peer {
+    use super::*;
+    use tantivy::query_grammar::{UserInputAst, UserInputLeaf, parse_query};
+
+    const SHARED: &[&str] = &[
+        "a",
+        "title:lucene",
+        "\"a b\"",
+        "\"a b\"~2",
+        "f:\"a b c\"",
+        "+a -b",
+        "a AND b",
+        "a OR b",
+        "a b c",
+        "+title:java -body:python",
+        "title:(lucene OR solr)",
+        "(a OR b) AND (c OR d)",
+        "a^2",
+        "title:jdwp^3 body:debugger",
+        "(a b)^2",
+        "[a TO b]",
+        "{a TO b]",
+        "f:[1 TO 10}",
+        "date:[2020 TO *]",
+        "/ab.c/",
+        "((a OR b) AND NOT c) OR d",
+        "+(title:dog title:cat) -author:\"bob dole\"",
+        "(title:(lucene OR solr)^2 AND body:\"query parser\"~2) OR (author:smith -status:deleted)",
+    ];
+
+    fn leaves(q: &Query<'_>) -> usize {
+        match q {
+            Query::Boolean(clauses) => clauses.iter().map(|c| leaves(&c.query)).sum(),
+            Query::Boost { query, .. } => leaves(query),
+            _ => 1,
+        }
+    }
+
+    fn tantivy_leaves(ast: &UserInputAst) -> usize {
+        match ast {
+            UserInputAst::Clause(clauses) => clauses.iter().map(|(_, a)| tantivy_leaves(a)).sum(),
+            UserInputAst::Boost(inner, _) => tantivy_leaves(inner),
+            UserInputAst::Leaf(leaf) => match **leaf {
+                UserInputLeaf::Set { ref elements, .. } => elements.len(),
+                _ => 1,
+            },
+        }
+    }
+
+    fn check_shared_syntax(p: &dyn QueryParser) {
+        for q in SHARED {
+            let ours = p.parse(q).unwrap_or_else(|e| panic!("{q:?}: {e}"));
+            let peer = parse_query(q).unwrap_or_else(|_| panic!("tantivy rejects {q:?}"));
+            assert_eq!(
+                tantivy_leaves(&peer),
+                leaves(&ours),
+                "{q:?}: {peer:?} vs {ours:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn shared_syntax_means_the_same_leaves() {
+        let opts = with(|o| o.analyzer = Analyzer::WhitespaceLowercase);
+        check_shared_syntax(&PredictiveParser::new(opts.clone()));
+        check_shared_syntax(&BacktrackingParser::new(opts));
+    }
+
+    /// Where the grammars part ways (research file, section 8), tantivy reads other queries.
+    #[test]
+    fn known_differences() {
+        // `&&` is a word for tantivy; `*:*` and quoted range endpoints are rejected.
+        assert!(parse_query("a && b").is_ok_and(|ast| tantivy_leaves(&ast) == 3));
+        assert!(parse_query("*:*").is_err());
+        assert!(parse_query("[\"a\" TO \"b\"]").is_err());
+    }
+}
