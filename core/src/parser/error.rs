@@ -54,11 +54,13 @@ pub enum Cause {
     /// No token matches at `column` (or the input ended inside a token).
     #[error("{}", lexical_message(*.column, *.encountered, .prefix, *.state))]
     Lexical {
-        /// 0-based UTF-16 offset of the offending character, or the query length at end of input.
+        /// The column JavaCC prints: the char stream's end column after the failed match, one
+        /// more when it met the end of input.
         column: usize,
-        /// The character no token accepts; `None` at end of input.
+        /// The character JavaCC reports; `None` when it reports `<EOF>` (also when the bad
+        /// character is the query's last: JavaCC peeks past it and meets the end).
         encountered: Option<char>,
-        /// The partial token read before the failure.
+        /// The partial token JavaCC reports (`GetImage()`, only when more than two characters).
         prefix: String,
         /// JavaCC's lexical state number (0 Boost, 1 Range, 2 DEFAULT).
         state: u8,
@@ -216,15 +218,35 @@ impl ParseError {
         state: u8,
     ) -> Self {
         let column = column_of(query, at);
-        let prefix = query.get(token_start..at).unwrap_or_default().to_string();
+        let end = column_of(query, query.len());
+        // JavaCC's token manager reports what its char stream saw, not the offending character:
+        // at end of input the partial token (if its NFA read more than two characters) and
+        // the end column plus one; for a bad last character, the same `<EOF>` report, because
+        // it peeks one character further; otherwise the character and its end column.
+        let (javacc_column, shown, prefix) = match encountered {
+            None => {
+                let partial = query.get(token_start..).unwrap_or_default();
+                (
+                    end + 1,
+                    None,
+                    if partial.chars().count() > 2 {
+                        partial
+                    } else {
+                        ""
+                    },
+                )
+            }
+            Some(c) if at + c.len_utf8() == query.len() => (end + 1, None, ""),
+            Some(c) => (column + c.len_utf16(), Some(c), ""),
+        };
         ParseError {
             inner: Box::new(Inner {
                 query: query.to_string(),
                 column,
                 cause: Cause::Lexical {
-                    column,
-                    encountered,
-                    prefix,
+                    column: javacc_column,
+                    encountered: shown,
+                    prefix: prefix.to_string(),
                     state,
                 },
             }),
@@ -299,16 +321,12 @@ pub fn java_add_escapes(s: &str) -> String {
     out
 }
 
-// Deviation: JavaCC's lexical-error column comes from the char stream's state after a failed
-// match (one past the last character read, plus one at end of input); we report the offending
-// character's 0-based offset (the query length at end of input) and print it plus one, which
-// matches JavaCC at end of input (`CI/CD` gives column 6).
+// Deviation: the JSON/`column()` position of a lexical error is the offending character's offset
+// (the query length at end of input); the message keeps JavaCC's own column and report, whose
+// rules (end column, peeking past a bad last character, prefix only beyond two characters) we
+// reconstructed from JavaCC's token manager and one message seen in the wild (`CI/CD`).
 fn lexical_message(column: usize, encountered: Option<char>, prefix: &str, state: u8) -> String {
-    // JavaCC reports the column one past the last character read (FastCharStream's end column).
-    let mut m = format!(
-        "Lexical error at line 1, column {}.  Encountered: ",
-        column + 1
-    );
+    let mut m = format!("Lexical error at line 1, column {column}.  Encountered: ");
     match encountered {
         None => m.push_str("<EOF>"),
         Some(c) => m.push_str(&format!(
@@ -320,7 +338,10 @@ fn lexical_message(column: usize, encountered: Option<char>, prefix: &str, state
     if !prefix.is_empty() {
         m.push_str(&format!(" after prefix \"{}\"", java_add_escapes(prefix)));
     }
-    m.push_str(&format!(" (in lexical state {state})"));
+    // JavaCC omits its state 0, which in Lucene's grammar is Boost, not DEFAULT (2).
+    if state != 0 {
+        m.push_str(&format!(" (in lexical state {state})"));
+    }
     m
 }
 

@@ -515,11 +515,23 @@ fn check_error_messages(p: &dyn QueryParser) {
         e.to_string(),
         "Cannot parse '\"abc': Lexical error at line 1, column 5.  Encountered: <EOF> after prefix \"\\\"abc\" (in lexical state 2)"
     );
-    let e = p.parse("a^x").unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("Encountered: 'x' (120) (in lexical state 0)"),
-        "{e}"
+    let e = p.parse("a^x y").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Cannot parse 'a^x y': Lexical error at line 1, column 3.  Encountered: 'x' (120)"
+    );
+    assert_eq!(e.column(), 2);
+    // A bad last character is reported as end of input, one column further, as JavaCC does.
+    let e = p.parse("a ]").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Cannot parse 'a ]': Lexical error at line 1, column 4.  Encountered: <EOF> (in lexical state 2)"
+    );
+    assert_eq!(e.column(), 2);
+    let e = p.parse("\"a").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Cannot parse '\"a': Lexical error at line 1, column 3.  Encountered: <EOF> (in lexical state 2)"
     );
     let opts = with(|o| o.max_clause_count = 2);
     let p2 = parser_for(p.id(), opts).expect("known strategy");
@@ -882,7 +894,10 @@ mod properties {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+        // 512 cases by default; PROPTEST_CASES raises it for a longer run.
+        #![proptest_config(ProptestConfig::with_cases(
+            std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(512)
+        ))]
 
         /// Both strategies give equal trees, or errors of the same class, column and message.
         #[test]
