@@ -209,34 +209,52 @@ impl<'a> Run<'a> {
     ) -> Result<(), ParseError> {
         let first = self.next()?;
         let split = self.base.options().split_on_whitespace;
-        let mut joined = String::new();
         if split {
             let text = parser_base::discard_escape_char(self.q, first.image, first.start)?;
             let q = self
                 .base
                 .field_query(self.q, first.start, field, &text, false, 0)?;
             self.base.add_clause(clauses, Conj::None, Mods::None, q);
-        } else {
-            joined.push_str(first.image);
         }
+        let mut end = first.start + first.image.len();
         while self.kind(0)? == TokenKind::Term && allowed_post_multi_term(self.kind(1)?) {
             let t = self.next()?;
+            end = t.start + t.image.len();
             if split {
                 let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
                 let q = self
                     .base
                     .field_query(self.q, t.start, field, &text, false, 0)?;
                 self.base.add_clause(clauses, Conj::None, Mods::None, q);
-            } else {
-                joined.push(' ');
-                joined.push_str(t.image);
             }
         }
         if !split {
-            let text = parser_base::discard_escape_char(self.q, &joined, first.start)?;
+            // Lucene joins the run's images with single spaces before unescaping and analysis.
+            // Only lexer whitespace separates the terms, and every analyzer here splits on it
+            // too, so without escapes and U+3000 (which the whitespace analyzers keep inside
+            // a token) the run's raw text analyzes the same and needs no copy.
+            let raw = &self.q[first.start..end];
+            let joined;
+            let text = if raw.contains(['\\', '\u{3000}']) {
+                let mut run = String::with_capacity(raw.len());
+                let mut lexer = Lexer::new(raw);
+                while let Ok(t) = lexer.next_token() {
+                    if t.kind == TokenKind::Eof {
+                        break;
+                    }
+                    if !run.is_empty() {
+                        run.push(' ');
+                    }
+                    run.push_str(t.image);
+                }
+                joined = parser_base::discard_escape_char(self.q, &run, first.start)?.into_owned();
+                joined.as_str()
+            } else {
+                raw
+            };
             let q = self
                 .base
-                .field_query(self.q, first.start, field, &text, false, 0)?;
+                .field_query(self.q, first.start, field, text, false, 0)?;
             self.base.add_multi_term_clauses(clauses, q);
         }
         self.tail = &[];
