@@ -27,6 +27,8 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// Reproduce claims: paired A/B runs with a ratio, its 99.9% interval and a verdict.
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// Parse Lucene classic queries and print Lucene's rendering or the error.
+    Parse(cmd::parse::ParseArgs),
     /// Print the machine facts and the environment hazards that distort measurements.
     Doctor,
 }
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
         Command::List(args) => cmd::list::run(&args),
         Command::Run(args) => cmd::run::run(&args),
         Command::Reproduce(args) => cmd::reproduce::run(&args),
+        Command::Parse(args) => cmd::parse::run(&args),
         Command::Doctor => cmd::doctor::run(),
     };
     match result {

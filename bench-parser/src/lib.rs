@@ -1,15 +1,75 @@
 //! bench-parser: critsec scenarios and claims for the parser system.
+//!
+//! One scenario, [`parse::ParseScenario`] (`parser/parse`): one query parse per operation over a
+//! class of the [`corpus`], for our two strategies and tantivy's query grammar as the peer. The
+//! claims (`claims.toml`) restate the JDWP post (lookahead by exception collapses under a debugging
+//! agent) and our own target against tantivy.
 
 #![deny(missing_docs)]
+
+pub mod corpus;
+pub mod parse;
 
 use critsec_harness::{Claim, ClaimError, Scenario};
 
 /// Every scenario of this crate.
 pub fn scenarios() -> Vec<Box<dyn Scenario>> {
-    Vec::new()
+    vec![Box::new(parse::ParseScenario)]
 }
 
 /// The claims declared in `claims.toml`.
 pub fn claims() -> Result<Vec<Claim>, ClaimError> {
     Claim::parse_file(include_str!("../claims.toml"), "bench-parser/claims.toml")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every claim names this crate's scenario and only parameter values it accepts.
+    #[test]
+    fn claims_are_valid_for_their_scenario() {
+        let claims = claims().expect("claims.toml parses");
+        let ids: Vec<&str> = claims.iter().map(|c| c.id.as_str()).collect();
+        assert!(ids.iter().any(|i| i.starts_with("LUCENE-jdwp")), "{ids:?}");
+        assert!(
+            ids.iter().any(|i| i.starts_with("parser-vs-tantivy")),
+            "{ids:?}"
+        );
+        let scenarios = scenarios();
+        for c in &claims {
+            for contender in [false, true] {
+                let (name, params, threads, _) = c.side(contender);
+                let s = scenarios
+                    .iter()
+                    .find(|s| s.name() == name)
+                    .expect("scenario exists");
+                assert!(
+                    threads.parse::<usize>().is_ok(),
+                    "{}: threads {threads}",
+                    c.id
+                );
+                for (k, v) in &params.0 {
+                    let spec = s
+                        .params()
+                        .into_iter()
+                        .find(|p| p.name == k)
+                        .unwrap_or_else(|| panic!("{}: {k}", c.id));
+                    assert!(
+                        spec.accepted.is_empty() || spec.accepted.contains(v),
+                        "{}: {k}={v}",
+                        c.id
+                    );
+                }
+                for spec in s.params() {
+                    assert!(
+                        params.0.contains_key(spec.name),
+                        "{}: {} not set",
+                        c.id,
+                        spec.name
+                    );
+                }
+            }
+        }
+    }
 }

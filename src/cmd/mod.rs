@@ -2,6 +2,7 @@
 
 pub mod doctor;
 pub mod list;
+pub mod parse;
 pub mod reproduce;
 pub mod run;
 

@@ -1,0 +1,213 @@
+//! The three test analyzers of Lucene's parser tests (`MockAnalyzer` configurations).
+//!
+//! Bare terms and phrases are tokenized; prefix, wildcard, fuzzy, regexp and range text only goes
+//! through [`Analyzer::normalize`], which lowercases or not but never splits.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::options::OptionsError;
+
+/// `MockTokenizer.DEFAULT_MAX_TOKEN_LENGTH`: longer runs are cut into tokens of this many chars.
+const MAX_TOKEN_LENGTH: usize = 255;
+
+/// One of Lucene's test analyzers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Analyzer {
+    /// `MockTokenizer.SIMPLE` + lowercasing: runs of letters; digits and punctuation separate.
+    #[default]
+    Simple,
+    /// `MockTokenizer.WHITESPACE`, no lowercasing.
+    Whitespace,
+    /// `MockTokenizer.WHITESPACE` + lowercasing (`new MockAnalyzer(random())`).
+    WhitespaceLowercase,
+}
+
+const VALID: &str = "simple, whitespace, whitespace-lowercase";
+
+impl Analyzer {
+    /// Every analyzer.
+    pub const ALL: [Analyzer; 3] = [
+        Analyzer::Simple,
+        Analyzer::Whitespace,
+        Analyzer::WhitespaceLowercase,
+    ];
+
+    /// The analyzer's id on the command line.
+    pub fn id(self) -> &'static str {
+        match self {
+            Analyzer::Simple => "simple",
+            Analyzer::Whitespace => "whitespace",
+            Analyzer::WhitespaceLowercase => "whitespace-lowercase",
+        }
+    }
+
+    fn lowercases(self) -> bool {
+        !matches!(self, Analyzer::Whitespace)
+    }
+
+    fn is_token_char(self, c: char) -> bool {
+        match self {
+            Analyzer::Simple => matches!(c,
+                'A'..='Z' | 'a'..='z' | '\u{AA}' | '\u{B5}' | '\u{BA}' | '\u{C0}'..='\u{D6}'
+                | '\u{D8}'..='\u{F6}' | '\u{F8}'..='\u{2C1}' | '\u{4E00}'..='\u{9FCC}'),
+            _ => !matches!(c, ' ' | '\t' | '\r' | '\n'),
+        }
+    }
+
+    /// The tokens of `text`, as the analyzer's token stream yields them (one position each).
+    pub fn tokens(self, text: &str) -> Tokens<'_> {
+        Tokens {
+            analyzer: self,
+            rest: text,
+        }
+    }
+
+    /// `Analyzer.normalize()`: lowercasing for the lowercasing analyzers, identity otherwise.
+    pub fn normalize(self, text: &str) -> String {
+        if self.lowercases() {
+            lowercase(text)
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+/// Lowercases `text` code point by code point; ASCII text takes a bytewise fast path.
+fn lowercase(text: &str) -> String {
+    if text.is_ascii() {
+        text.to_ascii_lowercase()
+    } else {
+        text.chars().map(java_lower).collect()
+    }
+}
+
+/// Java's `Character.toLowerCase(int)`: the simple one-to-one mapping (Rust's is the full one).
+#[inline]
+fn java_lower(c: char) -> char {
+    if c.is_ascii() {
+        return c.to_ascii_lowercase();
+    }
+    if c == '\u{130}' {
+        return 'i';
+    }
+    let mut lower = c.to_lowercase();
+    match (lower.next(), lower.next()) {
+        (Some(l), None) => l,
+        _ => c,
+    }
+}
+
+impl fmt::Display for Analyzer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for Analyzer {
+    type Err = OptionsError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "simple" => Ok(Analyzer::Simple),
+            "whitespace" => Ok(Analyzer::Whitespace),
+            "whitespace-lowercase" | "whitespace_lowercase" => Ok(Analyzer::WhitespaceLowercase),
+            _ => Err(OptionsError::UnknownAnalyzer {
+                given: s.to_string(),
+                valid: VALID,
+            }),
+        }
+    }
+}
+
+/// The token stream of one text; each token becomes an owned string of the query tree.
+#[derive(Debug, Clone)]
+pub struct Tokens<'t> {
+    analyzer: Analyzer,
+    rest: &'t str,
+}
+
+impl Iterator for Tokens<'_> {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        let a = self.analyzer;
+        let (start, end) = if a == Analyzer::Simple {
+            let start = self.rest.find(|c| a.is_token_char(c))?;
+            let mut end = self.rest.len();
+            for (count, (i, c)) in self.rest[start..].char_indices().enumerate() {
+                if !a.is_token_char(c) || count == MAX_TOKEN_LENGTH {
+                    end = start + i;
+                    break;
+                }
+            }
+            (start, end)
+        } else {
+            // The separators are ASCII, so a byte scan finds them in UTF-8 text.
+            let bytes = self.rest.as_bytes();
+            let is_sep = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+            let start = bytes.iter().position(|b| !is_sep(b))?;
+            let mut end = bytes[start..]
+                .iter()
+                .position(is_sep)
+                .map_or(bytes.len(), |n| start + n);
+            if end - start > MAX_TOKEN_LENGTH {
+                if let Some((i, _)) = self.rest[start..end].char_indices().nth(MAX_TOKEN_LENGTH) {
+                    end = start + i;
+                }
+            }
+            (start, end)
+        };
+        let token = &self.rest[start..end];
+        self.rest = &self.rest[end..];
+        Some(if a.lowercases() {
+            lowercase(token)
+        } else {
+            token.to_string()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(a: Analyzer, s: &str) -> Vec<String> {
+        a.tokens(s).collect()
+    }
+
+    #[test]
+    fn simple_keeps_letters_only() {
+        assert_eq!(
+            toks(Analyzer::Simple, "Term1 a-b 3 ÄÖ"),
+            ["term", "a", "b", "äö"]
+        );
+        assert!(toks(Analyzer::Simple, "123 ,.").is_empty());
+        assert_eq!(Analyzer::Simple.normalize("Te?M1"), "te?m1");
+    }
+
+    #[test]
+    fn whitespace_variants() {
+        assert_eq!(toks(Analyzer::Whitespace, " A\tb-C\n"), ["A", "b-C"]);
+        assert_eq!(
+            toks(Analyzer::WhitespaceLowercase, "A\u{3000}B"),
+            ["a\u{3000}b"]
+        );
+        assert_eq!(Analyzer::Whitespace.normalize("AB"), "AB");
+    }
+
+    #[test]
+    fn long_runs_are_cut() {
+        let long = "a".repeat(300);
+        let t = toks(Analyzer::Simple, &long);
+        assert_eq!(t.iter().map(String::len).collect::<Vec<_>>(), [255, 45]);
+    }
+
+    #[test]
+    fn ids_round_trip() {
+        for a in Analyzer::ALL {
+            assert_eq!(a.id().parse::<Analyzer>(), Ok(a));
+        }
+        assert!("standard".parse::<Analyzer>().is_err());
+    }
+}

@@ -1,0 +1,625 @@
+//! Lucene's classic query lexer (`QueryParserTokenManager`): three lexical states, longest match.
+//!
+//! JavaCC's rule is that the longest match wins and, on equal length, the token declared first in
+//! `QueryParser.jj` wins. The scanners below compute the competing match lengths directly instead of
+//! running a DFA. Tokens borrow their image from the input; nothing is allocated unless lexing fails.
+
+use super::error::ParseError;
+
+/// A token kind, numbered as in Lucene's generated `QueryParserConstants` so that expected-token
+/// lists sort the way JavaCC prints them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum TokenKind {
+    /// End of input (JavaCC kind 0).
+    Eof = 0,
+    /// `AND` or `&&`.
+    And = 8,
+    /// `OR` or `||`.
+    Or = 9,
+    /// `NOT` or `!`.
+    Not = 10,
+    /// `+` directly before a term.
+    Plus = 11,
+    /// `-` directly before a term.
+    Minus = 12,
+    /// `+`, `-` or `!` followed by whitespace: read as a term (LUCENE-2566).
+    BareOper = 13,
+    /// `(`.
+    LParen = 14,
+    /// `)`.
+    RParen = 15,
+    /// `:`.
+    Colon = 16,
+    /// A lone `*`.
+    Star = 17,
+    /// `^`; switches to the Boost state.
+    Carat = 18,
+    /// A double-quoted phrase.
+    Quoted = 19,
+    /// A plain term.
+    Term = 20,
+    /// `~` and what follows it.
+    FuzzySlop = 21,
+    /// A term ending in one `*`.
+    PrefixTerm = 22,
+    /// A term with `*` or `?` inside.
+    WildTerm = 23,
+    /// `/regexp/`.
+    RegexpTerm = 24,
+    /// `[`; switches to the Range state.
+    RangeInStart = 25,
+    /// `{`; switches to the Range state.
+    RangeExStart = 26,
+    /// A boost number (Boost state only).
+    Number = 27,
+    /// `TO` inside a range.
+    RangeTo = 28,
+    /// `]`.
+    RangeInEnd = 29,
+    /// `}`.
+    RangeExEnd = 30,
+    /// A quoted range endpoint.
+    RangeQuoted = 31,
+    /// An unquoted range endpoint.
+    RangeGoop = 32,
+}
+
+impl TokenKind {
+    /// The token's image in JavaCC's `tokenImage` table, as error messages print it.
+    pub fn image(self) -> &'static str {
+        match self {
+            TokenKind::Eof => "<EOF>",
+            TokenKind::And => "<AND>",
+            TokenKind::Or => "<OR>",
+            TokenKind::Not => "<NOT>",
+            TokenKind::Plus => "\"+\"",
+            TokenKind::Minus => "\"-\"",
+            TokenKind::BareOper => "<BAREOPER>",
+            TokenKind::LParen => "\"(\"",
+            TokenKind::RParen => "\")\"",
+            TokenKind::Colon => "\":\"",
+            TokenKind::Star => "\"*\"",
+            TokenKind::Carat => "\"^\"",
+            TokenKind::Quoted => "<QUOTED>",
+            TokenKind::Term => "<TERM>",
+            TokenKind::FuzzySlop => "<FUZZY_SLOP>",
+            TokenKind::PrefixTerm => "<PREFIXTERM>",
+            TokenKind::WildTerm => "<WILDTERM>",
+            TokenKind::RegexpTerm => "<REGEXPTERM>",
+            TokenKind::RangeInStart => "\"[\"",
+            TokenKind::RangeExStart => "\"{\"",
+            TokenKind::Number => "<NUMBER>",
+            TokenKind::RangeTo => "\"TO\"",
+            TokenKind::RangeInEnd => "\"]\"",
+            TokenKind::RangeExEnd => "\"}\"",
+            TokenKind::RangeQuoted => "<RANGE_QUOTED>",
+            TokenKind::RangeGoop => "<RANGE_GOOP>",
+        }
+    }
+}
+
+/// One token: its kind, its raw image (escapes not yet removed) and where it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token<'a> {
+    /// What was matched.
+    pub kind: TokenKind,
+    /// The matched text, borrowed from the query.
+    pub image: &'a str,
+    /// Byte offset of the first character in the query.
+    pub start: usize,
+}
+
+/// The token manager's lexical state; the numbers are JavaCC's, as printed in lexical errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LexState {
+    /// After `^`: only a NUMBER is legal, not even whitespace.
+    Boost = 0,
+    /// Inside `[ ... ]` or `{ ... }`.
+    Range = 1,
+    /// Everywhere else.
+    Default = 2,
+}
+
+/// A pull lexer over one query; the parser asks for one token at a time, as JavaCC's parsers do,
+/// so a lexical error late in the query is only seen if parsing gets that far.
+#[derive(Debug, Clone)]
+pub struct Lexer<'a> {
+    input: &'a str,
+    pos: usize,
+    state: LexState,
+}
+
+/// Length in bytes of the UTF-8 sequence that starts with `b`.
+#[inline]
+fn char_len(b: u8) -> usize {
+    if b < 0x80 {
+        1
+    } else if b < 0xE0 {
+        2
+    } else if b < 0xF0 {
+        3
+    } else {
+        4
+    }
+}
+
+/// Length of the `_WHITESPACE` character at `i` (space, tab, LF, CR, U+3000), or 0.
+#[inline]
+fn whitespace_at(bytes: &[u8], i: usize) -> usize {
+    match bytes.get(i) {
+        Some(b' ' | b'\t' | b'\n' | b'\r') => 1,
+        Some(0xE3) if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0x80) => 3,
+        _ => 0,
+    }
+}
+
+/// ASCII characters that `_TERM_START_CHAR` excludes (besides whitespace).
+#[inline]
+fn is_special(b: u8) -> bool {
+    matches!(
+        b,
+        b' ' | b'\t'
+            | b'\n'
+            | b'\r'
+            | b'+'
+            | b'-'
+            | b'!'
+            | b'('
+            | b')'
+            | b':'
+            | b'^'
+            | b'['
+            | b']'
+            | b'"'
+            | b'{'
+            | b'}'
+            | b'~'
+            | b'*'
+            | b'?'
+            | b'\\'
+            | b'/'
+    )
+}
+
+/// End of the maximal run of `_TERM_CHAR`s (plus `*` and `?` when `wild`) starting at `i`.
+/// A backslash with nothing after it ends the run; the next token attempt reports it.
+#[inline]
+fn scan_run(bytes: &[u8], mut i: usize, wild: bool) -> usize {
+    while let Some(&b) = bytes.get(i) {
+        if b == b'\\' {
+            match bytes.get(i + 1) {
+                Some(&n) => i += 1 + char_len(n),
+                None => return i,
+            }
+        } else if b < 0x80 {
+            if b == b'+' || b == b'-' || (wild && (b == b'*' || b == b'?')) || !is_special(b) {
+                i += 1;
+            } else {
+                return i;
+            }
+        } else if whitespace_at(bytes, i) != 0 {
+            return i;
+        } else {
+            i += char_len(b);
+        }
+    }
+    i
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `input`, in the DEFAULT state.
+    pub fn new(input: &'a str) -> Self {
+        Lexer {
+            input,
+            pos: 0,
+            state: LexState::Default,
+        }
+    }
+
+    /// The query being lexed.
+    pub fn input(&self) -> &'a str {
+        self.input
+    }
+
+    fn token(&mut self, kind: TokenKind, start: usize, end: usize) -> Token<'a> {
+        self.pos = end;
+        Token {
+            kind,
+            image: &self.input[start..end],
+            start,
+        }
+    }
+
+    fn error_at_eof(&self, token_start: usize) -> ParseError {
+        ParseError::lexical(
+            self.input,
+            self.input.len(),
+            None,
+            token_start,
+            self.state as u8,
+        )
+    }
+
+    fn error_at_char(&self, at: usize, token_start: usize) -> ParseError {
+        let c = self.input[at..].chars().next();
+        ParseError::lexical(self.input, at, c, token_start, self.state as u8)
+    }
+
+    /// Lexes the next token into `out`, so the caller's buffer is written field by field instead
+    /// of receiving a packed `Result` (whose copy stalls store forwarding on the hot path).
+    #[inline(never)]
+    pub fn next_into(&mut self, out: &mut Token<'a>) -> Result<(), ParseError> {
+        *out = self.next_token()?;
+        Ok(())
+    }
+
+    /// The next token, or the lexical error JavaCC's token manager would raise here.
+    #[inline]
+    pub fn next_token(&mut self) -> Result<Token<'a>, ParseError> {
+        match self.state {
+            LexState::Default => self.next_default(),
+            LexState::Boost => self.next_boost(),
+            LexState::Range => self.next_range(),
+        }
+    }
+
+    fn next_default(&mut self) -> Result<Token<'a>, ParseError> {
+        let bytes = self.input.as_bytes();
+        let mut p = self.pos;
+        loop {
+            let w = whitespace_at(bytes, p);
+            if w == 0 {
+                break;
+            }
+            p += w;
+        }
+        let Some(&b) = bytes.get(p) else {
+            return Ok(self.token(TokenKind::Eof, p, p));
+        };
+        let single = |lexer: &mut Self, kind| Ok(lexer.token(kind, p, p + 1));
+        match b {
+            b'+' | b'-' | b'!' => {
+                let w = whitespace_at(bytes, p + 1);
+                if w != 0 {
+                    Ok(self.token(TokenKind::BareOper, p, p + 1 + w))
+                } else {
+                    let kind = match b {
+                        b'+' => TokenKind::Plus,
+                        b'-' => TokenKind::Minus,
+                        _ => TokenKind::Not,
+                    };
+                    single(self, kind)
+                }
+            }
+            b'(' => single(self, TokenKind::LParen),
+            b')' => single(self, TokenKind::RParen),
+            b':' => single(self, TokenKind::Colon),
+            b'^' => {
+                self.state = LexState::Boost;
+                single(self, TokenKind::Carat)
+            }
+            b'[' => {
+                self.state = LexState::Range;
+                single(self, TokenKind::RangeInStart)
+            }
+            b'{' => {
+                self.state = LexState::Range;
+                single(self, TokenKind::RangeExStart)
+            }
+            b'"' => {
+                let mut i = p + 1;
+                loop {
+                    match bytes.get(i) {
+                        None => return Err(self.error_at_eof(p)),
+                        Some(b'"') => return Ok(self.token(TokenKind::Quoted, p, i + 1)),
+                        Some(b'\\') => match bytes.get(i + 1) {
+                            None => return Err(self.error_at_eof(p)),
+                            Some(&n) => i += 1 + char_len(n),
+                        },
+                        Some(&c) => i += char_len(c),
+                    }
+                }
+            }
+            b'~' => {
+                let end = scan_run(bytes, p + 1, false);
+                Ok(self.token(TokenKind::FuzzySlop, p, end))
+            }
+            b'/' => {
+                // `"/" (~["/"] | "\\/")* "/"`: a slash right after a backslash may end the
+                // regexp or continue it; any other slash ends it. The longest candidate wins.
+                let mut i = p + 1;
+                let mut last_end = None;
+                while let Some(&c) = bytes.get(i) {
+                    if c == b'/' {
+                        last_end = Some(i + 1);
+                        if i > p + 1 && bytes[i - 1] == b'\\' {
+                            i += 1;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += char_len(c);
+                }
+                match last_end {
+                    Some(end) => Ok(self.token(TokenKind::RegexpTerm, p, end)),
+                    None => Err(self.error_at_eof(p)),
+                }
+            }
+            b'*' | b'?' => {
+                let end = scan_run(bytes, p + 1, true);
+                if b == b'*' && end == p + 1 {
+                    single(self, TokenKind::Star)
+                } else {
+                    Ok(self.token(TokenKind::WildTerm, p, end))
+                }
+            }
+            b']' | b'}' => Err(self.error_at_char(p, p)),
+            b'\\' if p + 1 == bytes.len() => Err(self.error_at_eof(p)),
+            _ => {
+                // A `_TERM_START_CHAR` (or an escape): TERM, PREFIXTERM, WILDTERM or a keyword.
+                let t_end = scan_run(bytes, p, false);
+                let w_end = scan_run(bytes, t_end, true);
+                if w_end == t_end {
+                    let kind = match &self.input[p..t_end] {
+                        "AND" | "&&" => TokenKind::And,
+                        "OR" | "||" => TokenKind::Or,
+                        "NOT" => TokenKind::Not,
+                        _ => TokenKind::Term,
+                    };
+                    Ok(self.token(kind, p, t_end))
+                } else if bytes[t_end] == b'*' && w_end == t_end + 1 {
+                    Ok(self.token(TokenKind::PrefixTerm, p, w_end))
+                } else {
+                    Ok(self.token(TokenKind::WildTerm, p, w_end))
+                }
+            }
+        }
+    }
+
+    fn next_boost(&mut self) -> Result<Token<'a>, ParseError> {
+        let bytes = self.input.as_bytes();
+        let p = self.pos;
+        let Some(&b) = bytes.get(p) else {
+            return Ok(self.token(TokenKind::Eof, p, p));
+        };
+        if !b.is_ascii_digit() {
+            return Err(self.error_at_char(p, p));
+        }
+        let digits = |mut i: usize| {
+            while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            i
+        };
+        let mut end = digits(p);
+        if bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_digit) {
+            end = digits(end + 1);
+        }
+        self.state = LexState::Default;
+        Ok(self.token(TokenKind::Number, p, end))
+    }
+
+    fn next_range(&mut self) -> Result<Token<'a>, ParseError> {
+        let bytes = self.input.as_bytes();
+        let mut p = self.pos;
+        loop {
+            let Some(&b) = bytes.get(p) else {
+                return Ok(self.token(TokenKind::Eof, p, p));
+            };
+            match b {
+                b' ' => {
+                    p += 1;
+                    continue;
+                }
+                b']' | b'}' => {
+                    self.state = LexState::Default;
+                    let kind = if b == b']' {
+                        TokenKind::RangeInEnd
+                    } else {
+                        TokenKind::RangeExEnd
+                    };
+                    return Ok(self.token(kind, p, p + 1));
+                }
+                _ => {}
+            }
+            // RANGE_GOOP excludes only space, `]` and `}`: tabs and U+3000 can be part of it.
+            let mut goop_end = p;
+            while let Some(&c) = bytes.get(goop_end) {
+                if c == b' ' || c == b']' || c == b'}' {
+                    break;
+                }
+                goop_end += char_len(c);
+            }
+            let w = whitespace_at(bytes, p);
+            if w != 0 && goop_end == p + w {
+                // SKIP and RANGE_GOOP match the same length; SKIP is declared first.
+                p += w;
+                continue;
+            }
+            if b == b'"' {
+                if let Some(q_end) = range_quoted_end(bytes, p) {
+                    if q_end >= goop_end {
+                        return Ok(self.token(TokenKind::RangeQuoted, p, q_end));
+                    }
+                }
+            }
+            let kind = if &self.input[p..goop_end] == "TO" {
+                TokenKind::RangeTo
+            } else {
+                TokenKind::RangeGoop
+            };
+            return Ok(self.token(kind, p, goop_end));
+        }
+    }
+}
+
+/// End of the longest `RANGE_QUOTED` match at `p` (`"\"" (~["\""] | "\\\"")+ "\""`), if any.
+fn range_quoted_end(bytes: &[u8], p: usize) -> Option<usize> {
+    let mut i = p + 1;
+    let mut last = None;
+    while let Some(&c) = bytes.get(i) {
+        if c == b'"' {
+            if i > p + 1 {
+                last = Some(i + 1);
+                if bytes[i - 1] == b'\\' {
+                    i += 1;
+                    continue;
+                }
+            }
+            break;
+        }
+        i += char_len(c);
+    }
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(q: &str) -> Vec<(TokenKind, String)> {
+        let mut lx = Lexer::new(q);
+        let mut out = Vec::new();
+        loop {
+            let t = lx.next_token().expect("lexes");
+            if t.kind == TokenKind::Eof {
+                return out;
+            }
+            out.push((t.kind, t.image.to_string()));
+        }
+    }
+
+    fn first_error(q: &str) -> ParseError {
+        let mut lx = Lexer::new(q);
+        loop {
+            match lx.next_token() {
+                Ok(t) if t.kind == TokenKind::Eof => panic!("{q:?} lexed without error"),
+                Ok(_) => {}
+                Err(e) => return e,
+            }
+        }
+    }
+
+    use TokenKind::*;
+
+    #[test]
+    fn keywords_tie_break_and_longest_match() {
+        assert_eq!(
+            kinds("AND ANDY && &&b"),
+            vec![
+                (And, "AND".into()),
+                (Term, "ANDY".into()),
+                (And, "&&".into()),
+                (Term, "&&b".into())
+            ]
+        );
+        assert_eq!(
+            kinds("a!b"),
+            vec![(Term, "a".into()), (Not, "!".into()), (Term, "b".into())]
+        );
+        assert_eq!(kinds("a - b")[1], (BareOper, "- ".into()));
+        assert_eq!(
+            kinds("NOT:a")[..2],
+            [(Not, "NOT".into()), (Colon, ":".into())]
+        );
+    }
+
+    #[test]
+    fn star_prefix_and_wild_terms() {
+        assert_eq!(
+            kinds("* a* a*b* *a ? te?m"),
+            vec![
+                (Star, "*".into()),
+                (PrefixTerm, "a*".into()),
+                (WildTerm, "a*b*".into()),
+                (WildTerm, "*a".into()),
+                (WildTerm, "?".into()),
+                (WildTerm, "te?m".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn fuzzy_slop_takes_term_chars() {
+        assert_eq!(
+            kinds("a~0.5 b~ c~2b"),
+            vec![
+                (Term, "a".into()),
+                (FuzzySlop, "~0.5".into()),
+                (Term, "b".into()),
+                (FuzzySlop, "~".into()),
+                (Term, "c".into()),
+                (FuzzySlop, "~2b".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn boost_state() {
+        assert_eq!(
+            kinds("a^2.5.1"),
+            vec![
+                (Term, "a".into()),
+                (Carat, "^".into()),
+                (Number, "2.5".into()),
+                (Term, ".1".into())
+            ]
+        );
+        assert_eq!(first_error("a^ 2").column(), 2);
+        assert_eq!(first_error("a^.5").column(), 2);
+    }
+
+    #[test]
+    fn range_state() {
+        assert_eq!(
+            kinds("[a TO \"b c\"}"),
+            vec![
+                (RangeInStart, "[".into()),
+                (RangeGoop, "a".into()),
+                (RangeTo, "TO".into()),
+                (RangeQuoted, "\"b c\"".into()),
+                (RangeExEnd, "}".into())
+            ]
+        );
+        assert_eq!(kinds("[\"\" TO b]")[1], (RangeGoop, "\"\"".into()));
+        assert_eq!(kinds("[a\tTO\tb]")[1], (RangeGoop, "a\tTO\tb".into()));
+        assert_eq!(
+            kinds("[TO TO TO]")[1..4],
+            [
+                (RangeTo, "TO".into()),
+                (RangeTo, "TO".into()),
+                (RangeTo, "TO".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn regexps_and_quotes() {
+        assert_eq!(kinds("/a\\/b/"), vec![(RegexpTerm, "/a\\/b/".into())]);
+        assert_eq!(
+            kinds("/a\\/b"),
+            vec![(RegexpTerm, "/a\\/".into()), (Term, "b".into())]
+        );
+        assert_eq!(kinds("\"a \\\"b\""), vec![(Quoted, "\"a \\\"b\"".into())]);
+        let e = first_error("CI/CD");
+        assert_eq!(e.column(), 5);
+        assert!(
+            e.to_string()
+                .contains("column 6.  Encountered: <EOF> after prefix \"/CD\""),
+            "{e}"
+        );
+        first_error("\"abc");
+        first_error("a\\");
+        first_error("[a TO b]]");
+    }
+
+    #[test]
+    fn escapes_and_ideographic_space() {
+        assert_eq!(
+            kinds("a\\ b\u{3000}c"),
+            vec![(Term, "a\\ b".into()), (Term, "c".into())]
+        );
+        assert_eq!(kinds("\\u0041"), vec![(Term, "\\u0041".into())]);
+    }
+}

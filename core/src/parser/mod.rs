@@ -1,0 +1,38 @@
+//! Lucene's classic query syntax (`org.apache.lucene.queryparser.classic`): lexer, query tree,
+//! `Query.toString(field)` renderer, and two parsing strategies that build the same tree.
+//!
+//! Mirrors `QueryParserTokenManager` ([`lexer`]), `QueryParserBase` ([`parser_base`]), the
+//! `org.apache.lucene.search` query classes ([`ast`], [`render`]) and Lucene's test analyzers
+//! ([`analyzer`]). The subject of the JDWP story is how the generated parser signals lookahead.
+//!
+//! Known departures from Lucene (each marked `// Deviation:` where it lives): no locale date
+//! parsing of range endpoints, no validation of `/regexp/` syntax, a nesting limit of
+//! [`parser_base::MAX_DEPTH`] groups, and lexical-error columns taken from the offending character rather than JavaCC's stream state.
+//!
+//! Strategies:
+//! - [`BacktrackingParser`] (`backtracking`): JavaCC's shape; lookahead success is an error value carrying a captured backtrace.
+//! - [`PredictiveParser`] (`predictive`): single pass, three-token window, no error values on the success path.
+
+pub mod analyzer;
+pub mod ast;
+pub mod backtracking_parser;
+pub mod error;
+pub mod expected;
+pub mod lexer;
+pub mod options;
+pub mod parser_base;
+pub mod predictive_parser;
+pub mod query_parser;
+pub mod render;
+
+#[cfg(test)]
+mod tests;
+
+pub use analyzer::Analyzer;
+pub use ast::{BooleanClause, Field, Occur, Query};
+pub use backtracking_parser::{BacktrackingParser, LookaheadStats, LookaheadSuccess};
+pub use error::{Cause, ErrorClass, ParseError};
+pub use options::{Operator, OptionsError, ParserOptions};
+pub use predictive_parser::PredictiveParser;
+pub use query_parser::{QueryParser, STRATEGIES, parser_for};
+pub use render::java_float_to_string;

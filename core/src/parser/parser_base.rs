@@ -1,0 +1,880 @@
+//! What both strategies share: Lucene's `QueryParserBase`, the part of the classic parser that
+//! turns matched tokens into queries (escapes, analysis, wildcard and fuzzy rules, `addClause`).
+//!
+//! The strategies differ only in how they recognise the grammar; every decision about what a
+//! token means lives here, so both produce the same tree by construction.
+
+use std::borrow::Cow;
+
+use super::ast::{BooleanClause, Field, Occur, Query};
+use super::error::{Cause, ParseError};
+use super::lexer::{Token, TokenKind};
+use super::options::{Operator, ParserOptions};
+
+/// The conjunction before a clause (`CONJ_NONE`, `CONJ_AND`, `CONJ_OR`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conj {
+    /// No `AND`/`OR`.
+    None,
+    /// `AND` or `&&`.
+    And,
+    /// `OR` or `||`.
+    Or,
+}
+
+/// The modifier before a clause (`MOD_NONE`, `MOD_REQ`, `MOD_NOT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mods {
+    /// Nothing.
+    None,
+    /// `+`.
+    Req,
+    /// `-`, `!` or `NOT`.
+    Not,
+}
+
+/// Deepest nesting of parenthesised groups accepted.
+// Deviation: Lucene has no limit and fails with a StackOverflowError on very deep nesting; we
+// refuse beyond this depth with a runtime-class error so no input can overflow our stack.
+pub const MAX_DEPTH: usize = 100;
+
+/// Token kinds that may start a clause body after the optional `field:` (JavaCC's FIRST set).
+pub const CLAUSE_BODY: &[TokenKind] = &[
+    TokenKind::BareOper,
+    TokenKind::LParen,
+    TokenKind::Star,
+    TokenKind::Quoted,
+    TokenKind::Term,
+    TokenKind::PrefixTerm,
+    TokenKind::WildTerm,
+    TokenKind::RegexpTerm,
+    TokenKind::RangeInStart,
+    TokenKind::RangeExStart,
+    TokenKind::Number,
+];
+
+/// Token kinds that may start a `Query` (modifiers plus [`CLAUSE_BODY`]).
+pub const QUERY_START: &[TokenKind] = &[
+    TokenKind::Not,
+    TokenKind::Plus,
+    TokenKind::Minus,
+    TokenKind::BareOper,
+    TokenKind::LParen,
+    TokenKind::Star,
+    TokenKind::Quoted,
+    TokenKind::Term,
+    TokenKind::PrefixTerm,
+    TokenKind::WildTerm,
+    TokenKind::RegexpTerm,
+    TokenKind::RangeInStart,
+    TokenKind::RangeExStart,
+    TokenKind::Number,
+];
+
+/// Token kinds that continue a `Query` (conjunctions plus [`QUERY_START`]), and what can end one.
+pub const QUERY_END_TOP: &[TokenKind] = &[
+    TokenKind::Eof,
+    TokenKind::And,
+    TokenKind::Or,
+    TokenKind::Not,
+    TokenKind::Plus,
+    TokenKind::Minus,
+    TokenKind::BareOper,
+    TokenKind::LParen,
+    TokenKind::Star,
+    TokenKind::Quoted,
+    TokenKind::Term,
+    TokenKind::PrefixTerm,
+    TokenKind::WildTerm,
+    TokenKind::RegexpTerm,
+    TokenKind::RangeInStart,
+    TokenKind::RangeExStart,
+    TokenKind::Number,
+];
+
+/// As [`QUERY_END_TOP`] inside parentheses, where `)` ends the query instead of end of input.
+pub const QUERY_END_GROUP: &[TokenKind] = &[
+    TokenKind::And,
+    TokenKind::Or,
+    TokenKind::Not,
+    TokenKind::Plus,
+    TokenKind::Minus,
+    TokenKind::BareOper,
+    TokenKind::LParen,
+    TokenKind::RParen,
+    TokenKind::Star,
+    TokenKind::Quoted,
+    TokenKind::Term,
+    TokenKind::PrefixTerm,
+    TokenKind::WildTerm,
+    TokenKind::RegexpTerm,
+    TokenKind::RangeInStart,
+    TokenKind::RangeExStart,
+    TokenKind::Number,
+];
+
+/// What the optional boost/slop after a term or phrase still accepts (JavaCC's `jj_la1` entries
+/// at the token after the clause): both when neither was given, the other one when one was.
+pub fn term_tail(boost: bool, slop: bool) -> &'static [TokenKind] {
+    match (boost, slop) {
+        (false, false) => &[TokenKind::Carat, TokenKind::FuzzySlop],
+        (true, false) => &[TokenKind::FuzzySlop],
+        (false, true) => &[TokenKind::Carat],
+        (true, true) => &[],
+    }
+}
+
+/// What the optional boost after a group or range still accepts.
+pub fn boost_tail(boost: bool) -> &'static [TokenKind] {
+    if boost { &[] } else { &[TokenKind::Carat] }
+}
+
+/// The kinds accepted where a clause body was expected: modifiers too when the `Modifiers`
+/// choice was made at this very token (no modifier and no `field:` consumed since).
+pub fn clause_body_expected(modifier_or_field: bool) -> &'static [TokenKind] {
+    if modifier_or_field {
+        CLAUSE_BODY
+    } else {
+        QUERY_START
+    }
+}
+
+/// Range endpoint kinds.
+pub const RANGE_ENDPOINT: &[TokenKind] = &[
+    TokenKind::RangeTo,
+    TokenKind::RangeQuoted,
+    TokenKind::RangeGoop,
+];
+
+/// Range closing kinds.
+pub const RANGE_END: &[TokenKind] = &[TokenKind::RangeInEnd, TokenKind::RangeExEnd];
+
+/// Whether `kind` may start a clause of the `Query` loop (`jj_ntk` switch of the loop).
+#[inline]
+pub fn continues_query(kind: TokenKind) -> bool {
+    matches!(
+        kind,
+        TokenKind::And
+            | TokenKind::Or
+            | TokenKind::Not
+            | TokenKind::Plus
+            | TokenKind::Minus
+            | TokenKind::BareOper
+            | TokenKind::LParen
+            | TokenKind::Star
+            | TokenKind::Quoted
+            | TokenKind::Term
+            | TokenKind::PrefixTerm
+            | TokenKind::WildTerm
+            | TokenKind::RegexpTerm
+            | TokenKind::RangeInStart
+            | TokenKind::RangeExStart
+            | TokenKind::Number
+    )
+}
+
+/// Whether `kind` may start a `Query` (modifiers or a clause body).
+#[inline]
+pub fn starts_query(kind: TokenKind) -> bool {
+    continues_query(kind) && !matches!(kind, TokenKind::And | TokenKind::Or)
+}
+
+/// Whether `kind` may start a clause body.
+#[inline]
+pub fn starts_clause_body(kind: TokenKind) -> bool {
+    starts_query(kind) && !matches!(kind, TokenKind::Not | TokenKind::Plus | TokenKind::Minus)
+}
+
+/// `allowedPostMultiTerm`: a bare term followed by one of these is not part of a MultiTerm run.
+#[inline]
+pub fn allowed_post_multi_term(kind: TokenKind) -> bool {
+    !matches!(
+        kind,
+        TokenKind::Colon
+            | TokenKind::Star
+            | TokenKind::FuzzySlop
+            | TokenKind::Carat
+            | TokenKind::And
+            | TokenKind::Or
+    )
+}
+
+/// The clause list of one `Query` production. It holds a single clause inline, so the common
+/// one-clause query (and every one-clause group) allocates no vector.
+#[derive(Debug, Default)]
+pub enum Clauses<'a> {
+    /// No clause yet.
+    #[default]
+    Empty,
+    /// Exactly one clause.
+    One(BooleanClause<'a>),
+    /// Two or more clauses.
+    Many(Vec<BooleanClause<'a>>),
+}
+
+impl<'a> Clauses<'a> {
+    /// Number of clauses.
+    pub fn len(&self) -> usize {
+        match self {
+            Clauses::Empty => 0,
+            Clauses::One(_) => 1,
+            Clauses::Many(v) => v.len(),
+        }
+    }
+
+    /// Whether there is no clause.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Clauses::Empty)
+    }
+
+    /// The last clause added.
+    pub fn last_mut(&mut self) -> Option<&mut BooleanClause<'a>> {
+        match self {
+            Clauses::Empty => None,
+            Clauses::One(c) => Some(c),
+            Clauses::Many(v) => v.last_mut(),
+        }
+    }
+
+    /// Appends a clause.
+    pub fn push(&mut self, c: BooleanClause<'a>) {
+        match self {
+            Clauses::Empty => *self = Clauses::One(c),
+            Clauses::One(_) => {
+                let Clauses::One(first) = std::mem::take(self) else {
+                    return;
+                };
+                let mut v = Vec::with_capacity(4);
+                v.push(first);
+                v.push(c);
+                *self = Clauses::Many(v);
+            }
+            Clauses::Many(v) => v.push(c),
+        }
+    }
+
+    /// The clauses as a vector.
+    pub fn into_vec(self) -> Vec<BooleanClause<'a>> {
+        match self {
+            Clauses::Empty => Vec::new(),
+            Clauses::One(c) => vec![c],
+            Clauses::Many(v) => v,
+        }
+    }
+
+    /// The query of the only clause, if there is exactly one.
+    pub fn into_single(self) -> Option<Query<'a>> {
+        match self {
+            Clauses::One(c) => Some(c.query),
+            Clauses::Many(mut v) if v.len() == 1 => v.pop().map(|c| c.query),
+            _ => None,
+        }
+    }
+}
+
+impl<'a> Extend<BooleanClause<'a>> for Clauses<'a> {
+    fn extend<I: IntoIterator<Item = BooleanClause<'a>>>(&mut self, iter: I) {
+        for c in iter {
+            self.push(c);
+        }
+    }
+}
+
+/// Lucene's `QueryParserBase`, bound to one set of options.
+#[derive(Debug, Clone)]
+pub struct ParserBase {
+    opts: ParserOptions,
+}
+
+impl ParserBase {
+    /// A base for `opts`.
+    pub fn new(opts: ParserOptions) -> Self {
+        ParserBase { opts }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ParserOptions {
+        &self.opts
+    }
+
+    /// The default field, borrowed by the nodes of every tree this base builds.
+    pub fn default_field(&self) -> Field<'_> {
+        Field::Borrowed(&self.opts.default_field)
+    }
+
+    /// The field named by a `TERM :` or `* :` prefix.
+    pub fn field_of<'a>(&self, q: &str, tok: Token<'a>) -> Result<Field<'a>, ParseError> {
+        if tok.kind == TokenKind::Star {
+            Ok(Field::Borrowed("*"))
+        } else {
+            discard_escape_char(q, tok.image, tok.start)
+        }
+    }
+
+    /// `addClause`: applies the conjunction to the previous clause, then adds `q` (if any) with
+    /// the occur its modifier and conjunction give under the default operator.
+    pub fn add_clause<'a>(
+        &self,
+        clauses: &mut Clauses<'a>,
+        conj: Conj,
+        mods: Mods,
+        q: Option<Query<'a>>,
+    ) {
+        if let Some(last) = clauses.last_mut() {
+            if last.occur != Occur::MustNot {
+                if conj == Conj::And {
+                    last.occur = Occur::Must;
+                }
+                if self.opts.default_operator == Operator::And && conj == Conj::Or {
+                    last.occur = Occur::Should;
+                }
+            }
+        }
+        let Some(q) = q else { return };
+        let prohibited = mods == Mods::Not;
+        let required = match self.opts.default_operator {
+            Operator::Or => mods == Mods::Req || (conj == Conj::And && !prohibited),
+            Operator::And => !prohibited && conj != Conj::Or,
+        };
+        let occur = if prohibited {
+            Occur::MustNot
+        } else if required {
+            Occur::Must
+        } else {
+            Occur::Should
+        };
+        clauses.push(BooleanClause { occur, query: q });
+    }
+
+    fn operator_occur(&self) -> Occur {
+        match self.opts.default_operator {
+            Operator::Or => Occur::Should,
+            Operator::And => Occur::Must,
+        }
+    }
+
+    /// `addMultiTermClauses`: splices an analyzed run of bare terms into the clause list.
+    pub fn add_multi_term_clauses<'a>(&self, clauses: &mut Clauses<'a>, q: Option<Query<'a>>) {
+        match q {
+            None => {}
+            Some(Query::Boolean(cs))
+                if cs.iter().all(|c| matches!(c.query, Query::Term { .. })) =>
+            {
+                clauses.extend(cs);
+            }
+            Some(Query::Boolean(cs)) => {
+                let occur = self.operator_occur();
+                clauses.extend(cs.into_iter().map(|c| BooleanClause {
+                    occur,
+                    query: c.query,
+                }));
+            }
+            Some(q) => clauses.push(BooleanClause {
+                occur: self.operator_occur(),
+                query: q,
+            }),
+        }
+    }
+
+    /// `getBooleanQuery`: `None` for no clauses; fails beyond the maximum clause count.
+    pub fn boolean_query<'a>(
+        &self,
+        q: &str,
+        pos: usize,
+        clauses: Clauses<'a>,
+    ) -> Result<Option<Query<'a>>, ParseError> {
+        if clauses.is_empty() {
+            return Ok(None);
+        }
+        self.check_clause_count(q, pos, clauses.len())?;
+        Ok(Some(Query::Boolean(clauses.into_vec())))
+    }
+
+    fn check_clause_count(&self, q: &str, pos: usize, n: usize) -> Result<(), ParseError> {
+        if n > self.opts.max_clause_count {
+            return Err(ParseError::new(
+                q,
+                pos,
+                Cause::TooManyClauses {
+                    max: self.opts.max_clause_count,
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// `getFieldQuery` / `createFieldQuery`: analyzes `text` into nothing, a term, a boolean of
+    /// terms (unquoted) or a phrase (quoted, with `slop`).
+    pub fn field_query<'a>(
+        &self,
+        q: &str,
+        pos: usize,
+        field: &Field<'a>,
+        text: &str,
+        quoted: bool,
+        slop: i32,
+    ) -> Result<Option<Query<'a>>, ParseError> {
+        let mut tokens = self.opts.analyzer.tokens(text);
+        let Some(first) = tokens.next() else {
+            return Ok(None);
+        };
+        let Some(second) = tokens.next() else {
+            return Ok(Some(Query::Term {
+                field: field.clone(),
+                text: first,
+            }));
+        };
+        if quoted {
+            if slop < 0 {
+                return Err(ParseError::new(q, pos, Cause::NegativeSlop { slop }));
+            }
+            let mut terms = vec![first, second];
+            terms.extend(tokens);
+            Ok(Some(Query::Phrase {
+                field: field.clone(),
+                terms,
+                slop,
+            }))
+        } else {
+            let occur = self.operator_occur();
+            let term = |text| BooleanClause {
+                occur,
+                query: Query::Term {
+                    field: field.clone(),
+                    text,
+                },
+            };
+            let mut clauses = vec![term(first), term(second)];
+            clauses.extend(tokens.map(term));
+            self.check_clause_count(q, pos, clauses.len())?;
+            Ok(Some(Query::Boolean(clauses)))
+        }
+    }
+
+    /// `handleBareTokenQuery` for TERM, STAR, PREFIXTERM, WILDTERM, REGEXPTERM, NUMBER and
+    /// BAREOPER tokens, with the optional `~slop` that followed.
+    pub fn bare_token_query<'a>(
+        &self,
+        q: &str,
+        field: &Field<'a>,
+        term: Token<'_>,
+        fuzzy_slop: Option<Token<'_>>,
+    ) -> Result<Option<Query<'a>>, ParseError> {
+        let image = if term.kind == TokenKind::BareOper {
+            &term.image[..1]
+        } else {
+            term.image
+        };
+        let pos = term.start;
+        // Lucene unescapes first whatever the kind, so a bad escape fails even in a regexp.
+        let term_image = discard_escape_char(q, image, pos)?;
+        match term.kind {
+            TokenKind::Star | TokenKind::WildTerm => {
+                self.wildcard_query(q, pos, field, image).map(Some)
+            }
+            TokenKind::PrefixTerm => {
+                let prefix = discard_escape_char(q, &image[..image.len() - 1], pos)?;
+                if !self.opts.allow_leading_wildcard && prefix.starts_with('*') {
+                    return Err(ParseError::new(
+                        q,
+                        pos,
+                        Cause::LeadingPrefixStar {
+                            term: prefix.into_owned(),
+                        },
+                    ));
+                }
+                let prefix = self.opts.analyzer.normalize(&prefix);
+                Ok(Some(Query::Prefix {
+                    field: field.clone(),
+                    prefix,
+                }))
+            }
+            TokenKind::RegexpTerm => {
+                // Deviation: Lucene's RegexpQuery constructor parses the pattern and an invalid
+                // one (`/a[/`) escapes parse() as an IllegalArgumentException; we do not validate
+                // regular expressions, so such queries parse here.
+                let pattern = self.opts.analyzer.normalize(&image[1..image.len() - 1]);
+                Ok(Some(Query::Regexp {
+                    field: field.clone(),
+                    pattern,
+                }))
+            }
+            _ => match fuzzy_slop {
+                Some(slop) => self.fuzzy_query(q, pos, field, slop, &term_image).map(Some),
+                None => self.field_query(q, pos, field, &term_image, false, 0),
+            },
+        }
+    }
+
+    fn wildcard_query<'a>(
+        &self,
+        q: &str,
+        pos: usize,
+        field: &Field<'a>,
+        text: &str,
+    ) -> Result<Query<'a>, ParseError> {
+        if field.as_ref() == "*" && text == "*" {
+            return Ok(Query::MatchAll);
+        }
+        if !self.opts.allow_leading_wildcard && (text.starts_with('*') || text.starts_with('?')) {
+            return Err(ParseError::new(
+                q,
+                pos,
+                Cause::LeadingWildcard {
+                    term: text.to_string(),
+                },
+            ));
+        }
+        Ok(Query::Wildcard {
+            field: field.clone(),
+            pattern: self.analyze_wildcard(text),
+        })
+    }
+
+    /// `analyzeWildcard`: normalizes the text between wildcard runs and escape pairs, which are
+    /// copied raw (so escapes survive in wildcard patterns, as in Lucene).
+    fn analyze_wildcard(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut chars = text.chars().peekable();
+        let mut chunk = String::new();
+        while let Some(c) = chars.next() {
+            let escape_pair = c == '\\'
+                && chars.peek().is_some_and(|n| {
+                    !matches!(n, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
+                });
+            if escape_pair || c == '*' || c == '?' {
+                if !chunk.is_empty() {
+                    out.push_str(&self.opts.analyzer.normalize(&chunk));
+                    chunk.clear();
+                }
+                out.push(c);
+                if escape_pair {
+                    if let Some(n) = chars.next() {
+                        out.push(n);
+                    }
+                }
+            } else {
+                chunk.push(c);
+            }
+        }
+        if !chunk.is_empty() {
+            out.push_str(&self.opts.analyzer.normalize(&chunk));
+        }
+        out
+    }
+
+    /// `handleBareFuzzy` + `getFuzzyQuery`: similarity checks, normalization, edit distance.
+    fn fuzzy_query<'a>(
+        &self,
+        q: &str,
+        pos: usize,
+        field: &Field<'a>,
+        slop: Token<'_>,
+        text: &str,
+    ) -> Result<Query<'a>, ParseError> {
+        let raw = &slop.image[1..];
+        let fms = java_parse_float(raw).unwrap_or(self.opts.fuzzy_min_sim);
+        if fms < 0.0 {
+            return Err(ParseError::new(
+                q,
+                pos,
+                Cause::NegativeSimilarity {
+                    slop: raw.to_string(),
+                },
+            ));
+        }
+        if fms >= 1.0 && fms != (fms as i32) as f32 {
+            return Err(ParseError::new(
+                q,
+                pos,
+                Cause::FractionalEdits {
+                    slop: raw.to_string(),
+                },
+            ));
+        }
+        let text = self.opts.analyzer.normalize(text);
+        let max_edits = float_to_edits(fms, text.chars().count());
+        Ok(Query::Fuzzy {
+            field: field.clone(),
+            text,
+            max_edits,
+        })
+    }
+
+    /// `handleQuotedTerm`: a phrase with the slop `~N` gives (`(int) Float.parseFloat`), or the
+    /// default phrase slop when `N` does not parse.
+    pub fn quoted_query<'a>(
+        &self,
+        q: &str,
+        field: &Field<'a>,
+        term: Token<'_>,
+        fuzzy_slop: Option<Token<'_>>,
+    ) -> Result<Option<Query<'a>>, ParseError> {
+        let slop = fuzzy_slop
+            .and_then(|s| java_parse_float(&s.image[1..]))
+            .map_or(self.opts.phrase_slop, |f| f as i32);
+        let inner = &term.image[1..term.image.len() - 1];
+        let text = discard_escape_char(q, inner, term.start)?;
+        self.field_query(q, term.start, field, &text, true, slop)
+    }
+
+    /// The range part of `Term`: quotes stripped, unquoted `*` open, unescaped, normalized.
+    pub fn range_query<'a>(
+        &self,
+        q: &str,
+        field: &Field<'a>,
+        start: Token<'_>,
+        lower: Token<'_>,
+        upper: Token<'_>,
+        end: Token<'_>,
+    ) -> Result<Option<Query<'a>>, ParseError> {
+        // Deviation: Lucene first tries to read both endpoints as locale-dependent SHORT dates;
+        // we never do (no conformance row depends on it).
+        let endpoint = |t: Token<'_>| -> Result<Option<String>, ParseError> {
+            let raw = if t.kind == TokenKind::RangeQuoted {
+                &t.image[1..t.image.len() - 1]
+            } else if t.image == "*" {
+                return Ok(None);
+            } else {
+                t.image
+            };
+            let text = discard_escape_char(q, raw, t.start)?;
+            Ok(Some(text.into_owned()))
+        };
+        let lower = endpoint(lower)?;
+        let upper = endpoint(upper)?;
+        let norm = |s: Option<String>| s.map(|s| self.opts.analyzer.normalize(&s));
+        Ok(Some(Query::Range {
+            field: field.clone(),
+            lower: norm(lower),
+            upper: norm(upper),
+            include_lower: start.kind == TokenKind::RangeInStart,
+            include_upper: end.kind == TokenKind::RangeInEnd,
+        }))
+    }
+}
+
+/// `handleBoost`: wraps a non-null query in a boost read by `Float.parseFloat`.
+pub fn handle_boost<'a>(q: Option<Query<'a>>, boost: Option<Token<'_>>) -> Option<Query<'a>> {
+    match (q, boost) {
+        (Some(q), Some(b)) => {
+            let boost = b.image.parse::<f32>().unwrap_or(1.0);
+            Some(Query::Boost {
+                query: Box::new(q),
+                boost,
+            })
+        }
+        (q, _) => q,
+    }
+}
+
+/// `FuzzyQuery.floatToEdits`.
+pub fn float_to_edits(min_sim: f32, term_len: usize) -> u8 {
+    if min_sim >= 1.0 {
+        min_sim.min(2.0) as u8
+    } else if min_sim == 0.0 {
+        0
+    } else {
+        // Double arithmetic on the float, then Java's saturating (int) cast (NaN gives 0).
+        (((1.0 - min_sim as f64) * term_len as f64) as i32).clamp(0, 2) as u8
+    }
+}
+
+/// `discardEscapeChar`: removes backslashes and decodes `\uXXXX` (UTF-16 units, so surrogate
+/// pairs combine). Borrows when there is nothing to unescape.
+pub fn discard_escape_char<'t>(
+    q: &str,
+    input: &'t str,
+    pos: usize,
+) -> Result<Cow<'t, str>, ParseError> {
+    if !input.contains('\\') {
+        return Ok(Cow::Borrowed(input));
+    }
+    let mut out: Vec<u16> = Vec::with_capacity(input.len());
+    let mut last_was_escape = false;
+    let mut multiplier = 0u32;
+    let mut code_point = 0u32;
+    let mut buf = [0u16; 2];
+    for c in input.chars() {
+        if multiplier > 0 {
+            let Some(d) = c.to_digit(16) else {
+                return Err(ParseError::new(q, pos, Cause::NonHex { ch: c }));
+            };
+            code_point += d * multiplier;
+            multiplier >>= 4;
+            if multiplier == 0 {
+                out.push(code_point as u16);
+                code_point = 0;
+            }
+        } else if last_was_escape {
+            if c == 'u' {
+                multiplier = 16 * 16 * 16;
+            } else {
+                out.extend_from_slice(c.encode_utf16(&mut buf));
+            }
+            last_was_escape = false;
+        } else if c == '\\' {
+            last_was_escape = true;
+        } else {
+            out.extend_from_slice(c.encode_utf16(&mut buf));
+        }
+    }
+    if multiplier > 0 {
+        return Err(ParseError::new(
+            q,
+            pos,
+            Cause::TruncatedUnicode {
+                text: input.to_string(),
+            },
+        ));
+    }
+    if last_was_escape {
+        return Err(ParseError::new(
+            q,
+            pos,
+            Cause::TrailingEscape {
+                text: input.to_string(),
+            },
+        ));
+    }
+    // Deviation: a lone surrogate (Java strings may hold one) becomes U+FFFD.
+    Ok(Cow::Owned(String::from_utf16_lossy(&out)))
+}
+
+/// Java's `Float.parseFloat`: surrounding control characters and spaces trimmed, optional sign,
+/// `NaN`, `Infinity`, decimal with optional exponent, hex floats (`0x1p0`), and an optional
+/// `f`/`F`/`d`/`D` suffix. `None` where Java throws `NumberFormatException`.
+pub fn java_parse_float(s: &str) -> Option<f32> {
+    let t = s.trim_matches(|c: char| c <= ' ');
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let value = match body {
+        "NaN" => Some(f32::NAN),
+        "Infinity" => Some(f32::INFINITY),
+        _ => {
+            let body = body.strip_suffix(['f', 'F', 'd', 'D']).unwrap_or(body);
+            if body.starts_with("0x") || body.starts_with("0X") {
+                parse_hex_float(&body[2..])
+            } else if is_java_decimal(body) {
+                body.parse::<f32>().ok()
+            } else {
+                None
+            }
+        }
+    }?;
+    Some(if neg { -value } else { value })
+}
+
+fn is_java_decimal(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let int_digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    i += int_digits;
+    let mut frac_digits = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        frac_digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        i += frac_digits;
+    }
+    if int_digits + frac_digits == 0 {
+        return false;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exp_digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if exp_digits == 0 {
+            return false;
+        }
+        i += exp_digits;
+    }
+    i == b.len()
+}
+
+fn parse_hex_float(s: &str) -> Option<f32> {
+    let (mant, exp) = s.split_once(['p', 'P'])?;
+    let (int_part, frac_part) = mant.split_once('.').unwrap_or((mant, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    let exp_digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+    if exp_digits.is_empty() || !exp_digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut value = 0f64;
+    for c in int_part.chars() {
+        value = value * 16.0 + c.to_digit(16)? as f64;
+    }
+    let mut scale = 1.0 / 16.0;
+    for c in frac_part.chars() {
+        value += c.to_digit(16)? as f64 * scale;
+        scale /= 16.0;
+    }
+    let e: i32 = exp.parse().unwrap_or(if exp.starts_with('-') {
+        i32::MIN
+    } else {
+        i32::MAX
+    });
+    Some((value * 2f64.powi(e.clamp(-2000, 2000))) as f32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_float_parsing_quirks() {
+        assert_eq!(java_parse_float("2"), Some(2.0));
+        assert_eq!(java_parse_float("1d"), Some(1.0));
+        assert_eq!(java_parse_float("2f"), Some(2.0));
+        assert_eq!(java_parse_float("0x1p0"), Some(1.0));
+        assert_eq!(java_parse_float("0x1.8p1"), Some(3.0));
+        assert!(java_parse_float("NaN").is_some_and(f32::is_nan));
+        assert_eq!(java_parse_float("Infinity"), Some(f32::INFINITY));
+        assert_eq!(java_parse_float("1e-1"), Some(0.1));
+        assert_eq!(java_parse_float(".5"), Some(0.5));
+        assert_eq!(java_parse_float("5."), Some(5.0));
+        for bad in [
+            "", "abc", "2b", "1e", "inf", "nan", ".", "-", "1.2.3", "0x1",
+        ] {
+            assert_eq!(java_parse_float(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn edits_from_similarity() {
+        assert_eq!(float_to_edits(0.7, 4), 1);
+        assert_eq!(float_to_edits(0.8, 4), 0);
+        assert_eq!(float_to_edits(0.5, 4), 2);
+        assert_eq!(float_to_edits(f32::NAN, 4), 0);
+        assert_eq!(float_to_edits(3.0, 1), 2);
+        assert_eq!(float_to_edits(0.1, 4), 2);
+    }
+
+    #[test]
+    fn escapes() {
+        let d = |s| discard_escape_char("q", s, 0).map(|c| c.into_owned());
+        assert_eq!(d("a\\+b").unwrap(), "a+b");
+        assert_eq!(d("\\u0041\\u00e9").unwrap(), "Aé");
+        assert_eq!(d("\\uD83D\\uDE00").unwrap(), "\u{1F600}");
+        assert_eq!(
+            d("XY\\u005").unwrap_err().cause(),
+            &Cause::TruncatedUnicode {
+                text: "XY\\u005".into()
+            }
+        );
+        assert_eq!(
+            d("XY\\u005G").unwrap_err().cause(),
+            &Cause::NonHex { ch: 'G' }
+        );
+        assert!(matches!(
+            d("a\\").unwrap_err().cause(),
+            Cause::TrailingEscape { .. }
+        ));
+    }
+}
