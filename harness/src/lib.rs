@@ -33,6 +33,7 @@ pub mod fork;
 pub mod jmh;
 pub mod output;
 pub mod probe;
+pub mod report;
 pub mod reproduce;
 pub mod result;
 pub mod runner;
