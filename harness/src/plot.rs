@@ -1,0 +1,1 @@
+//! SVG plots for reports (in progress).
