@@ -25,6 +25,8 @@ enum Command {
     List(cmd::list::ListArgs),
     /// Run scenarios JMH-style and print (and optionally save) the results.
     Run(cmd::run::RunArgs),
+    /// Compare runs side by side: baseline first, then one or more contenders (JMH JSON files).
+    Compare(cmd::compare::CompareArgs),
     /// Print the machine facts and the environment hazards that distort measurements.
     Doctor,
 }
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::List(args) => cmd::list::run(&args),
         Command::Run(args) => cmd::run::run(&args),
+        Command::Compare(args) => cmd::compare::run(&args),
         Command::Doctor => cmd::doctor::run(),
     };
     match result {

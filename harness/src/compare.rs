@@ -914,9 +914,13 @@ fn summary_line(c: &Comparison) -> String {
             format!("{} {r}{dir}{skipped}", g.contender)
         })
         .collect();
+    let entries = if c.intersection == 1 {
+        "the 1 entry".to_string()
+    } else {
+        format!("the {} entries", c.intersection)
+    };
     format!(
-        "Geometric mean of contender/baseline primary-score ratios over the {} entries present in all files: {}",
-        c.intersection,
+        "Geometric mean of contender/baseline primary-score ratios over {entries} present in all files: {}",
         parts.join("; ")
     )
 }
