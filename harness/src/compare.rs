@@ -522,10 +522,11 @@ pub fn compare(runs: &[Run]) -> Result<Comparison, CompareError> {
                 if seen.insert(key.clone()) {
                     order.push(key.clone());
                 }
-                if map.contains_key(&key) {
-                    duplicates += 1;
-                } else {
-                    map.insert(key, e);
+                match map.entry(key) {
+                    std::collections::hash_map::Entry::Occupied(_) => duplicates += 1,
+                    std::collections::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(e);
+                    }
                 }
             }
             if duplicates > 0 {

@@ -237,7 +237,7 @@ impl Axis {
         }
     }
 
-    fn from_drawn(&self, v: f64) -> f64 {
+    fn value_at(&self, v: f64) -> f64 {
         match self.log_base {
             Some(b) => b.powf(v),
             None => v,
@@ -380,6 +380,9 @@ fn mode_words(mode: &str) -> &'static str {
     }
 }
 
+/// A point of the throughput chart: threads, score, and the interval half-width if finite.
+type Point = (f64, f64, Option<f64>);
+
 /// Throughput (the primary score) against threads for one benchmark, one line per value of
 /// `series_param`, with 99.9% error bars where `scoreError` is finite. Returns the SVG text.
 pub fn throughput_vs_threads(
@@ -399,10 +402,10 @@ pub fn throughput_vs_threads(
     .unwrap_or_default();
     let mode = sel.entries[0].mode.clone();
     // (series, [(threads, score, error)]) in the unit chosen above.
-    let series: Vec<(String, Vec<(f64, f64, Option<f64>)>)> = series_values(&sel, series_param)
+    let series: Vec<(String, Vec<Point>)> = series_values(&sel, series_param)
         .into_iter()
         .map(|name| {
-            let mut points: Vec<(f64, f64, Option<f64>)> = Vec::new();
+            let mut points: Vec<Point> = Vec::new();
             for e in sel
                 .entries
                 .iter()
@@ -506,8 +509,8 @@ pub fn throughput_vs_threads(
             mode_words(&mode),
             if y_log { ", log scale" } else { "" }
         );
-        let xf = |v: &f64| compact(x.from_drawn(*v).round());
-        let yf = |v: &f64| compact(y.from_drawn(*v));
+        let xf = |v: &f64| compact(x.value_at(*v).round());
+        let yf = |v: &f64| compact(y.value_at(*v));
         chart
             .configure_mesh()
             .x_desc(x_desc)
@@ -542,7 +545,7 @@ pub fn throughput_vs_threads(
             // Error bars: the 99.9% interval, clipped to the axis (a log axis has no zero).
             let bars = points.iter().filter_map(|p| {
                 let e = p.2?;
-                let lo = y.to_drawn((p.1 - e).max(y.from_drawn(y.range.start)));
+                let lo = y.to_drawn((p.1 - e).max(y.value_at(y.range.start)));
                 let hi = y.to_drawn(p.1 + e);
                 Some((x.to_drawn(p.0), lo, hi))
             });
@@ -709,7 +712,7 @@ pub fn latency_percentiles(
             .y_label_area_size(90)
             .build_cartesian_2d(Ticked::new(0.0..groups, x_ticks), y.coord())
             .map_err(draw_err)?;
-        let yf = |v: &f64| compact(y.from_drawn(*v));
+        let yf = |v: &f64| compact(y.value_at(*v));
         let prefix = if metric_prefix.is_empty() || metric_prefix == "primary" {
             String::new()
         } else {
