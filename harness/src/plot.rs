@@ -40,7 +40,7 @@ pub enum PlotError {
         available: Vec<String>,
     },
     /// The benchmark's entries lack the series parameter.
-    #[error("benchmark `{benchmark}` has no parameter `{param}`; its parameters: {}", available.join(", "))]
+    #[error("benchmark `{benchmark}` has no parameter `{param}`; its parameters: {}", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
     NoSeriesParam {
         /// The benchmark.
         benchmark: String,
@@ -99,8 +99,8 @@ struct Selection<'a> {
     fixed: Vec<String>,
 }
 
-/// The most common value; ties go to the first seen unless `prefer_last` (then the largest).
-fn most_common<T: Clone + PartialEq>(values: &[T], prefer_last: bool) -> Option<T> {
+/// The most common value; ties go to the first seen.
+fn most_common<T: Clone + PartialEq>(values: &[T]) -> Option<T> {
     let mut counts: Vec<(T, usize)> = Vec::new();
     for v in values {
         match counts.iter_mut().find(|(x, _)| x == v) {
@@ -109,15 +109,7 @@ fn most_common<T: Clone + PartialEq>(values: &[T], prefer_last: bool) -> Option<
         }
     }
     let best = counts.iter().map(|(_, n)| *n).max()?;
-    let mut tied = counts
-        .into_iter()
-        .filter(|(_, n)| *n == best)
-        .map(|(v, _)| v);
-    if prefer_last {
-        tied.last()
-    } else {
-        tied.next()
-    }
+    counts.into_iter().find(|(_, n)| *n == best).map(|(v, _)| v)
 }
 
 fn param<'e>(e: &'e JmhEntry, name: &str) -> Option<&'e str> {
@@ -162,29 +154,27 @@ fn select<'a>(
         });
     }
     let mut fixed = Vec::new();
-    let mut fix = |chosen: &mut Vec<&JmhEntry>,
-                   label: &str,
-                   key: &dyn Fn(&JmhEntry) -> String,
-                   prefer_last: bool| {
+    let mut fix = |chosen: &mut Vec<&JmhEntry>, label: &str, key: &dyn Fn(&JmhEntry) -> String| {
         let values: Vec<String> = chosen.iter().map(|e| key(e)).collect();
         let distinct = values
             .iter()
             .collect::<std::collections::BTreeSet<_>>()
             .len();
-        if let Some(v) = most_common(&values, prefer_last)
+        if let Some(v) = most_common(&values)
             && distinct > 1
         {
             fixed.push(format!("{label}={v}"));
             chosen.retain(|e| key(e) == v);
         }
     };
-    fix(&mut chosen, "mode", &|e| e.mode.clone(), false);
+    fix(&mut chosen, "mode", &|e| e.mode.clone());
     for name in names.iter().filter(|n| *n != series_param) {
         let key = |e: &JmhEntry| param(e, name).unwrap_or("-").to_string();
-        fix(&mut chosen, name, &key, false);
+        fix(&mut chosen, name, &key);
     }
     if fix_threads {
-        // Thread counts compare numerically: pad so the "largest" tie-break is numeric.
+        // Ties go to the largest thread count: the most contended configuration is the one a
+        // latency chart is usually drawn for.
         let values: Vec<u64> = chosen.iter().map(|e| e.threads).collect();
         let distinct = values
             .iter()
@@ -269,6 +259,29 @@ impl Axis {
                 if ticks.len() <= 10 {
                     break;
                 }
+            }
+            let mut range = range;
+            if ticks.len() < 2 {
+                // A narrow range between two 1-2-5 values: widen it to the values around it.
+                let steps = |d: i32| [1.0, 2.0, 5.0].map(|m| (m * 10f64.powi(d)).log10());
+                let around: Vec<f64> = (range.start.floor() as i32 - 1..=range.end.ceil() as i32)
+                    .flat_map(steps)
+                    .collect();
+                let below = around
+                    .iter()
+                    .copied()
+                    .filter(|t| *t <= range.start)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let above = around
+                    .iter()
+                    .copied()
+                    .filter(|t| *t >= range.end)
+                    .fold(f64::INFINITY, f64::min);
+                range = below..above;
+                ticks = around
+                    .into_iter()
+                    .filter(|t| range.contains(t) || *t == above)
+                    .collect();
             }
             Axis {
                 log_base: Some(10.0),
@@ -385,6 +398,7 @@ type Point = (f64, f64, Option<f64>);
 
 /// Throughput (the primary score) against threads for one benchmark, one line per value of
 /// `series_param`, with 99.9% error bars where `scoreError` is finite. Returns the SVG text.
+/// In `avgt` or `sample` mode the primary score is a time per operation, and the y axis says so.
 pub fn throughput_vs_threads(
     entries: &[JmhEntry],
     benchmark: &str,
@@ -397,7 +411,6 @@ pub fn throughput_vs_threads(
             .iter()
             .map(|e| e.primary_metric.score_unit.clone())
             .collect::<Vec<_>>(),
-        false,
     )
     .unwrap_or_default();
     let mode = sel.entries[0].mode.clone();
@@ -459,7 +472,15 @@ pub fn throughput_vs_threads(
         Axis {
             log_base: None,
             range: (tmin - pad).max(0.0)..(tmax + pad),
-            ticks: threads.clone(),
+            ticks: {
+                // At most about a dozen labels: every k-th thread count, always the last.
+                let k = threads.len().div_ceil(12);
+                let mut t: Vec<f64> = threads.iter().copied().step_by(k).collect();
+                if t.last() != threads.last() {
+                    t.extend(threads.last());
+                }
+                t
+            },
         }
     };
     let (vmin, vmax) = positive
@@ -942,6 +963,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("no percentiles for `get`"), "{e}");
+        let mut plain = entry("x.y", 1, &[], metric(1.0, 0.0, "ops/s"), &[]);
+        plain.params = None;
+        let e = throughput_vs_threads(&[plain], "x.y", "strategy", "t")
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("its parameters: none"), "{e}");
         let nan = entry(
             "x.y",
             1,
@@ -1037,5 +1064,27 @@ mod tests {
         assert!(svg.contains("latency (us/op), log scale"));
         assert!(svg.contains(">\np99.9\n<") && !svg.contains(">\np100\n<"));
         assert!(svg.contains(">\nimpl=a\n<") && svg.contains(">\nimpl=b\n<"));
+    }
+
+    #[test]
+    fn a_narrow_log_axis_still_has_ticks() {
+        let entries: Vec<JmhEntry> = ["a", "b"]
+            .iter()
+            .map(|s| {
+                let sec = [("get.p50", 3000.0, "us"), ("get.p99", 3100.0, "us")];
+                entry(
+                    "x.y",
+                    1,
+                    &[("strategy", s)],
+                    metric(1.0, 0.0, "ops/s"),
+                    &sec,
+                )
+            })
+            .collect();
+        let svg = latency_percentiles(&entries, "x.y", "strategy", "get", "t").unwrap();
+        assert!(
+            svg.contains(">\n2000\n<") && svg.contains(">\n5000\n<"),
+            "{svg}"
+        );
     }
 }
