@@ -55,7 +55,7 @@ pub enum CompareError {
 }
 
 /// Which way a metric improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Better {
     /// Up is good: throughput (`ops/s`, `req/s`, `docs/s`).
@@ -679,7 +679,7 @@ fn geomean(
             (ratio.is_finite() && ratio > 0.0).then(|| (better(&b.mode, &bm.score_unit), ratio))
         })
         .collect();
-    let directions: BTreeSet<_> = pairs.iter().map(|(d, _)| format!("{d:?}")).collect();
+    let directions: BTreeSet<Better> = pairs.iter().map(|(d, _)| *d).collect();
     let oriented = directions.len() > 1;
     let logs: Vec<f64> = pairs
         .iter()
@@ -1376,6 +1376,24 @@ mod tests {
         assert!(text(&c, false).contains(
             "over the 2 entries present in all files: contender.json 1.128x (higher is better)"
         ));
+    }
+
+    #[test]
+    fn mixed_directions_orient_the_ratios() {
+        // thrpt doubles (better) and avgt halves (better): oriented, both ratios are 2.
+        let file = |thrpt: f64, avgt: f64| {
+            format!(
+                r#"[{{"benchmark":"b.B.t","mode":"thrpt","threads":1,"primaryMetric":{{"score":{thrpt},
+                "scoreError":"NaN","scoreConfidence":["NaN","NaN"],"scoreUnit":"ops/s"}}}},
+                {{"benchmark":"b.B.a","mode":"avgt","threads":1,"primaryMetric":{{"score":{avgt},
+                "scoreError":"NaN","scoreConfidence":["NaN","NaN"],"scoreUnit":"ns/op"}}}}]"#
+            )
+        };
+        let c = compare(&[run("a", &file(100.0, 40.0)), run("b", &file(200.0, 20.0))]).unwrap();
+        let g = &c.geomeans[0];
+        assert!(g.oriented && g.better == Better::Higher);
+        assert!(close(g.ratio.unwrap(), 2.0, 1e-12));
+        assert!(text(&c, false).contains("b 2.000x (directions mixed"));
     }
 
     #[test]
