@@ -75,8 +75,11 @@ fn three_files_and_csv_and_json_to_a_file() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.starts_with("status,metric,benchmark"), "{out}");
-    // Same file name twice: the labels fall back to the paths as given.
-    assert!(out.contains(&contender));
+    // The same file twice: the labels number the repeats.
+    assert!(
+        out.contains("critsec_registry_contender.json (#3)"),
+        "{out}"
+    );
 
     let path = scratch("cmp.json");
     let o = critsec(&["compare", &base, &contender, "--format", "json", "--out"])

@@ -67,22 +67,53 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Column labels: file names, or the paths as given when two files share a name.
+/// Column labels: the shortest path suffixes that tell the files apart (usually file names).
 fn labels(files: &[PathBuf]) -> Vec<String> {
-    let name = |p: &Path| {
-        p.file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_else(|| p.display().to_string())
+    let suffix = |p: &Path, n: usize| {
+        let parts: Vec<String> = p
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().to_string())
+            .collect();
+        parts[parts.len().saturating_sub(n)..].join("/")
     };
-    let names: Vec<String> = files.iter().map(|p| name(p)).collect();
-    let unique = names
+    let deepest = files
         .iter()
-        .collect::<std::collections::BTreeSet<_>>()
-        .len()
-        == names.len();
-    if unique {
-        names
-    } else {
-        files.iter().map(|p| p.display().to_string()).collect()
+        .map(|p| p.components().count())
+        .max()
+        .unwrap_or(1);
+    for n in 1..=deepest {
+        let labels: Vec<String> = files.iter().map(|p| suffix(p, n)).collect();
+        let distinct: std::collections::BTreeSet<&String> = labels.iter().collect();
+        if distinct.len() == labels.len() {
+            return labels;
+        }
+    }
+    // The same path given twice: number the repeats.
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!("{} (#{})", p.display(), i + 1))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    #[test]
+    fn labels_are_the_shortest_distinct_suffixes() {
+        let check = |files: &[&str], expected: &[&str]| {
+            let files: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+            assert_eq!(super::labels(&files), expected);
+        };
+        check(&["a/base.json", "b/pr.json"], &["base.json", "pr.json"]);
+        check(
+            &["x/a/run.json", "x/b/run.json"],
+            &["a/run.json", "b/run.json"],
+        );
+        check(
+            &["run.json", "run.json"],
+            &["run.json (#1)", "run.json (#2)"],
+        );
     }
 }
