@@ -141,4 +141,16 @@ fn missing_and_malformed_files_say_which_and_where() {
     let err = stderr(&o);
     assert!(err.contains("bad.json: line 2, column"), "{err}");
     assert!(err.contains("expected a JMH `-rf json` array"), "{err}");
+
+    let meta = scratch("run.meta.json");
+    std::fs::write(&meta, "{\"critsec_version\": \"0.1.0\"}\n").expect("write");
+    let o = critsec(&["compare", &base, meta.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "run.meta.json is a run's metadata; compare reads the JMH JSON file next to it"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -47,7 +47,18 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     for (path, label) in args.files.iter().zip(labels) {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        let entries = read_entries(&text, &path.display().to_string())?;
+        let entries = read_entries(&text, &path.display().to_string()).map_err(|e| {
+            let error = anyhow::Error::new(e);
+            if path.to_string_lossy().ends_with(".meta.json") {
+                // The sibling metadata file of a run is an easy file to pass by mistake.
+                error.context(format!(
+                    "{} is a run's metadata; compare reads the JMH JSON file next to it",
+                    path.display()
+                ))
+            } else {
+                error
+            }
+        })?;
         runs.push(Run { label, entries });
     }
     let comparison = compare(&runs)?;
