@@ -26,10 +26,26 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("critsec-cli-compare-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
+/// A fresh directory for one test's files, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Scratch {
+        let dir =
+            std::env::temp_dir().join(format!("critsec-cli-compare-{}-{test}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        Scratch(dir)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 #[test]
@@ -81,7 +97,8 @@ fn three_files_and_csv_and_json_to_a_file() {
         "{out}"
     );
 
-    let path = scratch("cmp.json");
+    let dir = Scratch::new("out");
+    let path = dir.path("cmp.json");
     let o = critsec(&["compare", &base, &contender, "--format", "json", "--out"])
         .status
         .code();
@@ -130,7 +147,8 @@ fn missing_and_malformed_files_say_which_and_where() {
         stderr(&o)
     );
 
-    let bad = scratch("bad.json");
+    let dir = Scratch::new("malformed");
+    let bad = dir.path("bad.json");
     std::fs::write(
         &bad,
         "[\n  {\"benchmark\": \"x\", \"mode\": \"thrpt\", \"threads\": \"four\"}\n]\n",
@@ -142,7 +160,7 @@ fn missing_and_malformed_files_say_which_and_where() {
     assert!(err.contains("bad.json: line 2, column"), "{err}");
     assert!(err.contains("expected a JMH `-rf json` array"), "{err}");
 
-    let meta = scratch("run.meta.json");
+    let meta = dir.path("run.meta.json");
     std::fs::write(&meta, "{\"critsec_version\": \"0.1.0\"}\n").expect("write");
     let o = critsec(&["compare", &base, meta.to_str().expect("utf-8")]);
     assert_eq!(o.status.code(), Some(1));
