@@ -7,7 +7,8 @@
 //! Choosing entries: the other parameters of the benchmark are each fixed at their most common
 //! value (ties go to the value seen first in the file), and so is the mode; the latency chart
 //! also fixes the thread count (most common, ties to the largest). Every fixed choice that had
-//! alternatives is printed under the title, so a chart never mixes configurations silently. A
+//! alternatives is printed under the title, so a chart never mixes configurations silently, and
+//! so is any series value left without data by those choices. A
 //! report that wants one chart per combination filters the entries first and calls once per
 //! combination: with one value left, nothing needs choosing.
 //!
@@ -97,6 +98,8 @@ struct Selection<'a> {
     entries: Vec<&'a JmhEntry>,
     /// `name=value` choices among several values, for the subtitle.
     fixed: Vec<String>,
+    /// Series values with entries only at other choices: named in the subtitle, not drawn.
+    dropped: Vec<String>,
 }
 
 /// The most common value; ties go to the first seen.
@@ -153,6 +156,15 @@ fn select<'a>(
             available: names,
         });
     }
+    let all_series: Vec<String> = chosen
+        .iter()
+        .filter_map(|e| param(e, series_param).map(String::from))
+        .fold(Vec::new(), |mut acc, v| {
+            if !acc.contains(&v) {
+                acc.push(v);
+            }
+            acc
+        });
     let mut fixed = Vec::new();
     let mut fix = |chosen: &mut Vec<&JmhEntry>, label: &str, key: &dyn Fn(&JmhEntry) -> String| {
         let values: Vec<String> = chosen.iter().map(|e| key(e)).collect();
@@ -192,9 +204,14 @@ fn select<'a>(
             chosen.retain(|e| e.threads == t);
         }
     }
+    let dropped = all_series
+        .into_iter()
+        .filter(|v| !chosen.iter().any(|e| param(e, series_param) == Some(v)))
+        .collect();
     Ok(Selection {
         entries: chosen,
         fixed,
+        dropped,
     })
 }
 
@@ -377,6 +394,12 @@ fn subtitle(sel: &Selection<'_>, series_param: &str) -> String {
         parts.push(format!(
             "fixed at the most common values: {}",
             sel.fixed.join(", ")
+        ));
+    }
+    if !sel.dropped.is_empty() {
+        parts.push(format!(
+            "no data there for {series_param}={}",
+            sel.dropped.join(", ")
         ));
     }
     parts.join("; ")
@@ -909,6 +932,20 @@ mod tests {
             assert_eq!(count(&svg, &format!(">\n{s}\n<")), 1, "legend entry {s}");
         }
         assert!(svg.contains("fixed at the most common values: cores=10"));
+        let mut more = sweep();
+        more.push(entry(
+            "registry.get_core_micro",
+            1,
+            &[("strategy", "striped"), ("cores", "1000")],
+            metric(1.0, 0.1, "ops/s"),
+            &[],
+        ));
+        let svg2 =
+            throughput_vs_threads(&more, "registry.get_core_micro", "strategy", "t").unwrap();
+        assert!(
+            svg2.contains("no data there for strategy=striped"),
+            "{svg2}"
+        );
         // Exactly one thick polyline per series; tick labels at each thread count.
         assert_eq!(count(&svg, "stroke-width=\"2\" points="), 3, "{svg}");
         for t in ["1", "2", "4", "8", "16"] {
