@@ -8,9 +8,9 @@
 //! value (ties go to the value seen first in the file), and so is the mode; the latency chart
 //! also fixes the thread count (most common, ties to the largest). Every fixed choice that had
 //! alternatives is printed under the title, so a chart never mixes configurations silently, and
-//! so is any series value left without data by those choices. A
-//! report that wants one chart per combination filters the entries first and calls once per
-//! combination: with one value left, nothing needs choosing.
+//! so is any series value left without data by those choices. A report that wants one chart per
+//! combination filters the entries first and calls once per combination: with one value left,
+//! nothing needs choosing.
 //!
 //! Scales: threads on a log2 axis when they span 8x or more (thread sweeps double); scores on a
 //! log axis when they spread more than 10x (a snapshot strategy can be 100x a mutex under
