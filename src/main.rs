@@ -29,6 +29,8 @@ enum Command {
     Reproduce(cmd::reproduce::ReproduceArgs),
     /// Parse Lucene classic queries and print Lucene's rendering or the error.
     Parse(cmd::parse::ParseArgs),
+    /// Compare runs side by side: baseline first, then one or more contenders (JMH JSON files).
+    Compare(cmd::compare::CompareArgs),
     /// Print the machine facts and the environment hazards that distort measurements.
     Doctor,
 }
@@ -45,6 +47,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(&args),
         Command::Reproduce(args) => cmd::reproduce::run(&args),
         Command::Parse(args) => cmd::parse::run(&args),
+        Command::Compare(args) => cmd::compare::run(&args),
         Command::Doctor => cmd::doctor::run(),
     };
     match result {

@@ -6,7 +6,9 @@
 //! ([`trial::run_trial`]) sets up, verifies, and runs synchronized iterations ([`control`]) in
 //! which only operations completed inside the measured window count; [`stats`] summarises the
 //! iteration scores as JMH does (mean ± half-width of the 99.9% Student-t interval); [`jmh`]
-//! writes JMH's JSON layout and [`output`] the table and metadata.
+//! writes JMH's JSON layout and [`output`] the table and metadata. [`compare`] puts N runs (ours
+//! or real JMH's) side by side with intervals and a significance test; [`plot`] draws SVG charts
+//! (throughput vs threads, latency percentiles) for reports.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -26,12 +28,14 @@
 #![deny(missing_docs)]
 
 pub mod claim;
+pub mod compare;
 pub mod control;
 pub mod cpu;
 pub mod environment;
 pub mod fork;
 pub mod jmh;
 pub mod output;
+pub mod plot;
 pub mod probe;
 pub mod report;
 pub mod reproduce;
