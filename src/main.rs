@@ -31,6 +31,8 @@ enum Command {
     Parse(cmd::parse::ParseArgs),
     /// Compare runs side by side: baseline first, then one or more contenders (JMH JSON files).
     Compare(cmd::compare::CompareArgs),
+    /// Write results/REPORT.md: verdicts, strategy tables and plots (`--fresh` measures first).
+    Report(cmd::report::ReportArgs),
     /// Print the machine facts and the environment hazards that distort measurements.
     Doctor,
 }
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => cmd::reproduce::run(&args),
         Command::Parse(args) => cmd::parse::run(&args),
         Command::Compare(args) => cmd::compare::run(&args),
+        Command::Report(args) => cmd::report::run(&args),
         Command::Doctor => cmd::doctor::run(),
     };
     match result {

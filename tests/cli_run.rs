@@ -189,3 +189,51 @@ fn an_interrupted_run_still_writes_whole_json() {
     assert_eq!(meta["interrupted"], true);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn report_renders_saved_runs_and_rejects_missing_input() {
+    let dir = temp_dir("report");
+    let json = dir.join("registry-request_mix.json");
+    let o = critsec(&[
+        "run",
+        "registry/request_mix",
+        "-p",
+        "strategy=mutex,snapshot",
+        "-p",
+        "writer_interval_ms=0",
+        "-t",
+        "1,2",
+        "-wi",
+        "0",
+        "-i",
+        "2",
+        "-r",
+        "20ms",
+        "-f",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = critsec(&[
+        "report",
+        json.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
+    assert!(
+        md.contains("| params | threads | mutex | snapshot |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("![registry.request_mix: throughput vs threads](registry-request_mix-0.svg)"),
+        "{md}"
+    );
+    let svg = std::fs::read_to_string(dir.join("registry-request_mix-0.svg")).unwrap();
+    assert!(svg.contains("strategy=snapshot") && svg.contains("threads"));
+    let o = critsec(&["report", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -510,9 +510,11 @@ pub fn throughput_vs_threads(
         .iter()
         .fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(*v), b.max(*v)));
     let y_log = positive.len() == all.len() && vmax / vmin > 10.0;
+    // An interval from few iterations can be many times its score (t(0.9995, 2) = 31.6); let
+    // such a bar run off the top rather than squash every line against the x axis.
     let top = series
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|x| x.1 + x.2.unwrap_or(0.0)))
+        .flat_map(|(_, p)| p.iter().map(|x| x.1 + x.2.unwrap_or(0.0).min(x.1)))
         .fold(vmax, f64::max);
     let y = Axis::values(vmin, top, y_log);
     // The legend goes in the upper corner over the lower half of the data.
@@ -590,7 +592,7 @@ pub fn throughput_vs_threads(
             let bars = points.iter().filter_map(|p| {
                 let e = p.2?;
                 let lo = y.to_drawn((p.1 - e).max(y.value_at(y.range.start)));
-                let hi = y.to_drawn(p.1 + e);
+                let hi = y.to_drawn((p.1 + e).min(y.value_at(y.range.end)));
                 Some((x.to_drawn(p.0), lo, hi))
             });
             for (bx, lo, hi) in bars {

@@ -4,6 +4,7 @@ pub mod compare;
 pub mod doctor;
 pub mod list;
 pub mod parse;
+pub mod report;
 pub mod reproduce;
 pub mod run;
 
