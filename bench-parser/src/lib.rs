@@ -36,40 +36,6 @@ mod tests {
             ids.iter().any(|i| i.starts_with("parser-vs-tantivy")),
             "{ids:?}"
         );
-        let scenarios = scenarios();
-        for c in &claims {
-            for contender in [false, true] {
-                let (name, params, threads, _) = c.side(contender);
-                let s = scenarios
-                    .iter()
-                    .find(|s| s.name() == name)
-                    .expect("scenario exists");
-                assert!(
-                    threads.parse::<usize>().is_ok(),
-                    "{}: threads {threads}",
-                    c.id
-                );
-                for (k, v) in &params.0 {
-                    let spec = s
-                        .params()
-                        .into_iter()
-                        .find(|p| p.name == k)
-                        .unwrap_or_else(|| panic!("{}: {k}", c.id));
-                    assert!(
-                        spec.accepted.is_empty() || spec.accepted.contains(v),
-                        "{}: {k}={v}",
-                        c.id
-                    );
-                }
-                for spec in s.params() {
-                    assert!(
-                        params.0.contains_key(spec.name),
-                        "{}: {} not set",
-                        c.id,
-                        spec.name
-                    );
-                }
-            }
-        }
+        critsec_harness::reproduce::check_claim_file(scenarios(), &claims).unwrap();
     }
 }

@@ -47,42 +47,12 @@ mod tests {
 
     #[test]
     fn claims_name_real_scenarios_with_valid_parameters() {
-        let scenarios = scenarios();
         let claims = claims().unwrap();
         let ids: Vec<&str> = claims.iter().map(|c| c.id.as_str()).collect();
         for id in ["SOLR-16497-micro", "SOLR-16497-load", "SOLR-16497-load-cpu"] {
             assert!(ids.contains(&id), "missing claim {id}");
         }
         assert!(ids.iter().any(|id| id.starts_with("registry-snapshot")));
-        for claim in &claims {
-            for contender in [false, true] {
-                let (scenario, params, _threads, _env) = claim.side(contender);
-                let s = scenarios
-                    .iter()
-                    .find(|s| s.name() == scenario)
-                    .unwrap_or_else(|| panic!("{}: no scenario {scenario}", claim.id));
-                let specs = s.params();
-                for (k, v) in &params.0 {
-                    let spec = specs
-                        .iter()
-                        .find(|p| p.name == k)
-                        .unwrap_or_else(|| panic!("{}: {scenario} has no parameter {k}", claim.id));
-                    assert!(
-                        spec.accepted.is_empty() || spec.accepted.contains(v),
-                        "{}: {k}={v} not in {:?}",
-                        claim.id,
-                        spec.accepted
-                    );
-                }
-                for spec in &specs {
-                    assert!(
-                        params.0.contains_key(spec.name),
-                        "{}: {} unset",
-                        claim.id,
-                        spec.name
-                    );
-                }
-            }
-        }
+        critsec_harness::reproduce::check_claim_file(scenarios(), &claims).unwrap();
     }
 }

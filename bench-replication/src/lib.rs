@@ -23,3 +23,16 @@ pub fn claims() -> Result<Vec<Claim>, ClaimError> {
         "bench-replication/claims.toml",
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_name_the_scenario_with_every_parameter_set() {
+        let claims = claims().unwrap();
+        assert!(claims.iter().any(|c| c.id.starts_with("ISPN-dist-sync")));
+        assert!(claims.iter().any(|c| c.id.starts_with("ISPN-numowners1")));
+        critsec_harness::reproduce::check_claim_file(scenarios(), &claims).unwrap();
+    }
+}

@@ -228,6 +228,34 @@ pub fn validate_claim(catalog: &Catalog, claim: &Claim) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks a bench crate's claims against its scenarios: each claim is valid (see
+/// [`validate_claim`]) and sets every parameter of its scenario, so that each side runs exactly
+/// one configuration that a reader can see in `claims.toml`. Bench crates call this in a test.
+pub fn check_claim_file(
+    scenarios: Vec<Box<dyn crate::Scenario>>,
+    claims: &[Claim],
+) -> Result<(), String> {
+    let catalog = Catalog::new(scenarios);
+    for claim in claims {
+        validate_claim(&catalog, claim)?;
+        for contender in [false, true] {
+            let (scenario, params, _, _) = claim.side(contender);
+            let s = catalog
+                .find(&scenario)
+                .ok_or_else(|| format!("unknown scenario `{scenario}`"))?;
+            for p in s.params() {
+                if !params.0.contains_key(p.name) {
+                    return Err(format!(
+                        "claim `{}` leaves `{}` of {scenario} unset",
+                        claim.id, p.name
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Picks the claim's metric out of one iteration.
 pub fn metric_of(metric: &str, it: &IterationResult) -> Result<(f64, String), String> {
     if metric == "primary" {

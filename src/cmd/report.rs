@@ -23,7 +23,8 @@ use crate::catalog::{catalog, claims};
 /// Arguments of `critsec report`.
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
-    /// Saved runs (JMH JSON written by `critsec run --json`) to report on.
+    /// Saved runs (JMH JSON written by `critsec run --json`) to report on, or a published run's
+    /// folder (its run files, and its `verdicts.json` unless `--verdicts` is given).
     pub runs: Vec<PathBuf>,
     /// A verdict file written by `critsec reproduce --json`.
     #[arg(long, value_name = "FILE")]
@@ -394,6 +395,24 @@ fn render(out: &Path, runs: &[PathBuf], verdicts: Option<&Path>) -> anyhow::Resu
     Ok(report)
 }
 
+/// The run files of a folder (every `*.json` but metadata and verdicts, sorted) and its verdicts.
+fn run_folder(dir: &Path) -> anyhow::Result<(Vec<PathBuf>, Option<PathBuf>)> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            name.ends_with(".json") && !name.ends_with(".meta.json") && name != "verdicts.json"
+        })
+        .collect();
+    runs.sort();
+    let verdicts = Some(dir.join("verdicts.json")).filter(|v| v.is_file());
+    Ok((runs, verdicts))
+}
+
 fn fix_suffix(fix: &[(&str, &str)]) -> String {
     if fix.is_empty() {
         String::new()
@@ -431,11 +450,23 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     } else {
         if args.runs.is_empty() && args.verdicts.is_none() {
             return Err(UsageError(
-                "give run files (critsec run --json), --verdicts FILE, or --fresh".into(),
+                "give run files (critsec run --json), a run folder, --verdicts FILE, or --fresh"
+                    .into(),
             )
             .into());
         }
-        (args.runs.clone(), args.verdicts.clone())
+        let mut runs = Vec::new();
+        let mut verdicts = args.verdicts.clone();
+        for path in &args.runs {
+            if path.is_dir() {
+                let (folder_runs, folder_verdicts) = run_folder(path)?;
+                runs.extend(folder_runs);
+                verdicts = verdicts.or(folder_verdicts);
+            } else {
+                runs.push(path.clone());
+            }
+        }
+        (runs, verdicts)
     };
     let report = render(&args.out, &runs, verdicts.as_deref())?;
     eprintln!("critsec: wrote {}", report.display());
