@@ -135,3 +135,42 @@ impl<T> Deref for SnapshotGuard<T> {
         &self.0
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_after_a_store_sees_it_even_with_a_cached_value() {
+        let cell = SnapshotCell::new(Arc::new(1));
+        assert_eq!(cell.read(|v| *v), 1, "fills this thread's cache");
+        cell.store(Arc::new(2));
+        assert_eq!(cell.read(|v| *v), 2);
+        assert_eq!(*cell.load(), 2);
+        std::thread::scope(|s| {
+            s.spawn(|| assert_eq!(cell.read(|v| *v), 2, "a new thread's first read"));
+        });
+    }
+
+    #[test]
+    fn a_nested_read_takes_the_shared_path() {
+        let cell = SnapshotCell::new(Arc::new(7));
+        let sum = cell.read(|outer| outer + cell.read(|inner| *inner));
+        assert_eq!(sum, 14);
+    }
+
+    #[test]
+    fn the_cache_pins_at_most_the_last_value_it_saw() {
+        let first = Arc::new(1);
+        let cell = SnapshotCell::new(Arc::clone(&first));
+        cell.read(|_| ());
+        cell.store(Arc::new(2));
+        assert_eq!(Arc::strong_count(&first), 2, "ours and this thread's cache");
+        cell.read(|_| ());
+        assert_eq!(
+            Arc::strong_count(&first),
+            1,
+            "released once the thread reads again"
+        );
+    }
+}
