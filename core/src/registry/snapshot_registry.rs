@@ -1,6 +1,6 @@
 //! Models: ours, lock-free readers: read-copy-update over an immutable snapshot of loaded cores.
 //! Upstream: none (the control SOLR-16497 lacked); writers follow `SolrCores` under one mutex.
-//! Hot path: no lock; 1 arc-swap load, lookup, a CAS on the count + an `Arc` increment, MDC puts.
+//! Hot path: no lock; a per-thread cached snapshot (1 load), lookup, a CAS + `Arc` increment, MDC.
 //!
 //! Writers (put, remove, swap, unload, reload, the load path, shutdown) serialise on
 //! `registry.writer_lock`, change the authoritative [`RegistryState`] and, if the loaded cores or
@@ -65,15 +65,17 @@ impl SnapshotRegistry {
     /// saying whether the snapshot that missed had `name` registered (then a load may be due).
     fn open_loaded(&self, name: &str, id: Option<CoreId>) -> Result<CoreHandle, bool> {
         loop {
-            let view = self.view.load();
-            let Some(core) = view.lookup(name, id) else {
-                return Err(view.resident_descriptors.contains_key(name));
-            };
-            if core.try_open() {
-                return Ok(CoreHandle::from_open(Arc::clone(core)));
+            let attempt = self.view.read(|view| match view.lookup(name, id) {
+                None => Some(Err(view.resident_descriptors.contains_key(name))),
+                Some(core) => core
+                    .try_open()
+                    .then(|| Ok(CoreHandle::from_open(Arc::clone(core)))),
+            });
+            if let Some(result) = attempt {
+                return result;
             }
-            // The core closed after we loaded `view`: it was unpublished before it closed, so a
-            // fresh load no longer holds it (module doc).
+            // The core closed after we read the snapshot: it was unpublished before it closed,
+            // so a fresh read no longer holds it (module doc).
         }
     }
 
@@ -161,7 +163,7 @@ impl CoreRegistry for SnapshotRegistry {
     }
 
     fn get_core_descriptor(&self, name: &str) -> Option<Arc<CoreDescriptor>> {
-        self.view.load().descriptor(name)
+        self.view.read(|view| view.descriptor(name))
     }
 
     fn get_loaded_core_without_increment(&self, name: &str) -> Option<Arc<Core>> {
@@ -217,7 +219,7 @@ impl CoreRegistry for SnapshotRegistry {
     }
 
     fn is_loaded(&self, name: &str) -> bool {
-        self.view.load().cores.contains_key(name)
+        self.view.read(|view| view.cores.contains_key(name))
     }
 
     fn is_core_loading(&self, name: &str) -> bool {
