@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use super::collections::Slab;
+use super::collections::{IdMap, Slab};
 use super::data_container::DataContainer;
 use super::error::ConfigError;
 use super::hashing::{ConsistentHash, Owners};
@@ -15,7 +15,7 @@ use super::key_lock::{KeyLockTable, LockAttempt};
 use super::message::{
     ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, PutResult, Versioned,
 };
-use super::pool::{Pool, RejectionPolicy, SlotKind};
+use super::pool::{Pool, RejectionPolicy, Slot};
 use super::timeouts::{Deadline, DeadlineKey, Timeouts};
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind};
 
@@ -121,7 +121,7 @@ pub(crate) struct PrimaryOp {
     pub key: Key,
     pub value: u64,
     /// The pool slot a remote command holds (a local requester holds none: it is its own thread).
-    pub slot: Option<SlotKind>,
+    pub slot: Option<Slot>,
     /// The lock-acquisition or backup-reply deadline currently armed.
     pub deadline: Option<DeadlineKey>,
     /// The entry applied, once applied.
@@ -188,6 +188,13 @@ pub struct NodeCore {
     pub(crate) ops: Slab<PrimaryOp>,
     work: VecDeque<Work>,
     pub(crate) stats: NodeStats,
+    /// Real slots (threads driver): admitted commands wait here for their thread's `Input::Run`.
+    real_slots: bool,
+    parked: IdMap<u64, (Slot, NodeId, Msg)>,
+    /// Real slots: ops whose key lock was granted while their thread was blocked, by slot id.
+    granted: IdMap<u64, u64>,
+    /// Real slots: the slot whose thread feeds the current input, if any.
+    current_slot: Option<u64>,
 }
 
 impl NodeCore {
@@ -213,6 +220,10 @@ impl NodeCore {
             ops: Slab::default(),
             work: VecDeque::new(),
             stats: NodeStats::default(),
+            real_slots: false,
+            parked: IdMap::default(),
+            granted: IdMap::default(),
+            current_slot: None,
         })
     }
 
@@ -472,7 +483,7 @@ impl NodeCore {
         origin: Origin,
         key: Key,
         value: u64,
-        slot: Option<SlotKind>,
+        slot: Option<Slot>,
     ) -> u64 {
         let op = self.ops.insert(PrimaryOp {
             origin,
@@ -646,7 +657,7 @@ pub(crate) trait ProtocolLogic: Send + 'static {
         &mut self,
         core: &mut NodeCore,
         now: u64,
-        slot: SlotKind,
+        slot: Slot,
         from: NodeId,
         msg: Msg,
         out: &mut Vec<Output>,
@@ -700,8 +711,20 @@ impl<L: ProtocolLogic> Node<L> {
                 match w {
                     Work::Msg(from, msg) => self.on_msg(now, from, msg, out),
                     Work::LockGranted(op) => {
-                        if self.core.lock_granted(now, op).is_some() {
-                            self.logic.on_lock_granted(&mut self.core, now, op, out);
+                        let Some(slot) = self.core.lock_granted(now, op).map(|o| o.slot) else {
+                            continue;
+                        };
+                        match slot {
+                            // Real slots: the lock is the op's from now on, but its command
+                            // continues on its own (blocked) thread, not on the one that unlocked.
+                            Some(slot)
+                                if self.core.real_slots
+                                    && self.core.current_slot != Some(slot.id) =>
+                            {
+                                self.core.granted.insert(slot.id, op);
+                                out.push(Output::Resume { slot: slot.id });
+                            }
+                            _ => self.logic.on_lock_granted(&mut self.core, now, op, out),
                         }
                     }
                 }
@@ -736,14 +759,16 @@ impl<L: ProtocolLogic> Node<L> {
         }
     }
 
-    fn run_command(
-        &mut self,
-        now: u64,
-        slot: SlotKind,
-        from: NodeId,
-        msg: Msg,
-        out: &mut Vec<Output>,
-    ) {
+    fn run_command(&mut self, now: u64, slot: Slot, from: NodeId, msg: Msg, out: &mut Vec<Output>) {
+        if self.core.real_slots && self.core.current_slot != Some(slot.id) {
+            // The command runs when a thread of its pool takes the slot (`Input::Run`).
+            self.core.parked.insert(slot.id, (slot, from, msg));
+            out.push(Output::Execute {
+                slot: slot.id,
+                kind: slot.kind,
+            });
+            return;
+        }
         match msg {
             Msg::Get { rid, key } => {
                 let entry = self.core.data.get(key);
@@ -804,11 +829,37 @@ impl<L: ProtocolLogic> NodeMachine for Node<L> {
                     self.run(now, out);
                 }
             }
+            Input::Run { slot } => {
+                if let Some((slot, from, msg)) = self.core.parked.remove(&slot) {
+                    self.core.current_slot = Some(slot.id);
+                    self.run_command(now, slot, from, msg, out);
+                }
+            }
+            Input::Resume { slot } => {
+                if let Some(op) = self.core.granted.remove(&slot) {
+                    self.core.current_slot = Some(slot);
+                    self.logic.on_lock_granted(&mut self.core, now, op, out);
+                }
+            }
         }
         self.run(now, out);
+        self.core.current_slot = None;
         if let Some(at) = self.core.timeouts.rearm() {
             out.push(Output::SetTimer { at });
         }
+        if self.core.real_slots {
+            out.extend(
+                self.core
+                    .pool
+                    .take_released()
+                    .map(|slot| Output::SlotFreed { slot }),
+            );
+        }
+    }
+
+    fn use_real_slots(&mut self) {
+        self.core.real_slots = true;
+        self.core.pool.track_releases();
     }
 
     fn core(&self) -> &NodeCore {
