@@ -228,8 +228,26 @@ mod tests {
     #[test]
     fn caller_runs_overflows_to_oob_then_rejects() {
         let mut p = Pool::new(1, 1, RejectionPolicy::CallerRuns);
-        assert!(matches!(p.admit(1), Ok((Slot { kind: SlotKind::Pool, .. }, _))));
-        assert!(matches!(p.admit(2), Ok((Slot { kind: SlotKind::Oob, .. }, _))));
+        assert!(matches!(
+            p.admit(1),
+            Ok((
+                Slot {
+                    kind: SlotKind::Pool,
+                    ..
+                },
+                _
+            ))
+        ));
+        assert!(matches!(
+            p.admit(2),
+            Ok((
+                Slot {
+                    kind: SlotKind::Oob,
+                    ..
+                },
+                _
+            ))
+        ));
         assert!(matches!(p.admit(3), Err(Some(3))));
         assert_eq!(p.rejections(), 1);
         assert!(

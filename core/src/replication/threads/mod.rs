@@ -890,4 +890,53 @@ mod tests {
             assert_eq!(report.keys_written, 64, "{kind:?}");
         }
     }
+
+    /// Two requesters on node 1 writing one key whose primary is node 0, over 1 ms links: node
+    /// 0's pool threads really block in lock-forwarding commands (backup round trips) and a
+    /// command queued for the key lock is continued on its own thread after the grant.
+    #[test]
+    fn lock_forwarding_commands_block_their_pool_threads() {
+        let cfg = ThreadsConfig {
+            cluster: ClusterConfig {
+                nodes: 2,
+                keys: 16,
+                pool_size: 4,
+                ..ClusterConfig::default()
+            },
+            latency_us: 1_000,
+            ..ThreadsConfig::default()
+        };
+        let hash = cfg.cluster.hash().unwrap();
+        let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+        let cluster =
+            ThreadCluster::start(&crate::replication::LockForwardingProtocol, cfg).unwrap();
+        let mut acks = AckLog::new(16);
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2u64)
+                .map(|i| {
+                    let mut c = cluster.client(1).unwrap();
+                    s.spawn(move || {
+                        for n in 0..20 {
+                            let v = (key as u64) << 32 | i << 8 | n;
+                            assert!(
+                                matches!(c.put(key, v).unwrap(), Outcome::Put(e) if e.value == v)
+                            );
+                        }
+                        c.take_acks()
+                    })
+                })
+                .collect();
+            for h in hs {
+                acks.merge(&h.join().unwrap());
+            }
+        });
+        let (report, stats) = cluster.verify(&acks, Duration::from_secs(10)).unwrap();
+        assert_eq!(report.acked_writes, 40);
+        assert_eq!(stats.pool_rejections + stats.lock_timeouts, 0);
+        let d = cluster.driver_stats();
+        // 40 remote puts at node 0 and 40 backup writes at node 1 ran on pool threads.
+        assert_eq!(d.pool_commands, 80, "{d:#?}");
+        assert!(d.blocked_waits > 0 && d.resumes > 0, "{d:#?}");
+        assert!(d.max_busy_pool_threads >= 2, "{d:#?}");
+    }
 }

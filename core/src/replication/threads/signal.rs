@@ -129,9 +129,6 @@ mod tests {
         };
         s.post(SlotEvent::Resume);
         s.post(SlotEvent::Freed);
-        assert_eq!(
-            t.join().unwrap(),
-            vec![SlotEvent::Resume, SlotEvent::Freed]
-        );
+        assert_eq!(t.join().unwrap(), vec![SlotEvent::Resume, SlotEvent::Freed]);
     }
 }
