@@ -884,3 +884,104 @@ impl<L: ProtocolLogic> NodeMachine for Node<L> {
         self.logic.sequences()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replication::pool::SlotKind;
+    use crate::replication::{LockForwardingProtocol, WriteProtocol};
+
+    fn step(m: &mut dyn NodeMachine, input: Input) -> Vec<Output> {
+        let mut out = Vec::new();
+        m.handle(0, input, &mut out);
+        out.retain(|o| !matches!(o, Output::SetTimer { .. }));
+        out
+    }
+
+    /// Real-slot mode at the machine level (what the threads driver relies on): an admitted
+    /// command waits for `Run`; a lock granted by another input is announced with `Resume` and
+    /// continued only on `Resume`; released slots are announced.
+    #[test]
+    fn real_slots_park_commands_and_hand_lock_grants_to_their_slot() {
+        let cfg = ClusterConfig {
+            nodes: 2,
+            keys: 16,
+            ..ClusterConfig::default()
+        };
+        let hash = cfg.hash().unwrap();
+        let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+        let mut m = LockForwardingProtocol.new_node(0, &cfg).unwrap();
+        m.use_real_slots();
+        let put = |rid| Input::Message {
+            from: 1,
+            msg: Msg::Put {
+                rid,
+                key,
+                value: rid,
+            },
+        };
+        let [Output::Execute { slot: a, kind }] = step(m.as_mut(), put(1))[..] else {
+            panic!("the first put is parked");
+        };
+        assert_eq!(kind, SlotKind::Pool);
+        let [Output::Execute { slot: b, .. }] = step(m.as_mut(), put(2))[..] else {
+            panic!("the second put is parked");
+        };
+        // `a` gets the lock at once and replicates while holding it.
+        let out = step(m.as_mut(), Input::Run { slot: a });
+        assert!(
+            matches!(
+                out[..],
+                [Output::Send {
+                    to: 1,
+                    msg: Msg::BackupWrite { .. }
+                }]
+            ),
+            "{out:?}"
+        );
+        // `b` queues for the lock: nothing happens, its thread blocks.
+        assert_eq!(step(m.as_mut(), Input::Run { slot: b }), vec![]);
+        // The backup reply ends `a`: its slot is freed and `b` is told it holds the lock, but
+        // `b`'s replication has not started on this (delivering) input.
+        let Output::Send {
+            msg: Msg::BackupWrite { rid: op_a, .. },
+            ..
+        } = out[0]
+        else {
+            unreachable!()
+        };
+        let out = step(
+            m.as_mut(),
+            Input::Message {
+                from: 1,
+                msg: Msg::BackupReply { rid: op_a },
+            },
+        );
+        assert!(out.contains(&Output::Resume { slot: b }), "{out:?}");
+        assert!(out.contains(&Output::SlotFreed { slot: a }), "{out:?}");
+        assert!(
+            !out.iter().any(|o| matches!(
+                o,
+                Output::Send {
+                    msg: Msg::BackupWrite { .. },
+                    ..
+                }
+            )),
+            "{out:?}"
+        );
+        // `b`'s thread continues it.
+        let out = step(m.as_mut(), Input::Resume { slot: b });
+        assert!(
+            matches!(
+                out[..],
+                [Output::Send {
+                    to: 1,
+                    msg: Msg::BackupWrite { .. }
+                }]
+            ),
+            "{out:?}"
+        );
+        assert!(m.busy_reason().is_some());
+        assert_eq!(m.stats().lock_timeouts, 0);
+    }
+}
