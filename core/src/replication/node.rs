@@ -34,10 +34,12 @@ pub struct ClusterConfig {
     pub lock_timeout_us: u64,
     /// Reply / ack timeout (`replTimeout`, `remoteTimeout`: 15 s by default in Infinispan 9).
     pub reply_timeout_us: u64,
-    /// Remote-command pool slots per node (Infinispan's internal pool: 32 by default).
+    /// Remote-command pool slots per node (Infinispan's internal pool: 32 by default); the
+    /// threads driver runs this many real pool threads per node.
     pub pool_size: usize,
     /// OOB pool slots per node, used when caller-runs overflows the remote-command pool (JGroups
-    /// 3.x stock configs: `oob_thread_pool.max_threads="8"`).
+    /// 3.x stock configs: `oob_thread_pool.max_threads="8"`); the threads driver runs this many
+    /// real OOB threads per node under caller-runs.
     pub oob_pool_size: usize,
     /// What a full pool does with the next command.
     pub rejection: RejectionPolicy,
