@@ -1,5 +1,6 @@
-//! divan bench: puts and gets through a real 2-node threads cluster (node threads, crossbeam
-//! channels, zero link latency), swept over requester threads; each thread has its own client.
+//! divan bench: puts and gets through a real 2-node threads cluster (transport and pool threads,
+//! crossbeam channels, zero link latency), swept over requester threads; each thread has its own
+//! client.
 use std::cell::RefCell;
 use std::sync::LazyLock;
 

@@ -2,9 +2,11 @@
 //!
 //! Requesters loop over uniform random keys (80% gets, 20% puts) with no think time. The `sim`
 //! driver runs a seeded discrete-event simulation in virtual time and scores requests per second
-//! per node; every iteration is verified before its score counts. The `threads` driver runs real
-//! node threads and one harness thread per requester (`nodes x requesters`), each checking its
-//! replies; the quiescent cluster is verified after the last iteration.
+//! per node; every iteration is verified before its score counts. The `threads` driver runs per
+//! node a transport thread and real bounded pools (`pool_size` threads, plus `oob_pool_size`
+//! with caller-runs) whose threads block in key-lock waits and sync replies, and one harness
+//! thread per requester (`nodes x requesters`), each checking its replies; the quiescent
+//! cluster is verified after the last iteration.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,7 +14,9 @@ use std::time::Duration;
 
 use critsec_core::replication::sim::network::NetworkConfig;
 use critsec_core::replication::sim::{SimConfig, SimReport, simulate};
-use critsec_core::replication::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
+use critsec_core::replication::threads::{
+    ClusterClient, DriverStats, ThreadCluster, ThreadsConfig,
+};
 use critsec_core::replication::workload::{
     OpGenerator, RequesterStats, WorkloadConfig, get_result_valid,
 };
@@ -20,8 +24,8 @@ use critsec_core::replication::{
     AckLog, ClientOp, ClusterConfig, NodeStats, Outcome, ProtocolKind, RejectionPolicy,
 };
 use critsec_harness::{
-    ExternalSample, GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial,
-    Window, Worker,
+    ExternalSample, GroupSpec, LockWaitProbe, LockWaits, Metric, ParamSpec, Params, Probe,
+    Scenario, ScenarioError, Trial, Window, Worker,
 };
 
 /// The scenario.
@@ -393,6 +397,10 @@ struct ThreadsTrial {
     slots: Vec<Arc<Mutex<RequesterStats>>>,
     /// Node counters when the probe's window opened.
     baseline: Mutex<NodeStats>,
+    /// Real pool-thread counters when the probe's window opened.
+    driver_baseline: Mutex<DriverStats>,
+    /// Contended waits for the nodes' mutexes (`lock.replication.node.*`) and slot signals.
+    locks: LockWaitProbe,
 }
 
 impl ThreadsTrial {
@@ -414,6 +422,13 @@ impl ThreadsTrial {
             acks: Mutex::new(AckLog::new(setup.cluster.keys)),
             slots,
             baseline: Mutex::new(NodeStats::default()),
+            driver_baseline: Mutex::new(DriverStats::default()),
+            locks: LockWaitProbe::new("replication.", critsec_core::sync::reset_lock_stats, || {
+                critsec_core::sync::lock_stats()
+                    .into_iter()
+                    .map(|l| LockWaits::new(l.name, l.contended, l.wait_ns))
+                    .collect()
+            }),
             cluster,
             setup,
         })
@@ -466,6 +481,10 @@ impl Probe for ThreadsTrial {
         if let (Ok(stats), Ok(mut b)) = (self.cluster.stats(), self.baseline.lock()) {
             *b = stats;
         }
+        if let Ok(mut b) = self.driver_baseline.lock() {
+            *b = self.cluster.driver_stats();
+        }
+        self.locks.reset();
     }
 
     fn read(&self, window: Window) -> Vec<Metric> {
@@ -488,7 +507,42 @@ impl Probe for ThreadsTrial {
             ..NodeStats::default()
         };
         let per_s = window.ops as f64 / (window.nanos.max(1) as f64 / 1e9);
-        metrics(per_s, self.setup.cluster.nodes, &req, &delta)
+        let mut m = metrics(per_s, self.setup.cluster.nodes, &req, &delta);
+        // What the real pool threads did in the window (threads driver only).
+        let d = self.cluster.driver_stats();
+        let db = self
+            .driver_baseline
+            .lock()
+            .map(|b| b.clone())
+            .unwrap_or_default();
+        let since = |now: u64, then: u64| now.saturating_sub(then) as f64;
+        m.push(Metric::new(
+            "blocked_waits",
+            since(d.blocked_waits, db.blocked_waits),
+            "count",
+        ));
+        m.push(Metric::new(
+            "lock_resumes",
+            since(d.resumes, db.resumes),
+            "count",
+        ));
+        m.push(Metric::new(
+            "oob_commands",
+            since(d.oob_commands, db.oob_commands),
+            "count",
+        ));
+        m.push(Metric::new(
+            "pool_threads_busy_max",
+            d.max_busy_pool_threads as f64,
+            "threads",
+        ));
+        m.push(Metric::new(
+            "oob_threads_busy_max",
+            d.max_busy_oob_threads as f64,
+            "threads",
+        ));
+        m.extend(self.locks.read(window));
+        m
     }
 }
 
@@ -661,6 +715,12 @@ mod tests {
         });
         assert!(
             m.iter().any(|m| m.name == "put.p99" && m.value > 0.0),
+            "{m:?}"
+        );
+        // Remote puts and backup writes ran on real pool threads.
+        assert!(
+            m.iter()
+                .any(|m| m.name == "pool_threads_busy_max" && m.value >= 1.0),
             "{m:?}"
         );
         let v = trial.verify().unwrap();

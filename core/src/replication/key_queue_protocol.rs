@@ -16,7 +16,7 @@ use super::collections::Slab;
 use super::error::ConfigError;
 use super::message::{Key, Msg, NodeId, Output};
 use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
-use super::pool::SlotKind;
+use super::pool::Slot;
 use super::timeouts::{Deadline, DeadlineKey};
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
 
@@ -181,7 +181,7 @@ impl ProtocolLogic for KeyQueueLogic {
         &mut self,
         core: &mut NodeCore,
         now: u64,
-        slot: SlotKind,
+        slot: Slot,
         from: NodeId,
         msg: Msg,
         _out: &mut Vec<Output>,

@@ -69,7 +69,11 @@ impl LocalCluster {
                     // again rather than lose the message.
                     self.pending.push_back((from, Output::Send { to: at, msg }));
                 }
-                Output::SetTimer { .. } => {}
+                // Real-slot outputs: this driver never switches its machines to real slots.
+                Output::SetTimer { .. }
+                | Output::Execute { .. }
+                | Output::Resume { .. }
+                | Output::SlotFreed { .. } => {}
             }
         }
         result

@@ -12,7 +12,7 @@
 use super::error::ConfigError;
 use super::message::{Key, Msg, NodeId, OpError, Output};
 use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
-use super::pool::SlotKind;
+use super::pool::Slot;
 use super::timeouts::Deadline;
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
 
@@ -89,7 +89,7 @@ impl ProtocolLogic for LockForwardingLogic {
         &mut self,
         core: &mut NodeCore,
         now: u64,
-        slot: SlotKind,
+        slot: Slot,
         from: NodeId,
         msg: Msg,
         out: &mut Vec<Output>,

@@ -4,6 +4,8 @@
 //! Messages are small `Copy` structs (no value bytes: a value is a 64-bit tag), so the simulation
 //! moves them through its event queue without allocating.
 
+use super::pool::SlotKind;
+
 /// A node's index in the cluster view (0-based).
 pub type NodeId = u16;
 
@@ -155,6 +157,17 @@ pub enum Input {
     },
     /// The node's wake-up timer fired (it checks its own deadlines).
     Timer,
+    /// Threads driver: the worker thread that took slot `slot` runs its parked command now.
+    Run {
+        /// The slot id from [`Output::Execute`].
+        slot: u64,
+    },
+    /// Threads driver: the worker thread of slot `slot` continues its command after
+    /// [`Output::Resume`] (its key lock was granted while it was blocked).
+    Resume {
+        /// The slot id from [`Output::Resume`].
+        slot: u64,
+    },
 }
 
 /// An output of a node state machine, for its driver to carry out.
@@ -187,5 +200,24 @@ pub enum Output {
     SetTimer {
         /// The time in µs on the driver's clock.
         at: u64,
+    },
+    /// Real slots only: a command was admitted into slot `slot` and is parked until a thread of
+    /// pool `kind` feeds [`Input::Run`] for it; that thread then holds the slot.
+    Execute {
+        /// The slot id.
+        slot: u64,
+        /// The pool whose thread must run it.
+        kind: SlotKind,
+    },
+    /// Real slots only: wake the thread holding slot `slot` so that it feeds [`Input::Resume`]
+    /// (the key lock its command waited for is now its own).
+    Resume {
+        /// The slot id.
+        slot: u64,
+    },
+    /// Real slots only: slot `slot` was released; its thread may return to its pool.
+    SlotFreed {
+        /// The slot id.
+        slot: u64,
     },
 }

@@ -7,13 +7,18 @@
 //! ([`hashing`]), per-key locks with FIFO waiters ([`key_lock`]), bounded pools whose slots a
 //! command holds while it waits ([`pool`]). Two drivers run the same machines: a seeded
 //! discrete-event simulation in virtual time ([`sim`]) for 100-node clusters, and real threads
-//! over crossbeam channels ([`threads`]) for small ones; [`local`] runs a cluster on the calling
-//! thread with instant delivery, for a protocol's bare CPU cost. The [`verifier`] checks a quiescent
-//! cluster.
+//! over crossbeam channels, with real bounded pools whose threads block ([`threads`]), for small
+//! ones; [`local`] runs a cluster on the calling thread with instant delivery, for a protocol's
+//! bare CPU cost. The [`verifier`] checks a quiescent cluster.
 //!
 //! Architecture invariants: the machines and the simulation never read the wall clock (a test
-//! greps for it); a key lock or pool slot exists only inside a machine, so both drivers account
-//! them identically; every protocol passes the conformance suite in `tests.rs` under both drivers.
+//! greps for it); key locks and pool slots are granted, queued, rejected and timed out only by a
+//! machine, so both drivers account them identically; the simulation counts a held slot as busy
+//! in virtual time, while the threads driver backs every slot with a real pool thread that stays
+//! blocked (on a key-lock wait or a sync reply) until the machine releases the slot (the machine's
+//! real-slot mode, [`NodeMachine::use_real_slots`], only changes *which thread* runs a command's
+//! steps, never what they do); every protocol passes the conformance suite in `tests.rs` under
+//! both drivers.
 //!
 //! Strategies:
 //! - [`LockForwardingProtocol`] (`lock-forwarding`): sync backup RPC while holding the key lock.

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use super::collections::Slab;
+use super::collections::{IdMap, Slab};
 use super::data_container::DataContainer;
 use super::error::ConfigError;
 use super::hashing::{ConsistentHash, Owners};
@@ -15,7 +15,7 @@ use super::key_lock::{KeyLockTable, LockAttempt};
 use super::message::{
     ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, PutResult, Versioned,
 };
-use super::pool::{Pool, RejectionPolicy, SlotKind};
+use super::pool::{Pool, RejectionPolicy, Slot};
 use super::timeouts::{Deadline, DeadlineKey, Timeouts};
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind};
 
@@ -34,10 +34,12 @@ pub struct ClusterConfig {
     pub lock_timeout_us: u64,
     /// Reply / ack timeout (`replTimeout`, `remoteTimeout`: 15 s by default in Infinispan 9).
     pub reply_timeout_us: u64,
-    /// Remote-command pool slots per node (Infinispan's internal pool: 32 by default).
+    /// Remote-command pool slots per node (Infinispan's internal pool: 32 by default); the
+    /// threads driver runs this many real pool threads per node.
     pub pool_size: usize,
     /// OOB pool slots per node, used when caller-runs overflows the remote-command pool (JGroups
-    /// 3.x stock configs: `oob_thread_pool.max_threads="8"`).
+    /// 3.x stock configs: `oob_thread_pool.max_threads="8"`); the threads driver runs this many
+    /// real OOB threads per node under caller-runs.
     pub oob_pool_size: usize,
     /// What a full pool does with the next command.
     pub rejection: RejectionPolicy,
@@ -121,7 +123,7 @@ pub(crate) struct PrimaryOp {
     pub key: Key,
     pub value: u64,
     /// The pool slot a remote command holds (a local requester holds none: it is its own thread).
-    pub slot: Option<SlotKind>,
+    pub slot: Option<Slot>,
     /// The lock-acquisition or backup-reply deadline currently armed.
     pub deadline: Option<DeadlineKey>,
     /// The entry applied, once applied.
@@ -188,6 +190,13 @@ pub struct NodeCore {
     pub(crate) ops: Slab<PrimaryOp>,
     work: VecDeque<Work>,
     pub(crate) stats: NodeStats,
+    /// Real slots (threads driver): admitted commands wait here for their thread's `Input::Run`.
+    real_slots: bool,
+    parked: IdMap<u64, (Slot, NodeId, Msg)>,
+    /// Real slots: ops whose key lock was granted while their thread was blocked, by slot id.
+    granted: IdMap<u64, u64>,
+    /// Real slots: the slot whose thread feeds the current input, if any.
+    current_slot: Option<u64>,
 }
 
 impl NodeCore {
@@ -213,6 +222,10 @@ impl NodeCore {
             ops: Slab::default(),
             work: VecDeque::new(),
             stats: NodeStats::default(),
+            real_slots: false,
+            parked: IdMap::default(),
+            granted: IdMap::default(),
+            current_slot: None,
         })
     }
 
@@ -472,7 +485,7 @@ impl NodeCore {
         origin: Origin,
         key: Key,
         value: u64,
-        slot: Option<SlotKind>,
+        slot: Option<Slot>,
     ) -> u64 {
         let op = self.ops.insert(PrimaryOp {
             origin,
@@ -646,7 +659,7 @@ pub(crate) trait ProtocolLogic: Send + 'static {
         &mut self,
         core: &mut NodeCore,
         now: u64,
-        slot: SlotKind,
+        slot: Slot,
         from: NodeId,
         msg: Msg,
         out: &mut Vec<Output>,
@@ -700,8 +713,20 @@ impl<L: ProtocolLogic> Node<L> {
                 match w {
                     Work::Msg(from, msg) => self.on_msg(now, from, msg, out),
                     Work::LockGranted(op) => {
-                        if self.core.lock_granted(now, op).is_some() {
-                            self.logic.on_lock_granted(&mut self.core, now, op, out);
+                        let Some(slot) = self.core.lock_granted(now, op).map(|o| o.slot) else {
+                            continue;
+                        };
+                        match slot {
+                            // Real slots: the lock is the op's from now on, but its command
+                            // continues on its own (blocked) thread, not on the one that unlocked.
+                            Some(slot)
+                                if self.core.real_slots
+                                    && self.core.current_slot != Some(slot.id) =>
+                            {
+                                self.core.granted.insert(slot.id, op);
+                                out.push(Output::Resume { slot: slot.id });
+                            }
+                            _ => self.logic.on_lock_granted(&mut self.core, now, op, out),
                         }
                     }
                 }
@@ -736,14 +761,16 @@ impl<L: ProtocolLogic> Node<L> {
         }
     }
 
-    fn run_command(
-        &mut self,
-        now: u64,
-        slot: SlotKind,
-        from: NodeId,
-        msg: Msg,
-        out: &mut Vec<Output>,
-    ) {
+    fn run_command(&mut self, now: u64, slot: Slot, from: NodeId, msg: Msg, out: &mut Vec<Output>) {
+        if self.core.real_slots && self.core.current_slot != Some(slot.id) {
+            // The command runs when a thread of its pool takes the slot (`Input::Run`).
+            self.core.parked.insert(slot.id, (slot, from, msg));
+            out.push(Output::Execute {
+                slot: slot.id,
+                kind: slot.kind,
+            });
+            return;
+        }
         match msg {
             Msg::Get { rid, key } => {
                 let entry = self.core.data.get(key);
@@ -804,11 +831,37 @@ impl<L: ProtocolLogic> NodeMachine for Node<L> {
                     self.run(now, out);
                 }
             }
+            Input::Run { slot } => {
+                if let Some((slot, from, msg)) = self.core.parked.remove(&slot) {
+                    self.core.current_slot = Some(slot.id);
+                    self.run_command(now, slot, from, msg, out);
+                }
+            }
+            Input::Resume { slot } => {
+                if let Some(op) = self.core.granted.remove(&slot) {
+                    self.core.current_slot = Some(slot);
+                    self.logic.on_lock_granted(&mut self.core, now, op, out);
+                }
+            }
         }
         self.run(now, out);
+        self.core.current_slot = None;
         if let Some(at) = self.core.timeouts.rearm() {
             out.push(Output::SetTimer { at });
         }
+        if self.core.real_slots {
+            out.extend(
+                self.core
+                    .pool
+                    .take_released()
+                    .map(|slot| Output::SlotFreed { slot }),
+            );
+        }
+    }
+
+    fn use_real_slots(&mut self) {
+        self.core.real_slots = true;
+        self.core.pool.track_releases();
     }
 
     fn core(&self) -> &NodeCore {
@@ -831,5 +884,106 @@ impl<L: ProtocolLogic> NodeMachine for Node<L> {
 
     fn sequences(&self) -> (Vec<u64>, Vec<u64>) {
         self.logic.sequences()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replication::pool::SlotKind;
+    use crate::replication::{LockForwardingProtocol, WriteProtocol};
+
+    fn step(m: &mut dyn NodeMachine, input: Input) -> Vec<Output> {
+        let mut out = Vec::new();
+        m.handle(0, input, &mut out);
+        out.retain(|o| !matches!(o, Output::SetTimer { .. }));
+        out
+    }
+
+    /// Real-slot mode at the machine level (what the threads driver relies on): an admitted
+    /// command waits for `Run`; a lock granted by another input is announced with `Resume` and
+    /// continued only on `Resume`; released slots are announced.
+    #[test]
+    fn real_slots_park_commands_and_hand_lock_grants_to_their_slot() {
+        let cfg = ClusterConfig {
+            nodes: 2,
+            keys: 16,
+            ..ClusterConfig::default()
+        };
+        let hash = cfg.hash().unwrap();
+        let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+        let mut m = LockForwardingProtocol.new_node(0, &cfg).unwrap();
+        m.use_real_slots();
+        let put = |rid| Input::Message {
+            from: 1,
+            msg: Msg::Put {
+                rid,
+                key,
+                value: rid,
+            },
+        };
+        let [Output::Execute { slot: a, kind }] = step(m.as_mut(), put(1))[..] else {
+            panic!("the first put is parked");
+        };
+        assert_eq!(kind, SlotKind::Pool);
+        let [Output::Execute { slot: b, .. }] = step(m.as_mut(), put(2))[..] else {
+            panic!("the second put is parked");
+        };
+        // `a` gets the lock at once and replicates while holding it.
+        let out = step(m.as_mut(), Input::Run { slot: a });
+        assert!(
+            matches!(
+                out[..],
+                [Output::Send {
+                    to: 1,
+                    msg: Msg::BackupWrite { .. }
+                }]
+            ),
+            "{out:?}"
+        );
+        // `b` queues for the lock: nothing happens, its thread blocks.
+        assert_eq!(step(m.as_mut(), Input::Run { slot: b }), vec![]);
+        // The backup reply ends `a`: its slot is freed and `b` is told it holds the lock, but
+        // `b`'s replication has not started on this (delivering) input.
+        let Output::Send {
+            msg: Msg::BackupWrite { rid: op_a, .. },
+            ..
+        } = out[0]
+        else {
+            unreachable!()
+        };
+        let out = step(
+            m.as_mut(),
+            Input::Message {
+                from: 1,
+                msg: Msg::BackupReply { rid: op_a },
+            },
+        );
+        assert!(out.contains(&Output::Resume { slot: b }), "{out:?}");
+        assert!(out.contains(&Output::SlotFreed { slot: a }), "{out:?}");
+        assert!(
+            !out.iter().any(|o| matches!(
+                o,
+                Output::Send {
+                    msg: Msg::BackupWrite { .. },
+                    ..
+                }
+            )),
+            "{out:?}"
+        );
+        // `b`'s thread continues it.
+        let out = step(m.as_mut(), Input::Resume { slot: b });
+        assert!(
+            matches!(
+                out[..],
+                [Output::Send {
+                    to: 1,
+                    msg: Msg::BackupWrite { .. }
+                }]
+            ),
+            "{out:?}"
+        );
+        assert!(m.busy_reason().is_some());
+        assert_eq!(m.stats().lock_timeouts, 0);
     }
 }

@@ -53,9 +53,22 @@ pub enum SlotKind {
     Oob,
 }
 
+/// One held slot: its pool and a node-unique id, so a driver that backs slots with real threads
+/// can tell which thread to wake when the slot is released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// Which pool the slot belongs to.
+    pub kind: SlotKind,
+    /// Unique among this node's slots, never reused.
+    pub id: u64,
+}
+
 /// Bounded slots plus a rejection policy; `T` is the queued command.
 #[derive(Debug)]
 pub struct Pool<T> {
+    next_id: u64,
+    track_releases: bool,
+    released: Vec<u64>,
     size: usize,
     busy: usize,
     oob_size: usize,
@@ -71,6 +84,9 @@ impl<T> Pool<T> {
     /// A pool of `size` slots, `oob_size` overflow slots (used by caller-runs only) and `policy`.
     pub fn new(size: usize, oob_size: usize, policy: RejectionPolicy) -> Self {
         Pool {
+            next_id: 0,
+            track_releases: false,
+            released: Vec::new(),
             size,
             busy: 0,
             oob_size,
@@ -85,11 +101,11 @@ impl<T> Pool<T> {
 
     /// Admits `cmd`: `Ok(slot)` to run it now, `Err(None)` when it was queued, `Err(Some(cmd))`
     /// when it was rejected (the caller hands it back to the transport for retransmission).
-    pub fn admit(&mut self, cmd: T) -> Result<(SlotKind, T), Option<T>> {
+    pub fn admit(&mut self, cmd: T) -> Result<(Slot, T), Option<T>> {
         if self.busy < self.size && self.queue.is_empty() {
             self.busy += 1;
             self.max_busy = self.max_busy.max(self.busy + self.oob_busy);
-            return Ok((SlotKind::Pool, cmd));
+            return Ok((self.slot(SlotKind::Pool), cmd));
         }
         match self.policy {
             RejectionPolicy::Block => {
@@ -100,7 +116,7 @@ impl<T> Pool<T> {
             RejectionPolicy::CallerRuns if self.oob_busy < self.oob_size => {
                 self.oob_busy += 1;
                 self.max_busy = self.max_busy.max(self.busy + self.oob_busy);
-                Ok((SlotKind::Oob, cmd))
+                Ok((self.slot(SlotKind::Oob), cmd))
             }
             RejectionPolicy::Abort | RejectionPolicy::CallerRuns => {
                 self.rejections += 1;
@@ -120,20 +136,41 @@ impl<T> Pool<T> {
         true
     }
 
+    fn slot(&mut self, kind: SlotKind) -> Slot {
+        self.next_id += 1;
+        Slot {
+            kind,
+            id: self.next_id,
+        }
+    }
+
+    /// Records the ids of released slots from now on (the threads driver wakes their threads).
+    pub fn track_releases(&mut self) {
+        self.track_releases = true;
+    }
+
+    /// Takes the ids of the slots released since the last call (empty unless tracking).
+    pub fn take_released(&mut self) -> impl Iterator<Item = u64> + '_ {
+        self.released.drain(..)
+    }
+
     /// Gives a slot back.
-    pub fn release(&mut self, slot: SlotKind) {
-        match slot {
+    pub fn release(&mut self, slot: Slot) {
+        match slot.kind {
             SlotKind::Pool => self.busy = self.busy.saturating_sub(1),
             SlotKind::Oob => self.oob_busy = self.oob_busy.saturating_sub(1),
+        }
+        if self.track_releases {
+            self.released.push(slot.id);
         }
     }
 
     /// A queued command and the slot it now holds, when a slot is free.
-    pub fn next_queued(&mut self) -> Option<(SlotKind, T)> {
+    pub fn next_queued(&mut self) -> Option<(Slot, T)> {
         if self.busy < self.size {
             let cmd = self.queue.pop_front()?;
             self.busy += 1;
-            return Some((SlotKind::Pool, cmd));
+            return Some((self.slot(SlotKind::Pool), cmd));
         }
         None
     }
@@ -171,12 +208,19 @@ mod tests {
     #[test]
     fn block_queues_in_fifo_order() {
         let mut p = Pool::new(1, 0, RejectionPolicy::Block);
-        assert!(matches!(p.admit(1), Ok((SlotKind::Pool, 1))));
+        p.track_releases();
+        let first = match p.admit(1) {
+            Ok((slot, 1)) if slot.kind == SlotKind::Pool => slot,
+            other => panic!("{other:?}"),
+        };
         assert!(matches!(p.admit(2), Err(None)));
         assert!(matches!(p.admit(3), Err(None)));
         assert!(p.next_queued().is_none());
-        p.release(SlotKind::Pool);
-        assert_eq!(p.next_queued(), Some((SlotKind::Pool, 2)));
+        p.release(first);
+        assert_eq!(p.take_released().collect::<Vec<_>>(), vec![first.id]);
+        let (slot, cmd) = p.next_queued().unwrap();
+        assert_eq!((slot.kind, cmd), (SlotKind::Pool, 2));
+        assert_ne!(slot.id, first.id, "slot ids are never reused");
         assert_eq!(p.queued(), 1);
         assert_eq!(p.rejections(), 0);
     }
@@ -184,8 +228,26 @@ mod tests {
     #[test]
     fn caller_runs_overflows_to_oob_then_rejects() {
         let mut p = Pool::new(1, 1, RejectionPolicy::CallerRuns);
-        assert!(matches!(p.admit(1), Ok((SlotKind::Pool, _))));
-        assert!(matches!(p.admit(2), Ok((SlotKind::Oob, _))));
+        assert!(matches!(
+            p.admit(1),
+            Ok((
+                Slot {
+                    kind: SlotKind::Pool,
+                    ..
+                },
+                _
+            ))
+        ));
+        assert!(matches!(
+            p.admit(2),
+            Ok((
+                Slot {
+                    kind: SlotKind::Oob,
+                    ..
+                },
+                _
+            ))
+        ));
         assert!(matches!(p.admit(3), Err(Some(3))));
         assert_eq!(p.rejections(), 1);
         assert!(

@@ -5,7 +5,7 @@ use super::message::{ClientOp, Versioned};
 use super::sim::network::NetworkConfig;
 use super::sim::{SimConfig, SimReport, Simulation};
 use super::workload::WorkloadConfig;
-use super::{ClusterConfig, ProtocolKind, RejectionPolicy, WriteProtocol};
+use super::{ClusterConfig, NodeStats, ProtocolKind, RejectionPolicy, WriteProtocol};
 
 fn small(seed: u64) -> SimConfig {
     SimConfig {
@@ -481,6 +481,99 @@ fn pool_exhaustion_times_out_lock_forwarding_only() {
             "{p:?}"
         );
     }
+}
+
+/// One hot key whose primary is node 0, written by `per_node` requester threads on each of
+/// nodes 1 and 2, `puts` times each, through a threads cluster; returns the verified node
+/// counters and what the real threads did.
+fn threads_hot_key(
+    p: &dyn WriteProtocol,
+    cfg: super::threads::ThreadsConfig,
+    per_node: u16,
+    puts: u64,
+) -> (NodeStats, super::threads::DriverStats) {
+    use super::threads::ThreadCluster;
+    let hash = cfg.cluster.hash().expect("config");
+    let key = (0..cfg.cluster.keys)
+        .find(|&k| hash.primary(k) == 0)
+        .expect("node 0 is primary of some key");
+    let keys = cfg.cluster.keys;
+    let cluster = ThreadCluster::start(p, cfg).expect("config");
+    let logs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2 * per_node)
+            .map(|i| {
+                let mut c = cluster.client(1 + i % 2).expect("client");
+                s.spawn(move || {
+                    for n in 0..puts {
+                        let value = (key as u64) << 32 | (u64::from(i) << 16) | n;
+                        match c.put(key, value).expect("reply") {
+                            super::Outcome::Put(e) => assert_eq!(e.value, value),
+                            super::Outcome::Failed(_) => {}
+                            other => panic!("a put returned {other:?}"),
+                        }
+                    }
+                    c.take_acks()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("requester"))
+            .collect()
+    });
+    let mut acks = super::AckLog::new(keys);
+    for l in &logs {
+        acks.merge(l);
+    }
+    let (_, stats) = cluster
+        .verify(&acks, std::time::Duration::from_secs(20))
+        .expect("verifies");
+    assert_eq!(stats.regressions, 0);
+    (stats, cluster.driver_stats())
+}
+
+/// Real pool exhaustion in the threads driver: with tiny pools, caller-runs and a hot key, lock
+/// forwarding keeps every pool and OOB thread of the primary blocked (in key-lock waits and
+/// backup round trips) and the primary rejects commands; key queue, which holds a thread only
+/// for the local apply, has no lock timeouts and fewer rejections. Counts only, no wall time.
+#[test]
+fn threads_pool_exhaustion_under_lock_forwarding() {
+    let cfg = super::threads::ThreadsConfig {
+        cluster: ClusterConfig {
+            nodes: 3,
+            keys: 64,
+            pool_size: 2,
+            oob_pool_size: 1,
+            rejection: RejectionPolicy::CallerRuns,
+            lock_timeout_us: 30_000,
+            reply_timeout_us: 100_000,
+            ..ClusterConfig::default()
+        },
+        latency_us: 2_000,
+        jitter_us: 1_000,
+        retransmit_us: 2_000,
+        ..super::threads::ThreadsConfig::default()
+    };
+    let (lf, lf_threads) = threads_hot_key(&super::LockForwardingProtocol, cfg.clone(), 4, 5);
+    // The OOB thread blocked in a command makes the primary drop arriving messages, backup
+    // replies included, so lock holders wait out their reply timeout and waiters time out.
+    assert!(lf.pool_rejections > 0 && lf.lock_timeouts > 0, "{lf:#?}");
+    assert_eq!(
+        (
+            lf_threads.max_busy_pool_threads,
+            lf_threads.max_busy_oob_threads
+        ),
+        (2, 1),
+        "every real thread of the primary was busy at once: {lf_threads:#?}"
+    );
+    assert!(lf_threads.blocked_waits > 0, "{lf_threads:#?}");
+    assert!(lf_threads.oob_commands > 0, "{lf_threads:#?}");
+    let (kq, kq_threads) = threads_hot_key(&super::KeyQueueProtocol, cfg, 4, 5);
+    assert_eq!((kq.lock_timeouts, kq.backup_timeouts), (0, 0), "{kq:#?}");
+    assert!(
+        kq.pool_rejections < lf.pool_rejections,
+        "key queue {kq:#?} {kq_threads:#?}\nlock forwarding {lf:#?}"
+    );
 }
 
 mod properties {

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use super::error::ConfigError;
 use super::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Versioned};
 use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
-use super::pool::SlotKind;
+use super::pool::Slot;
 use super::timeouts::Deadline;
 use super::triangle_order::TriangleOrderManager;
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
@@ -143,7 +143,7 @@ impl ProtocolLogic for TriangleLogic {
         &mut self,
         core: &mut NodeCore,
         now: u64,
-        slot: SlotKind,
+        slot: Slot,
         from: NodeId,
         msg: Msg,
         _out: &mut Vec<Output>,

@@ -97,6 +97,13 @@ pub trait NodeMachine: Send {
     /// Never blocks; messages to the node itself are handled before it returns.
     fn handle(&mut self, now: u64, input: Input, out: &mut Vec<Output>);
 
+    /// Switches to real slots (the threads driver; call before the first input): an admitted
+    /// command is parked and announced with [`Output::Execute`] until a thread of its pool feeds
+    /// [`Input::Run`]; a key lock granted to a command whose thread is blocked is announced with
+    /// [`Output::Resume`] and continued on [`Input::Resume`]; every released slot is announced
+    /// with [`Output::SlotFreed`]. The protocol logic and every count stay the same.
+    fn use_real_slots(&mut self);
+
     /// The shared state (data container, hash), for the verifier.
     fn core(&self) -> &NodeCore;
 

@@ -274,6 +274,8 @@ impl Simulation {
                 Output::SetTimer { at } => {
                     self.queue.push(at.max(self.now), EventKind::Timer { node });
                 }
+                // Real-slot outputs: the simulation never switches its machines to real slots.
+                Output::Execute { .. } | Output::Resume { .. } | Output::SlotFreed { .. } => {}
                 Output::Reply {
                     requester,
                     op,

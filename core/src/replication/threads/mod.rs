@@ -1,12 +1,66 @@
-//! The real-threads driver: one thread per node runs its [`NodeMachine`]; requester threads call
-//! in through [`ClusterClient`] and block for the reply; nodes talk over crossbeam channels with
-//! a configurable latency and jitter.
+//! The real-threads driver: every node is a [`NodeMachine`] behind a mutex, driven by real
+//! threads that block where Infinispan's threads block.
 //!
-//! A node thread holds the messages not yet due in a small heap and sleeps in `recv_timeout`
-//! until the next one is due, so latency costs no CPU. Key locks and pool slots are the machine's
-//! logical ones (the same code the simulation runs); what this driver measures for real is the
-//! protocol's CPU cost per operation plus the channel hand-offs, and real reply timeouts.
-//! Unlike the simulation it reads the wall clock: time is µs since the cluster started.
+//! Per node:
+//! - a **transport thread** (JGroups' receiver): holds arriving messages until their link latency
+//!   has passed (a small heap; it sleeps in `recv_timeout`, so latency costs no CPU), delivers
+//!   them to the machine, and fires the node's deadline timer;
+//! - a **remote-command pool** of `pool_size` real worker threads, and with the caller-runs policy
+//!   an **OOB pool** of `oob_pool_size` threads (the JGroups OOB threads that run a command when
+//!   the first pool is full);
+//! - requester threads of the node call into the machine themselves through [`ClusterClient`]
+//!   and block on their reply channel.
+//!
+//! The machine stays the single source of truth: it admits, queues or rejects a command
+//! ([`Pool`](super::pool::Pool)), grants key locks in FIFO order and runs every timeout, exactly
+//! as in the simulation. The machine is switched to real slots
+//! ([`NodeMachine::use_real_slots`]), so an admitted command is not run by whoever delivered it
+//! but parked and announced ([`Output::Execute`]); a thread of the slot's pool takes it and from
+//! then on *is* the slot:
+//!
+//! | the command ... | its pool thread | woken by |
+//! |---|---|---|
+//! | is parked (`Execute`) | the job waits in the pool's channel for a free thread | a thread returning to the pool |
+//! | runs (`Input::Run`) | holds the node mutex for the step only | - |
+//! | waits for its key lock | blocks on its [`SlotSignal`] | the unlocking thread posts `Resume` (machine: `Output::Resume`), or the transport thread's lock timeout posts `Freed` |
+//! | continues after the grant (`Input::Resume`) | holds the node mutex for the step only | - |
+//! | waits for a sync backup reply (lock forwarding) | blocks on its [`SlotSignal`] | the transport thread delivering the last reply, or the backup timeout, posts `Freed` |
+//! | is done (`Output::SlotFreed`) | returns to the pool | - |
+//!
+//! So with lock forwarding a real worker stays blocked for a backup round trip while its key
+//! stays locked, and key-lock waiters really queue up, one blocked thread each. Rejection
+//! policies act on real threads because the machine's slot counts and the real threads move
+//! together: `abort` rejects (the sender retransmits after `retransmit_us`); `caller-runs` hands
+//! the command to an OOB thread, which is then blocked in it, and once every OOB thread is
+//! blocked the machine drops arriving messages (replies included) for retransmission: the seed's
+//! pool exhaustion; `block` parks the command in the machine's unbounded queue until a slot frees
+//! (Infinispan's blocking executor; no thread waits for it).
+//!
+//! Why no wake-up is lost: a signal is created and registered (under the node mutex) when the
+//! machine announces `Execute`, before any thread can see the slot; every later `Resume` or
+//! `SlotFreed` for that slot is produced under the same mutex, so it finds the signal; the post
+//! itself happens after the node mutex is released and sets the signal's state before
+//! notifying, and the worker checks that state before every wait (see [`signal`]).
+//!
+//! Why no deadlock: a thread holds at most one node mutex, only for one machine step, and never
+//! waits for anything while holding it; everything a step produces (messages to other nodes,
+//! timer changes, jobs, replies, signal posts) goes over unbounded channels or leaf-locked
+//! signals after the mutex is released. A blocked worker holds no lock. The transport thread
+//! never waits for a worker, so deliveries and deadlines always progress, and every wait the
+//! machine puts a slot in has a deadline (lock timeout, backup-reply timeout). A parked job
+//! always finds a thread: the machine admits at most as many slots as the pool has threads, and
+//! a thread whose slot was freed returns to its pool without waiting for anything.
+//!
+//! Deviation: a requester whose own node is the key's primary holds no pool slot (as upstream:
+//! it is its own thread); when the lock it waits for is granted, the grant's work runs on the
+//! thread that released the lock, and the requester is woken by its reply.
+//!
+//! Unlike the simulation this driver reads the wall clock: time is µs since the cluster started.
+//! Contended waits for a node's mutex count as `replication.node` in the `sync` lock statistics.
+
+pub mod signal;
+
+pub use signal::{SlotEvent, SlotSignal};
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -16,15 +70,18 @@ use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::collections::IdMap;
 use super::error::ConfigError;
 use super::message::{ClientOp, Input, Key, NodeId, Outcome, Output};
 use super::node::ClusterConfig;
+use super::pool::{RejectionPolicy, SlotKind};
 use super::verifier::{AckLog, NodeSnapshot, VerifyReport, verify_snapshots};
 use super::write_protocol::{NodeMachine, NodeStats, WriteProtocol, build_cluster};
-// Plain std types: this driver is measured, not model-checked (the protocol code it runs is
-// single-threaded per node).
+use crate::sync::Mutex;
+// Plain std types for the driver's own bookkeeping: the driver is measured, not model-checked
+// (the wait/wake hand-off it relies on is [`SlotSignal`], which loom checks).
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering as AtomicOrdering};
 
 /// Settings of a threads cluster.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,7 +124,7 @@ pub enum ThreadsError {
         /// The key count.
         keys: u32,
     },
-    /// No reply came within the reply timeout plus a margin (the node thread is stuck or gone).
+    /// No reply came within the reply timeout plus a margin (the node is stuck or gone).
     #[error("no reply from node {node} within {waited_ms} ms")]
     NoReply {
         /// The node called.
@@ -88,12 +145,34 @@ pub enum ThreadsError {
     },
 }
 
+/// What the real threads did, summed over the cluster (the machine's own counts are in
+/// [`NodeStats`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DriverStats {
+    /// Commands run by remote-command pool threads.
+    pub pool_commands: u64,
+    /// Commands run by OOB threads (caller-runs overflow).
+    pub oob_commands: u64,
+    /// Times a pool or OOB thread really blocked inside a command (key lock or sync reply).
+    pub blocked_waits: u64,
+    /// Commands continued on their own thread after a key lock was granted to them.
+    pub resumes: u64,
+    /// The most remote-command pool threads busy at once on one node.
+    pub max_busy_pool_threads: u64,
+    /// The most OOB threads busy at once on one node.
+    pub max_busy_oob_threads: u64,
+}
+
 type Reply = (ClientOp, Outcome);
 
 enum Envelope {
     Input { at: u64, input: Input },
-    Register { requester: u32, tx: Sender<Reply> },
-    Inspect(Sender<(NodeSnapshot, NodeStats)>),
+    Timer { at: u64 },
+    Stop,
+}
+
+enum Job {
+    Run { slot: u64, signal: Arc<SlotSignal> },
     Stop,
 }
 
@@ -121,12 +200,17 @@ impl Ord for Delayed {
 
 struct Shared {
     epoch: Instant,
-    /// Messages and client inputs sent but not yet handled. Incremented before a send and
-    /// decremented after the handling; `SeqCst` is not needed, but the quiescence check reads it
-    /// together with per-node inspections, so Acquire/Release pairs make a handled message's
-    /// effects visible to the checker before the decrement is.
+    /// Messages sent but not yet handled. Incremented before a send and decremented after the
+    /// handling with Release; the quiescence checker's Acquire load then sees the handling's
+    /// effects (which it reads under the node mutexes anyway).
     in_flight: AtomicI64,
     next_requester: AtomicU32,
+    /// Every node's transport inbox.
+    peers: Vec<Sender<Envelope>>,
+    latency_us: u64,
+    jitter_us: u64,
+    retransmit_us: u64,
+    drop_per_mille: u32,
 }
 
 impl Shared {
@@ -135,9 +219,284 @@ impl Shared {
     }
 }
 
-/// A running cluster of node threads.
+/// What a node's mutex guards.
+struct NodeState {
+    machine: Box<dyn NodeMachine>,
+    clients: Vec<Option<Sender<Reply>>>,
+    /// The signal of every slot a thread holds or will hold, by slot id.
+    signals: IdMap<u64, Arc<SlotSignal>>,
+    stopping: bool,
+    out: Vec<Output>,
+}
+
+/// Counters of the real threads; Relaxed everywhere: they are statistics read after the fact,
+/// nothing is published through them.
+#[derive(Default)]
+struct Counters {
+    pool_busy: AtomicUsize,
+    pool_busy_max: AtomicUsize,
+    oob_busy: AtomicUsize,
+    oob_busy_max: AtomicUsize,
+    pool_commands: AtomicU64,
+    oob_commands: AtomicU64,
+    blocked_waits: AtomicU64,
+    resumes: AtomicU64,
+}
+
+struct NodeShared {
+    id: NodeId,
+    state: Mutex<NodeState>,
+    jobs: Sender<Job>,
+    oob_jobs: Sender<Job>,
+    counters: Counters,
+}
+
+/// Something a step produced, carried out after the node mutex is released.
+enum Action {
+    Send {
+        to: NodeId,
+        retransmit: bool,
+        input: Input,
+    },
+    Reply(Sender<Reply>, Reply),
+    Timer(u64),
+    Job(SlotKind, Job),
+    Signal(Arc<SlotSignal>, SlotEvent),
+}
+
+/// One thread's handle for stepping its node's machine.
+struct Stepper {
+    node: Arc<NodeShared>,
+    shared: Arc<Shared>,
+    rng: SmallRng,
+    actions: Vec<Action>,
+}
+
+impl Stepper {
+    /// Feeds `input` to the machine under the node mutex, then carries out the effects outside
+    /// it. False when the cluster is shutting down (nothing was fed).
+    fn step(&mut self, input: Input) -> bool {
+        let now = {
+            let mut guard = self.node.state.lock();
+            let st = &mut *guard;
+            if st.stopping {
+                return false;
+            }
+            let now = self.shared.now_us();
+            st.machine.handle(now, input, &mut st.out);
+            let id = self.node.id;
+            for o in st.out.drain(..) {
+                let action = match o {
+                    Output::Send { to, msg } => Action::Send {
+                        to,
+                        retransmit: false,
+                        input: Input::Message { from: id, msg },
+                    },
+                    Output::Rejected { from, msg } => Action::Send {
+                        to: id,
+                        retransmit: true,
+                        input: Input::Message { from, msg },
+                    },
+                    Output::Reply {
+                        requester,
+                        op,
+                        outcome,
+                    } => match st.clients.get(requester as usize) {
+                        Some(Some(tx)) => Action::Reply(tx.clone(), (op, outcome)),
+                        _ => continue,
+                    },
+                    Output::SetTimer { at } => Action::Timer(at),
+                    Output::Execute { slot, kind } => {
+                        let signal = Arc::new(SlotSignal::new());
+                        st.signals.insert(slot, Arc::clone(&signal));
+                        Action::Job(kind, Job::Run { slot, signal })
+                    }
+                    Output::Resume { slot } => match st.signals.get(&slot) {
+                        Some(s) => Action::Signal(Arc::clone(s), SlotEvent::Resume),
+                        None => continue,
+                    },
+                    Output::SlotFreed { slot } => match st.signals.remove(&slot) {
+                        Some(s) => Action::Signal(s, SlotEvent::Freed),
+                        None => continue,
+                    },
+                };
+                self.actions.push(action);
+            }
+            now
+        };
+        self.perform(now);
+        true
+    }
+
+    fn perform(&mut self, now: u64) {
+        for a in std::mem::take(&mut self.actions) {
+            match a {
+                Action::Send {
+                    to,
+                    retransmit,
+                    input,
+                } => {
+                    let sh = &self.shared;
+                    let at = if retransmit {
+                        now + sh.retransmit_us
+                    } else {
+                        let mut at = now + sh.latency_us;
+                        if sh.jitter_us > 0 {
+                            at += self.rng.random_range(0..=sh.jitter_us);
+                        }
+                        while sh.drop_per_mille > 0
+                            && self.rng.random_range(0..1000) < sh.drop_per_mille
+                        {
+                            at += sh.retransmit_us;
+                        }
+                        at
+                    };
+                    // Release: see `Shared::in_flight`.
+                    sh.in_flight.fetch_add(1, AtomicOrdering::Release);
+                    let sent = sh
+                        .peers
+                        .get(to as usize)
+                        .is_some_and(|p| p.send(Envelope::Input { at, input }).is_ok());
+                    if !sent {
+                        sh.in_flight.fetch_sub(1, AtomicOrdering::Release);
+                    }
+                }
+                Action::Reply(tx, reply) => {
+                    let _ = tx.send(reply);
+                }
+                Action::Timer(at) => {
+                    if let Some(p) = self.shared.peers.get(self.node.id as usize) {
+                        let _ = p.send(Envelope::Timer { at });
+                    }
+                }
+                Action::Job(kind, job) => {
+                    let pool = match kind {
+                        SlotKind::Pool => &self.node.jobs,
+                        SlotKind::Oob => &self.node.oob_jobs,
+                    };
+                    let _ = pool.send(job);
+                }
+                Action::Signal(signal, event) => signal.post(event),
+            }
+        }
+    }
+}
+
+/// Adds one to a busy gauge and raises its maximum.
+fn enter(busy: &AtomicUsize, max: &AtomicUsize) {
+    let now = busy.fetch_add(1, AtomicOrdering::Relaxed) + 1;
+    max.fetch_max(now, AtomicOrdering::Relaxed);
+}
+
+/// A pool (or OOB) thread: takes parked commands, runs them, and stays blocked in each for as
+/// long as the machine says it holds its slot.
+fn pool_thread(mut stepper: Stepper, jobs: Receiver<Job>, oob: bool) {
+    let node = Arc::clone(&stepper.node);
+    let c = &node.counters;
+    let (busy, max, runs) = if oob {
+        (&c.oob_busy, &c.oob_busy_max, &c.oob_commands)
+    } else {
+        (&c.pool_busy, &c.pool_busy_max, &c.pool_commands)
+    };
+    while let Ok(Job::Run { slot, signal }) = jobs.recv() {
+        enter(busy, max);
+        runs.fetch_add(1, AtomicOrdering::Relaxed);
+        let mut alive = stepper.step(Input::Run { slot });
+        while alive {
+            let (event, blocked) = signal.wait();
+            if blocked {
+                c.blocked_waits.fetch_add(1, AtomicOrdering::Relaxed);
+            }
+            match event {
+                SlotEvent::Freed => break,
+                SlotEvent::Resume => {
+                    c.resumes.fetch_add(1, AtomicOrdering::Relaxed);
+                    alive = stepper.step(Input::Resume { slot });
+                }
+                SlotEvent::Stop => alive = false,
+            }
+        }
+        busy.fetch_sub(1, AtomicOrdering::Relaxed);
+        if !alive {
+            return;
+        }
+    }
+}
+
+/// The transport thread: delivers messages when their latency has passed, fires the timer.
+struct Transport {
+    stepper: Stepper,
+    rx: Receiver<Envelope>,
+    delayed: BinaryHeap<Delayed>,
+    seq: u64,
+    timer_at: Option<u64>,
+}
+
+impl Transport {
+    fn run(mut self) {
+        loop {
+            let now = self.stepper.shared.now_us();
+            while self.delayed.peek().is_some_and(|d| d.at <= now) {
+                if let Some(d) = self.delayed.pop() {
+                    self.deliver(d.input);
+                }
+            }
+            if self.timer_at.is_some_and(|t| t <= now) {
+                self.timer_at = None;
+                self.stepper.step(Input::Timer);
+            }
+            let next = match (self.delayed.peek().map(|d| d.at), self.timer_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let env = match next {
+                Some(t) => match self
+                    .rx
+                    .recv_timeout(Duration::from_micros(t.saturating_sub(now)))
+                {
+                    Ok(e) => e,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                },
+                None => match self.rx.recv() {
+                    Ok(e) => e,
+                    Err(_) => return,
+                },
+            };
+            match env {
+                Envelope::Input { at, input } => {
+                    if at <= self.stepper.shared.now_us() {
+                        self.deliver(input);
+                    } else {
+                        self.seq += 1;
+                        self.delayed.push(Delayed {
+                            at,
+                            seq: self.seq,
+                            input,
+                        });
+                    }
+                }
+                Envelope::Timer { at } => {
+                    self.timer_at = Some(self.timer_at.map_or(at, |t| t.min(at)));
+                }
+                Envelope::Stop => return,
+            }
+        }
+    }
+
+    fn deliver(&mut self, input: Input) {
+        self.stepper.step(input);
+        // Release: pairs with the quiescence checker's Acquire load (see `Shared::in_flight`).
+        self.stepper
+            .shared
+            .in_flight
+            .fetch_sub(1, AtomicOrdering::Release);
+    }
+}
+
+/// A running cluster: per node a transport thread and its pools' threads.
 pub struct ThreadCluster {
-    senders: Vec<Sender<Envelope>>,
+    nodes: Vec<Arc<NodeShared>>,
     handles: Vec<std::thread::JoinHandle<()>>,
     shared: Arc<Shared>,
     cfg: ThreadsConfig,
@@ -146,104 +505,163 @@ pub struct ThreadCluster {
 impl std::fmt::Debug for ThreadCluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ThreadCluster")
-            .field("nodes", &self.senders.len())
+            .field("nodes", &self.nodes.len())
             .finish()
     }
 }
 
 impl ThreadCluster {
-    /// Starts one thread per node running `protocol`.
+    /// Starts the threads of every node running `protocol`.
     pub fn start(protocol: &dyn WriteProtocol, cfg: ThreadsConfig) -> Result<Self, ConfigError> {
-        let machines = build_cluster(protocol, &cfg.cluster)?;
+        let mut machines = build_cluster(protocol, &cfg.cluster)?;
+        for m in &mut machines {
+            m.use_real_slots();
+        }
+        let (inboxes, receivers): (Vec<_>, Vec<_>) = (0..machines.len())
+            .map(|_| channel::unbounded::<Envelope>())
+            .unzip();
         let shared = Arc::new(Shared {
             epoch: Instant::now(),
             in_flight: AtomicI64::new(0),
             next_requester: AtomicU32::new(0),
+            peers: inboxes,
+            latency_us: cfg.latency_us,
+            jitter_us: cfg.jitter_us,
+            retransmit_us: cfg.retransmit_us,
+            drop_per_mille: cfg.drop_per_mille.min(900),
         });
-        let (senders, receivers): (Vec<_>, Vec<_>) = (0..machines.len())
-            .map(|_| channel::unbounded::<Envelope>())
-            .unzip();
-        let mut handles = Vec::new();
+        let oob_threads = match cfg.cluster.rejection {
+            // Only caller-runs ever admits a command into an OOB slot.
+            RejectionPolicy::CallerRuns => cfg.cluster.oob_pool_size,
+            RejectionPolicy::Block | RejectionPolicy::Abort => 0,
+        };
+        let mut cluster = ThreadCluster {
+            nodes: Vec::new(),
+            handles: Vec::new(),
+            shared: Arc::clone(&shared),
+            cfg,
+        };
         for (i, (machine, rx)) in machines.into_iter().zip(receivers).enumerate() {
-            let node = NodeThread {
+            let (jobs, job_rx) = channel::unbounded();
+            let (oob_jobs, oob_rx) = channel::unbounded();
+            let node = Arc::new(NodeShared {
                 id: i as NodeId,
-                machine,
-                rx,
-                peers: senders.clone(),
+                state: Mutex::new(
+                    "replication.node",
+                    NodeState {
+                        machine,
+                        clients: Vec::new(),
+                        signals: IdMap::default(),
+                        stopping: false,
+                        out: Vec::new(),
+                    },
+                ),
+                jobs,
+                oob_jobs,
+                counters: Counters::default(),
+            });
+            cluster.nodes.push(Arc::clone(&node));
+            let seed = cluster.cfg.seed.wrapping_add((i as u64) << 32);
+            let stepper = |salt: u64| Stepper {
+                node: Arc::clone(&node),
                 shared: Arc::clone(&shared),
-                clients: Vec::new(),
+                rng: SmallRng::seed_from_u64(seed.wrapping_add(salt)),
+                actions: Vec::new(),
+            };
+            let transport = Transport {
+                stepper: stepper(0),
+                rx,
                 delayed: BinaryHeap::new(),
                 seq: 0,
                 timer_at: None,
-                rng: SmallRng::seed_from_u64(cfg.seed.wrapping_add(i as u64)),
-                latency_us: cfg.latency_us,
-                jitter_us: cfg.jitter_us,
-                retransmit_us: cfg.retransmit_us,
-                drop_per_mille: cfg.drop_per_mille.min(900),
-                out: Vec::new(),
             };
-            let h = std::thread::Builder::new()
-                .name(format!("replication-node-{i}"))
-                .spawn(move || node.run())
-                .map_err(|_| ConfigError::OutOfRange {
-                    name: "nodes",
-                    value: i as u64,
-                    valid: "as many as the OS lets us spawn threads",
+            cluster.spawn(format!("repl-{i}-transport"), move || transport.run())?;
+            for w in 0..cluster.cfg.cluster.pool_size {
+                let (s, jobs) = (stepper(1 + w as u64), job_rx.clone());
+                cluster.spawn(format!("repl-{i}-pool-{w}"), move || {
+                    pool_thread(s, jobs, false)
                 })?;
-            handles.push(h);
+            }
+            for w in 0..oob_threads {
+                let (s, jobs) = (stepper(10_000 + w as u64), oob_rx.clone());
+                cluster.spawn(format!("repl-{i}-oob-{w}"), move || {
+                    pool_thread(s, jobs, true)
+                })?;
+            }
         }
-        Ok(ThreadCluster {
-            senders,
-            handles,
-            shared,
-            cfg,
-        })
+        Ok(cluster)
+    }
+
+    fn spawn(
+        &mut self,
+        name: String,
+        f: impl FnOnce() + Send + 'static,
+    ) -> Result<(), ConfigError> {
+        let h = std::thread::Builder::new()
+            .name(name)
+            .stack_size(256 * 1024)
+            .spawn(f)
+            .map_err(|_| ConfigError::OutOfRange {
+                name: "threads",
+                value: self.handles.len() as u64,
+                valid: "as many as the OS lets us spawn (nodes x (1 + pool_size + oob_pool_size))",
+            })?;
+        self.handles.push(h);
+        Ok(())
     }
 
     /// The number of nodes.
     pub fn nodes(&self) -> usize {
-        self.senders.len()
+        self.nodes.len()
     }
 
     /// A new requester on `node` (its own reply channel and ack log).
     pub fn client(&self, node: NodeId) -> Result<ClusterClient, ThreadsError> {
-        let tx = self
-            .senders
+        let shared_node = self
+            .nodes
             .get(node as usize)
-            .ok_or(ThreadsError::ShutDown)?
-            .clone();
+            .ok_or(ThreadsError::ShutDown)?;
         // Relaxed: the counter only hands out distinct ids.
         let requester = self
             .shared
             .next_requester
             .fetch_add(1, AtomicOrdering::Relaxed);
         let (reply_tx, reply_rx) = channel::unbounded();
-        tx.send(Envelope::Register {
-            requester,
-            tx: reply_tx,
-        })
-        .map_err(|_| ThreadsError::ShutDown)?;
+        {
+            let mut st = shared_node.state.lock();
+            if st.stopping {
+                return Err(ThreadsError::ShutDown);
+            }
+            let i = requester as usize;
+            if st.clients.len() <= i {
+                st.clients.resize(i + 1, None);
+            }
+            st.clients[i] = Some(reply_tx);
+        }
         Ok(ClusterClient {
             node,
             requester,
-            tx,
+            stepper: Stepper {
+                node: Arc::clone(shared_node),
+                shared: Arc::clone(&self.shared),
+                rng: SmallRng::seed_from_u64(self.cfg.seed ^ (u64::from(requester) << 40)),
+                actions: Vec::new(),
+            },
             rx: reply_rx,
-            shared: Arc::clone(&self.shared),
             keys: self.cfg.cluster.keys,
             wait: Duration::from_micros(self.cfg.cluster.reply_timeout_us) + Duration::from_secs(5),
             acks: AckLog::new(self.cfg.cluster.keys),
         })
     }
 
-    fn inspect(&self) -> Result<Vec<(NodeSnapshot, NodeStats)>, ThreadsError> {
-        let mut out = Vec::new();
-        for tx in &self.senders {
-            let (stx, srx) = channel::bounded(1);
-            tx.send(Envelope::Inspect(stx))
-                .map_err(|_| ThreadsError::ShutDown)?;
-            out.push(srx.recv().map_err(|_| ThreadsError::ShutDown)?);
-        }
-        Ok(out)
+    fn inspect(&self) -> Vec<(NodeSnapshot, NodeStats)> {
+        self.nodes
+            .iter()
+            .map(|n| {
+                let st = n.state.lock();
+                (NodeSnapshot::of(st.machine.as_ref()), st.machine.stats())
+            })
+            .collect()
     }
 
     /// Waits (polling every millisecond) until nothing is in flight and every node is idle.
@@ -253,9 +671,9 @@ impl ThreadCluster {
     ) -> Result<Vec<(NodeSnapshot, NodeStats)>, ThreadsError> {
         let start = Instant::now();
         loop {
-            // Acquire pairs with the node threads' Release decrement after handling a message.
+            // Acquire pairs with the transport threads' Release decrement after a delivery.
             if self.shared.in_flight.load(AtomicOrdering::Acquire) == 0 {
-                let snaps = self.inspect()?;
+                let snaps = self.inspect();
                 let busy = snaps.iter().find_map(|(s, _)| s.busy.clone());
                 if busy.is_none() && self.shared.in_flight.load(AtomicOrdering::Acquire) == 0 {
                     return Ok(snaps);
@@ -263,7 +681,7 @@ impl ThreadCluster {
             }
             if start.elapsed() > max_wait {
                 let reason = self
-                    .inspect()?
+                    .inspect()
                     .iter()
                     .find_map(|(s, _)| s.busy.clone())
                     .unwrap_or_else(|| "messages in flight".to_string());
@@ -296,17 +714,55 @@ impl ThreadCluster {
     /// Node counters summed over the cluster.
     pub fn stats(&self) -> Result<NodeStats, ThreadsError> {
         let mut stats = NodeStats::default();
-        for (_, s) in self.inspect()? {
+        for (_, s) in self.inspect() {
             stats.add(&s);
         }
         Ok(stats)
+    }
+
+    /// What the real pool threads did so far.
+    pub fn driver_stats(&self) -> DriverStats {
+        let mut d = DriverStats::default();
+        for n in &self.nodes {
+            let c = &n.counters;
+            let get = |a: &AtomicU64| a.load(AtomicOrdering::Relaxed);
+            d.pool_commands += get(&c.pool_commands);
+            d.oob_commands += get(&c.oob_commands);
+            d.blocked_waits += get(&c.blocked_waits);
+            d.resumes += get(&c.resumes);
+            d.max_busy_pool_threads = d
+                .max_busy_pool_threads
+                .max(c.pool_busy_max.load(AtomicOrdering::Relaxed) as u64);
+            d.max_busy_oob_threads = d
+                .max_busy_oob_threads
+                .max(c.oob_busy_max.load(AtomicOrdering::Relaxed) as u64);
+        }
+        d
     }
 }
 
 impl Drop for ThreadCluster {
     fn drop(&mut self) {
-        for tx in &self.senders {
-            let _ = tx.send(Envelope::Stop);
+        // Under each node mutex: no step runs from now on, so no new slot signal appears; every
+        // thread blocked in a command is told to stop, and requesters' reply channels close.
+        for n in &self.nodes {
+            let signals: Vec<_> = {
+                let mut st = n.state.lock();
+                st.stopping = true;
+                st.clients.clear();
+                st.signals.drain().map(|(_, s)| s).collect()
+            };
+            for s in signals {
+                s.post(SlotEvent::Stop);
+            }
+        }
+        let threads_per_node = self.cfg.cluster.pool_size + self.cfg.cluster.oob_pool_size;
+        for (n, inbox) in self.nodes.iter().zip(&self.shared.peers) {
+            for _ in 0..threads_per_node {
+                let _ = n.jobs.send(Job::Stop);
+                let _ = n.oob_jobs.send(Job::Stop);
+            }
+            let _ = inbox.send(Envelope::Stop);
         }
         for h in self.handles.drain(..) {
             let _ = h.join();
@@ -314,13 +770,12 @@ impl Drop for ThreadCluster {
     }
 }
 
-/// A requester thread's handle on the cluster.
+/// A requester thread's handle on the cluster: it steps its node's machine itself.
 pub struct ClusterClient {
     node: NodeId,
     requester: u32,
-    tx: Sender<Envelope>,
+    stepper: Stepper,
     rx: Receiver<Reply>,
-    shared: Arc<Shared>,
     keys: u32,
     wait: Duration,
     acks: AckLog,
@@ -348,19 +803,11 @@ impl ClusterClient {
                 keys: self.keys,
             });
         }
-        // Release: the node's Acquire-free decrement follows its handling; the count only needs
-        // to be visible before the envelope is, which the channel's own synchronisation gives.
-        self.shared.in_flight.fetch_add(1, AtomicOrdering::Release);
-        let at = self.shared.now_us();
-        let sent = self.tx.send(Envelope::Input {
-            at,
-            input: Input::Client {
-                requester: self.requester,
-                op,
-            },
-        });
-        if sent.is_err() {
-            self.shared.in_flight.fetch_sub(1, AtomicOrdering::Release);
+        let input = Input::Client {
+            requester: self.requester,
+            op,
+        };
+        if !self.stepper.step(input) {
             return Err(ThreadsError::ShutDown);
         }
         match self.rx.recv_timeout(self.wait) {
@@ -396,146 +843,6 @@ impl ClusterClient {
     /// Takes the ack log, leaving an empty one.
     pub fn take_acks(&mut self) -> AckLog {
         std::mem::replace(&mut self.acks, AckLog::new(self.keys))
-    }
-}
-
-struct NodeThread {
-    id: NodeId,
-    machine: Box<dyn NodeMachine>,
-    rx: Receiver<Envelope>,
-    peers: Vec<Sender<Envelope>>,
-    shared: Arc<Shared>,
-    clients: Vec<Option<Sender<Reply>>>,
-    delayed: BinaryHeap<Delayed>,
-    seq: u64,
-    timer_at: Option<u64>,
-    rng: SmallRng,
-    latency_us: u64,
-    jitter_us: u64,
-    retransmit_us: u64,
-    drop_per_mille: u32,
-    out: Vec<Output>,
-}
-
-impl NodeThread {
-    fn run(mut self) {
-        loop {
-            let now = self.shared.now_us();
-            while self.delayed.peek().is_some_and(|d| d.at <= now) {
-                if let Some(d) = self.delayed.pop() {
-                    self.handle(now, d.input);
-                }
-            }
-            if self.timer_at.is_some_and(|t| t <= now) {
-                self.timer_at = None;
-                self.machine.handle(now, Input::Timer, &mut self.out);
-                self.dispatch(now);
-            }
-            let next = match (self.delayed.peek().map(|d| d.at), self.timer_at) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let env = match next {
-                Some(t) => match self
-                    .rx
-                    .recv_timeout(Duration::from_micros(t.saturating_sub(now)))
-                {
-                    Ok(e) => e,
-                    Err(RecvTimeoutError::Timeout) => continue,
-                    Err(RecvTimeoutError::Disconnected) => return,
-                },
-                None => match self.rx.recv() {
-                    Ok(e) => e,
-                    Err(_) => return,
-                },
-            };
-            match env {
-                Envelope::Input { at, input } => {
-                    let now = self.shared.now_us();
-                    if at <= now {
-                        self.handle(now, input);
-                    } else {
-                        self.seq += 1;
-                        self.delayed.push(Delayed {
-                            at,
-                            seq: self.seq,
-                            input,
-                        });
-                    }
-                }
-                Envelope::Register { requester, tx } => {
-                    let i = requester as usize;
-                    if self.clients.len() <= i {
-                        self.clients.resize(i + 1, None);
-                    }
-                    self.clients[i] = Some(tx);
-                }
-                Envelope::Inspect(tx) => {
-                    let _ = tx.send((
-                        NodeSnapshot::of(self.machine.as_ref()),
-                        self.machine.stats(),
-                    ));
-                }
-                Envelope::Stop => return,
-            }
-        }
-    }
-
-    fn handle(&mut self, now: u64, input: Input) {
-        self.machine.handle(now, input, &mut self.out);
-        self.dispatch(now);
-        // Release: pairs with the quiescence checker's Acquire load (see `Shared::in_flight`).
-        self.shared.in_flight.fetch_sub(1, AtomicOrdering::Release);
-    }
-
-    fn dispatch(&mut self, now: u64) {
-        for o in std::mem::take(&mut self.out) {
-            match o {
-                Output::Send { to, msg } => {
-                    let mut at = now + self.latency_us;
-                    if self.jitter_us > 0 {
-                        at += self.rng.random_range(0..=self.jitter_us);
-                    }
-                    while self.drop_per_mille > 0
-                        && self.rng.random_range(0..1000) < self.drop_per_mille
-                    {
-                        at += self.retransmit_us;
-                    }
-                    self.shared.in_flight.fetch_add(1, AtomicOrdering::Release);
-                    let env = Envelope::Input {
-                        at,
-                        input: Input::Message { from: self.id, msg },
-                    };
-                    if let Some(p) = self.peers.get(to as usize) {
-                        if p.send(env).is_err() {
-                            self.shared.in_flight.fetch_sub(1, AtomicOrdering::Release);
-                        }
-                    }
-                }
-                Output::Rejected { from, msg } => {
-                    self.shared.in_flight.fetch_add(1, AtomicOrdering::Release);
-                    self.seq += 1;
-                    let at = now + self.retransmit_us;
-                    self.delayed.push(Delayed {
-                        at,
-                        seq: self.seq,
-                        input: Input::Message { from, msg },
-                    });
-                }
-                Output::Reply {
-                    requester,
-                    op,
-                    outcome,
-                } => {
-                    if let Some(Some(tx)) = self.clients.get(requester as usize) {
-                        let _ = tx.send((op, outcome));
-                    }
-                }
-                Output::SetTimer { at } => {
-                    self.timer_at = Some(self.timer_at.map_or(at, |t| t.min(at)));
-                }
-            }
-        }
     }
 }
 
@@ -582,5 +889,54 @@ mod tests {
             let (report, _) = cluster.verify(&acks, Duration::from_secs(10)).unwrap();
             assert_eq!(report.keys_written, 64, "{kind:?}");
         }
+    }
+
+    /// Two requesters on node 1 writing one key whose primary is node 0, over 1 ms links: node
+    /// 0's pool threads really block in lock-forwarding commands (backup round trips) and a
+    /// command queued for the key lock is continued on its own thread after the grant.
+    #[test]
+    fn lock_forwarding_commands_block_their_pool_threads() {
+        let cfg = ThreadsConfig {
+            cluster: ClusterConfig {
+                nodes: 2,
+                keys: 16,
+                pool_size: 4,
+                ..ClusterConfig::default()
+            },
+            latency_us: 1_000,
+            ..ThreadsConfig::default()
+        };
+        let hash = cfg.cluster.hash().unwrap();
+        let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+        let cluster =
+            ThreadCluster::start(&crate::replication::LockForwardingProtocol, cfg).unwrap();
+        let mut acks = AckLog::new(16);
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2u64)
+                .map(|i| {
+                    let mut c = cluster.client(1).unwrap();
+                    s.spawn(move || {
+                        for n in 0..20 {
+                            let v = (key as u64) << 32 | i << 8 | n;
+                            assert!(
+                                matches!(c.put(key, v).unwrap(), Outcome::Put(e) if e.value == v)
+                            );
+                        }
+                        c.take_acks()
+                    })
+                })
+                .collect();
+            for h in hs {
+                acks.merge(&h.join().unwrap());
+            }
+        });
+        let (report, stats) = cluster.verify(&acks, Duration::from_secs(10)).unwrap();
+        assert_eq!(report.acked_writes, 40);
+        assert_eq!(stats.pool_rejections + stats.lock_timeouts, 0);
+        let d = cluster.driver_stats();
+        // 40 remote puts at node 0 and 40 backup writes at node 1 ran on pool threads.
+        assert_eq!(d.pool_commands, 80, "{d:#?}");
+        assert!(d.blocked_waits > 0 && d.resumes > 0, "{d:#?}");
+        assert!(d.max_busy_pool_threads >= 2, "{d:#?}");
     }
 }
