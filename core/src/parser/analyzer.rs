@@ -3,6 +3,7 @@
 //! Bare terms and phrases are tokenized; prefix, wildcard, fuzzy, regexp and range text only goes
 //! through [`Analyzer::normalize`], which lowercases or not but never splits.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -64,22 +65,55 @@ impl Analyzer {
     }
 
     /// `Analyzer.normalize()`: lowercasing for the lowercasing analyzers, identity otherwise.
-    pub fn normalize(self, text: &str) -> String {
+    /// Borrows `text` when that leaves it unchanged (already lowercase, or no lowercasing).
+    pub fn normalize(self, text: &str) -> Cow<'_, str> {
         if self.lowercases() {
             lowercase(text)
         } else {
-            text.to_string()
+            Cow::Borrowed(text)
+        }
+    }
+
+    /// [`Analyzer::normalize`] of text that may already be owned: an owned string is reused
+    /// when normalizing leaves it unchanged, a borrowed one stays borrowed.
+    pub fn normalize_text(self, text: Cow<'_, str>) -> Cow<'_, str> {
+        match text {
+            Cow::Borrowed(s) => self.normalize(s),
+            Cow::Owned(s) => match self.normalize(&s) {
+                Cow::Borrowed(_) => Cow::Owned(s),
+                Cow::Owned(lower) => Cow::Owned(lower),
+            },
         }
     }
 }
 
-/// Lowercases `text` code point by code point; ASCII text takes a bytewise fast path.
-fn lowercase(text: &str) -> String {
-    if text.is_ascii() {
-        text.to_ascii_lowercase()
-    } else {
-        text.chars().map(java_lower).collect()
+/// Lowercases `text` code point by code point, borrowing it when no character changes (the
+/// common case for query text, which then costs a scan and no allocation).
+fn lowercase(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    // Bytewise: an ASCII uppercase letter, or any non-ASCII byte, may need a copy.
+    let Some(first) = bytes
+        .iter()
+        .position(|b| b.is_ascii_uppercase() || !b.is_ascii())
+    else {
+        return Cow::Borrowed(text);
+    };
+    if text[first..].is_ascii() {
+        let mut out = text.to_string();
+        out[first..].make_ascii_lowercase();
+        return Cow::Owned(out);
     }
+    let Some((i, _)) = text[first..]
+        .char_indices()
+        .find(|&(_, c)| java_lower(c) != c)
+    else {
+        return Cow::Borrowed(text);
+    };
+    let split = first + i;
+    let mut out = String::with_capacity(text.len());
+    out.push_str(&text[..split]);
+    out.extend(text[split..].chars().map(java_lower));
+    Cow::Owned(out)
 }
 
 /// Java's `Character.toLowerCase(int)`: the simple one-to-one mapping (Rust's is the full one).
@@ -120,17 +154,17 @@ impl FromStr for Analyzer {
     }
 }
 
-/// The token stream of one text; each token becomes an owned string of the query tree.
+/// The token stream of one text; each token borrows from the text unless lowercasing changed it.
 #[derive(Debug, Clone)]
 pub struct Tokens<'t> {
     analyzer: Analyzer,
     rest: &'t str,
 }
 
-impl Iterator for Tokens<'_> {
-    type Item = String;
+impl<'t> Iterator for Tokens<'t> {
+    type Item = Cow<'t, str>;
 
-    fn next(&mut self) -> Option<String> {
+    fn next(&mut self) -> Option<Cow<'t, str>> {
         let a = self.analyzer;
         let (start, end) = if a == Analyzer::Simple {
             let start = self.rest.find(|c| a.is_token_char(c))?;
@@ -158,12 +192,13 @@ impl Iterator for Tokens<'_> {
             }
             (start, end)
         };
-        let token = &self.rest[start..end];
-        self.rest = &self.rest[end..];
+        let rest = self.rest;
+        let token = &rest[start..end];
+        self.rest = &rest[end..];
         Some(if a.lowercases() {
             lowercase(token)
         } else {
-            token.to_string()
+            Cow::Borrowed(token)
         })
     }
 }
@@ -173,7 +208,22 @@ mod tests {
     use super::*;
 
     fn toks(a: Analyzer, s: &str) -> Vec<String> {
-        a.tokens(s).collect()
+        a.tokens(s).map(Cow::into_owned).collect()
+    }
+
+    #[test]
+    fn unchanged_text_is_borrowed() {
+        let a = Analyzer::WhitespaceLowercase;
+        assert!(matches!(a.normalize("xyz"), Cow::Borrowed("xyz")));
+        assert!(matches!(a.normalize("äöü"), Cow::Borrowed("äöü")));
+        assert_eq!(a.normalize("abC"), "abc");
+        assert_eq!(a.normalize("aÄb\u{130}"), "aäbi");
+        assert_eq!(a.normalize("xİY"), "xiy");
+        assert!(matches!(Analyzer::Whitespace.normalize("AB"), Cow::Borrowed("AB")));
+        let owned = a.normalize_text(Cow::Owned("ab".to_string()));
+        assert!(matches!(owned, Cow::Owned(ref s) if s == "ab"));
+        assert!(matches!(a.tokens("ab Cd").next(), Some(Cow::Borrowed("ab"))));
+        assert_eq!(a.tokens("ab Cd").nth(1).as_deref(), Some("cd"));
     }
 
     #[test]

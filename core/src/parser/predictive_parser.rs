@@ -3,6 +3,8 @@
 //! replaced by a peek at a three-token window. Hot path: no locks, no error values, tokens borrow
 //! the input; allocations are the tree's own (strings, clause vectors) and nothing else.
 
+use std::borrow::Cow;
+
 use super::ast::{Field, Query};
 use super::error::{Cause, ParseError};
 use super::expected::{LookaheadMark, javacc_expected};
@@ -164,6 +166,11 @@ impl<'a> Run<'a> {
             let mods = self.modifiers()?;
             let q = self.clause(field, mods != Mods::None)?;
             first_is_plain = mods == Mods::None && q.is_some();
+            if first_is_plain && !continues_query(self.kind(0)?) {
+                // A lone plain clause is the query itself (the `clauses.size() == 1 &&
+                // firstQuery != null` return below), so skip building the clause list.
+                return Ok(q);
+            }
             self.base.add_clause(&mut clauses, Conj::None, mods, q);
         }
         while continues_query(self.kind(0)?) {
@@ -213,7 +220,7 @@ impl<'a> Run<'a> {
             let text = parser_base::discard_escape_char(self.q, first.image, first.start)?;
             let q = self
                 .base
-                .field_query(self.q, first.start, field, &text, false, 0)?;
+                .field_query(self.q, first.start, field, text, false, 0)?;
             self.base.add_clause(clauses, Conj::None, Mods::None, q);
         }
         let mut end = first.start + first.image.len();
@@ -224,7 +231,7 @@ impl<'a> Run<'a> {
                 let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
                 let q = self
                     .base
-                    .field_query(self.q, t.start, field, &text, false, 0)?;
+                    .field_query(self.q, t.start, field, text, false, 0)?;
                 self.base.add_clause(clauses, Conj::None, Mods::None, q);
             }
         }
@@ -234,7 +241,6 @@ impl<'a> Run<'a> {
             // too, so without escapes and U+3000 (which the whitespace analyzers keep inside
             // a token) the run's raw text analyzes the same and needs no copy.
             let raw = &self.q[first.start..end];
-            let joined;
             let text = if raw.contains(['\\', '\u{3000}']) {
                 let mut run = String::with_capacity(raw.len());
                 let mut lexer = Lexer::new(raw);
@@ -247,10 +253,13 @@ impl<'a> Run<'a> {
                     }
                     run.push_str(t.image);
                 }
-                joined = parser_base::discard_escape_char(self.q, &run, first.start)?.into_owned();
-                joined.as_str()
+                let unescaped = match parser_base::discard_escape_char(self.q, &run, first.start)? {
+                    Cow::Owned(s) => Some(s),
+                    Cow::Borrowed(_) => None,
+                };
+                Cow::Owned(unescaped.unwrap_or(run))
             } else {
-                raw
+                Cow::Borrowed(raw)
             };
             let q = self
                 .base
