@@ -64,6 +64,24 @@ impl Analyzer {
         }
     }
 
+    /// Whether `text` is exactly one token for this analyzer (non-empty, under the length cut, no
+    /// separator inside), so [`Analyzer::normalize`] gives the whole token stream. A cheap byte
+    /// scan that lets the parser skip the tokenizer for the common one-word term.
+    #[inline]
+    pub fn is_single_token(self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        if bytes.is_empty() || bytes.len() > MAX_TOKEN_LENGTH {
+            return false;
+        }
+        match self {
+            // ASCII letters only: other letters need the tokenizer's char classes.
+            Analyzer::Simple => bytes.iter().all(u8::is_ascii_alphabetic),
+            _ => !bytes
+                .iter()
+                .any(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')),
+        }
+    }
+
     /// `Analyzer.normalize()`: lowercasing for the lowercasing analyzers, identity otherwise.
     /// Borrows `text` when that leaves it unchanged (already lowercase, or no lowercasing).
     pub fn normalize(self, text: &str) -> Cow<'_, str> {
@@ -209,6 +227,28 @@ mod tests {
 
     fn toks(a: Analyzer, s: &str) -> Vec<String> {
         a.tokens(s).map(Cow::into_owned).collect()
+    }
+
+    #[test]
+    fn single_tokens_are_what_the_tokenizer_gives_alone() {
+        let texts = [
+            "xyz", "XyZ", "a1", "a-b", "", " ", "a b", "a\tb", "äö", "a\u{3000}b", "ab.",
+        ];
+        let long = "a".repeat(MAX_TOKEN_LENGTH + 1);
+        let edge = "b".repeat(MAX_TOKEN_LENGTH);
+        for a in Analyzer::ALL {
+            for t in texts.iter().copied().chain([long.as_str(), edge.as_str()]) {
+                if a.is_single_token(t) {
+                    assert_eq!(toks(a, t), [a.normalize(t).into_owned()], "{a} {t:?}");
+                }
+            }
+            assert!(a.is_single_token("xyz"));
+            assert!(a.is_single_token(&edge));
+            assert!(!a.is_single_token(&long));
+            assert!(!a.is_single_token("a b"));
+        }
+        assert!(!Analyzer::Simple.is_single_token("a1"));
+        assert!(Analyzer::Whitespace.is_single_token("a1"));
     }
 
     #[test]

@@ -361,11 +361,16 @@ impl<'a> Lexer<'a> {
                 let t_end = scan_run(bytes, p, false);
                 let w_end = scan_run(bytes, t_end, true);
                 if w_end == t_end {
-                    let kind = match &self.input[p..t_end] {
-                        "AND" | "&&" => TokenKind::And,
-                        "OR" | "||" => TokenKind::Or,
-                        "NOT" => TokenKind::Not,
-                        _ => TokenKind::Term,
+                    // Keywords are two or three bytes long: compare only those.
+                    let kind = if matches!(t_end - p, 2 | 3) {
+                        match &bytes[p..t_end] {
+                            b"AND" | b"&&" => TokenKind::And,
+                            b"OR" | b"||" => TokenKind::Or,
+                            b"NOT" => TokenKind::Not,
+                            _ => TokenKind::Term,
+                        }
+                    } else {
+                        TokenKind::Term
                     };
                     Ok(self.token(kind, p, t_end))
                 } else if bytes[t_end] == b'*' && w_end == t_end + 1 {

@@ -416,6 +416,12 @@ impl ParserBase {
         slop: i32,
     ) -> Result<Option<Query<'a>>, ParseError> {
         let analyzer = self.opts.analyzer;
+        if analyzer.is_single_token(&text) {
+            return Ok(Some(Query::Term {
+                field: field.clone(),
+                text: analyzer.normalize_text(text),
+            }));
+        }
         match text {
             Cow::Borrowed(s) => self.analyzed_query(q, pos, field, analyzer.tokens(s), quoted, slop),
             Cow::Owned(s) => {
@@ -706,7 +712,8 @@ pub fn discard_escape_char<'t>(
     input: &'t str,
     pos: usize,
 ) -> Result<Cow<'t, str>, ParseError> {
-    if !input.contains('\\') {
+    // A plain loop: tokens are short, and a memchr call costs more than it saves on them.
+    if !input.bytes().any(|b| b == b'\\') {
         return Ok(Cow::Borrowed(input));
     }
     let mut out: Vec<u16> = Vec::with_capacity(input.len());
