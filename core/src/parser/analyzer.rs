@@ -110,12 +110,13 @@ impl Analyzer {
 fn lowercase(text: &str) -> Cow<'_, str> {
     let bytes = text.as_bytes();
     // Bytewise: an ASCII uppercase letter, or any non-ASCII byte, may need a copy.
-    let Some(first) = bytes
-        .iter()
-        .position(|b| b.is_ascii_uppercase() || !b.is_ascii())
-    else {
+    let mut first = 0;
+    while first < bytes.len() && bytes[first].wrapping_sub(b'A') >= 26 && bytes[first] < 0x80 {
+        first += 1;
+    }
+    if first == bytes.len() {
         return Cow::Borrowed(text);
-    };
+    }
     if text[first..].is_ascii() {
         let mut out = text.to_string();
         out[first..].make_ascii_lowercase();

@@ -680,8 +680,15 @@ impl ParserBase {
 }
 
 /// `handleBoost`: wraps a non-null query in a boost read by `Float.parseFloat`.
+#[inline]
 pub fn handle_boost<'a>(q: Option<Query<'a>>, boost: Option<Token<'_>>) -> Option<Query<'a>> {
-    match (q, boost) {
+    let Some(boost) = boost else { return q };
+    boosted(q, boost)
+}
+
+/// The boosting half of [`handle_boost`], out of line so the common unboosted clause stays small.
+fn boosted<'a>(q: Option<Query<'a>>, boost: Token<'_>) -> Option<Query<'a>> {
+    match (q, Some(boost)) {
         (Some(q), Some(b)) => {
             let boost = b.image.parse::<f32>().unwrap_or(1.0);
             Some(Query::Boost {
@@ -707,6 +714,7 @@ pub fn float_to_edits(min_sim: f32, term_len: usize) -> u8 {
 
 /// `discardEscapeChar`: removes backslashes and decodes `\uXXXX` (UTF-16 units, so surrogate
 /// pairs combine). Borrows when there is nothing to unescape.
+#[inline]
 pub fn discard_escape_char<'t>(
     q: &str,
     input: &'t str,
@@ -716,6 +724,11 @@ pub fn discard_escape_char<'t>(
     if !input.bytes().any(|b| b == b'\\') {
         return Ok(Cow::Borrowed(input));
     }
+    unescape(q, input, pos).map(Cow::Owned)
+}
+
+/// The copying half of [`discard_escape_char`], for text that holds a backslash.
+fn unescape(q: &str, input: &str, pos: usize) -> Result<String, ParseError> {
     let mut out: Vec<u16> = Vec::with_capacity(input.len());
     let mut last_was_escape = false;
     let mut multiplier = 0u32;
@@ -764,7 +777,7 @@ pub fn discard_escape_char<'t>(
         ));
     }
     // Deviation: a lone surrogate (Java strings may hold one) becomes U+FFFD.
-    Ok(Cow::Owned(String::from_utf16_lossy(&out)))
+    Ok(String::from_utf16_lossy(&out))
 }
 
 /// Java's `Float.parseFloat`: surrounding control characters and spaces trimmed, optional sign,

@@ -91,7 +91,7 @@ struct Run<'a> {
 impl<'a> Run<'a> {
     /// The `i`-th token not yet consumed (0-based), read from the lexer only when first needed,
     /// so lexical errors surface exactly where JavaCC's `getToken` would meet them.
-    #[inline]
+    #[inline(always)]
     fn peek(&mut self, i: usize) -> Result<Token<'a>, ParseError> {
         while self.buffered <= i {
             self.lexer
@@ -102,7 +102,7 @@ impl<'a> Run<'a> {
     }
 
     /// The kind of the `i`-th token not yet consumed.
-    #[inline]
+    #[inline(always)]
     fn kind(&mut self, i: usize) -> Result<TokenKind, ParseError> {
         if i < self.buffered {
             return Ok(self.window[(self.head + i) % WINDOW].kind);
@@ -110,7 +110,7 @@ impl<'a> Run<'a> {
         Ok(self.peek(i)?.kind)
     }
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Result<Token<'a>, ParseError> {
         let t = self.peek(0)?;
         self.head = (self.head + 1) % WINDOW;
@@ -328,6 +328,7 @@ impl<'a> Run<'a> {
 
     /// `[ ^N [~S] | ~S [^N] ]` after a term or phrase: (boost, slop).
     #[allow(clippy::type_complexity)]
+    #[inline]
     fn boost_and_slop(&mut self) -> Result<(Option<Token<'a>>, Option<Token<'a>>), ParseError> {
         match self.kind(0)? {
             TokenKind::Carat => {
