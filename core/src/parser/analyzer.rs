@@ -26,6 +26,37 @@ pub enum Analyzer {
 
 const VALID: &str = "simple, whitespace, whitespace-lowercase";
 
+/// Byte flags of [`Analyzer::single_token`]: a whitespace tokenizer separator.
+const SEPARATOR: u8 = 1;
+/// An ASCII uppercase letter.
+const UPPER: u8 = 2;
+/// A byte of a multi-byte UTF-8 sequence.
+const NON_ASCII: u8 = 4;
+/// Anything but an ASCII letter (the simple tokenizer's fast path takes letters only).
+const NOT_LETTER: u8 = 8;
+
+/// The flags of every byte.
+static TEXT_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b.is_ascii_uppercase() {
+            UPPER
+        } else if b.is_ascii_lowercase() {
+            0
+        } else if matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
+            SEPARATOR | NOT_LETTER
+        } else if b >= 0x80 {
+            NON_ASCII | NOT_LETTER
+        } else {
+            NOT_LETTER
+        };
+        i += 1;
+    }
+    t
+};
+
 impl Analyzer {
     /// Every analyzer.
     pub const ALL: [Analyzer; 3] = [
@@ -65,20 +96,26 @@ impl Analyzer {
     }
 
     /// Whether `text` is exactly one token for this analyzer (non-empty, under the length cut, no
-    /// separator inside), so [`Analyzer::normalize`] gives the whole token stream. A cheap byte
-    /// scan that lets the parser skip the tokenizer for the common one-word term.
+    /// separator inside): `None` if not; otherwise whether [`Analyzer::normalize`] may change it.
+    /// One branch-free pass over the bytes, so the parser can skip the tokenizer (and the copy)
+    /// for the common one-word term.
     #[inline]
-    pub fn is_single_token(self, text: &str) -> bool {
+    pub fn single_token(self, text: &str) -> Option<bool> {
         let bytes = text.as_bytes();
         if bytes.is_empty() || bytes.len() > MAX_TOKEN_LENGTH {
-            return false;
+            return None;
         }
+        let seen = bytes
+            .iter()
+            .fold(0u8, |seen, &b| seen | TEXT_CLASS[b as usize]);
         match self {
             // ASCII letters only: other letters need the tokenizer's char classes.
-            Analyzer::Simple => bytes.iter().all(u8::is_ascii_alphabetic),
-            _ => !bytes
-                .iter()
-                .any(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')),
+            Analyzer::Simple if seen & NOT_LETTER == 0 => Some(seen & UPPER != 0),
+            Analyzer::Whitespace if seen & SEPARATOR == 0 => Some(false),
+            Analyzer::WhitespaceLowercase if seen & SEPARATOR == 0 => {
+                Some(seen & (UPPER | NON_ASCII) != 0)
+            }
+            _ => None,
         }
     }
 
@@ -233,23 +270,28 @@ mod tests {
     #[test]
     fn single_tokens_are_what_the_tokenizer_gives_alone() {
         let texts = [
-            "xyz", "XyZ", "a1", "a-b", "", " ", "a b", "a\tb", "äö", "a\u{3000}b", "ab.",
+            "xyz", "XyZ", "a1", "a-b", "", " ", "a b", "a\tb", "äö", "Äb", "a\u{3000}b", "ab.",
         ];
         let long = "a".repeat(MAX_TOKEN_LENGTH + 1);
         let edge = "b".repeat(MAX_TOKEN_LENGTH);
         for a in Analyzer::ALL {
             for t in texts.iter().copied().chain([long.as_str(), edge.as_str()]) {
-                if a.is_single_token(t) {
+                if let Some(changes) = a.single_token(t) {
                     assert_eq!(toks(a, t), [a.normalize(t).into_owned()], "{a} {t:?}");
+                    if !changes {
+                        assert!(matches!(a.normalize(t), Cow::Borrowed(_)), "{a} {t:?}");
+                    }
                 }
             }
-            assert!(a.is_single_token("xyz"));
-            assert!(a.is_single_token(&edge));
-            assert!(!a.is_single_token(&long));
-            assert!(!a.is_single_token("a b"));
+            assert_eq!(a.single_token("xyz"), Some(false));
+            assert!(a.single_token(&edge).is_some());
+            assert_eq!(a.single_token(&long), None);
+            assert_eq!(a.single_token("a b"), None);
         }
-        assert!(!Analyzer::Simple.is_single_token("a1"));
-        assert!(Analyzer::Whitespace.is_single_token("a1"));
+        assert_eq!(Analyzer::Simple.single_token("a1"), None);
+        assert_eq!(Analyzer::Simple.single_token("Ab"), Some(true));
+        assert_eq!(Analyzer::Whitespace.single_token("A1"), Some(false));
+        assert_eq!(Analyzer::WhitespaceLowercase.single_token("äö"), Some(true));
     }
 
     #[test]

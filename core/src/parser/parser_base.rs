@@ -416,11 +416,20 @@ impl ParserBase {
         slop: i32,
     ) -> Result<Option<Query<'a>>, ParseError> {
         let analyzer = self.opts.analyzer;
-        if analyzer.is_single_token(&text) {
-            return Ok(Some(Query::Term {
-                field: field.clone(),
-                text: analyzer.normalize_text(text),
-            }));
+        match analyzer.single_token(&text) {
+            Some(false) => {
+                return Ok(Some(Query::Term {
+                    field: field.clone(),
+                    text,
+                }));
+            }
+            Some(true) => {
+                return Ok(Some(Query::Term {
+                    field: field.clone(),
+                    text: analyzer.normalize_text(text),
+                }));
+            }
+            None => {}
         }
         match text {
             Cow::Borrowed(s) => self.analyzed_query(q, pos, field, analyzer.tokens(s), quoted, slop),

@@ -138,7 +138,7 @@ impl<'a> Run<'a> {
 
     /// `LOOKAHEAD(2) MultiTerm`: two bare terms, the second not followed by `: * ~ ^ AND OR`.
     /// `index` says which of JavaCC's lookaheads this is (0 at the start of a query, 1 in its loop).
-    #[inline]
+    #[inline(always)]
     fn multi_term_ahead(&mut self, index: usize) -> Result<bool, ParseError> {
         let mut kinds = [self.kind(0)?, TokenKind::Eof, TokenKind::Eof];
         if kinds[0] == TokenKind::Term {
