@@ -270,7 +270,18 @@ mod tests {
     #[test]
     fn single_tokens_are_what_the_tokenizer_gives_alone() {
         let texts = [
-            "xyz", "XyZ", "a1", "a-b", "", " ", "a b", "a\tb", "äö", "Äb", "a\u{3000}b", "ab.",
+            "xyz",
+            "XyZ",
+            "a1",
+            "a-b",
+            "",
+            " ",
+            "a b",
+            "a\tb",
+            "äö",
+            "Äb",
+            "a\u{3000}b",
+            "ab.",
         ];
         let long = "a".repeat(MAX_TOKEN_LENGTH + 1);
         let edge = "b".repeat(MAX_TOKEN_LENGTH);
@@ -294,6 +305,21 @@ mod tests {
         assert_eq!(Analyzer::WhitespaceLowercase.single_token("äö"), Some(true));
     }
 
+    proptest::proptest! {
+        /// Where the single-token shortcut applies it gives what the tokenizer gives.
+        #[test]
+        fn single_token_shortcut_matches_the_tokenizer(t in "[a-zA-Z0-9 \t\u{e4}\u{c4}\u{130}\u{3000}.-]{0,12}") {
+            for a in Analyzer::ALL {
+                if let Some(changes) = a.single_token(&t) {
+                    proptest::prop_assert_eq!(toks(a, &t), [a.normalize(&t).into_owned()]);
+                    if !changes {
+                        proptest::prop_assert!(matches!(a.normalize(&t), Cow::Borrowed(_)));
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn unchanged_text_is_borrowed() {
         let a = Analyzer::WhitespaceLowercase;
@@ -302,10 +328,16 @@ mod tests {
         assert_eq!(a.normalize("abC"), "abc");
         assert_eq!(a.normalize("aÄb\u{130}"), "aäbi");
         assert_eq!(a.normalize("xİY"), "xiy");
-        assert!(matches!(Analyzer::Whitespace.normalize("AB"), Cow::Borrowed("AB")));
+        assert!(matches!(
+            Analyzer::Whitespace.normalize("AB"),
+            Cow::Borrowed("AB")
+        ));
         let owned = a.normalize_text(Cow::Owned("ab".to_string()));
         assert!(matches!(owned, Cow::Owned(ref s) if s == "ab"));
-        assert!(matches!(a.tokens("ab Cd").next(), Some(Cow::Borrowed("ab"))));
+        assert!(matches!(
+            a.tokens("ab Cd").next(),
+            Some(Cow::Borrowed("ab"))
+        ));
         assert_eq!(a.tokens("ab Cd").nth(1).as_deref(), Some("cd"));
     }
 

@@ -432,7 +432,9 @@ impl ParserBase {
             None => {}
         }
         match text {
-            Cow::Borrowed(s) => self.analyzed_query(q, pos, field, analyzer.tokens(s), quoted, slop),
+            Cow::Borrowed(s) => {
+                self.analyzed_query(q, pos, field, analyzer.tokens(s), quoted, slop)
+            }
             Cow::Owned(s) => {
                 let tokens = analyzer.tokens(&s).map(|t| Cow::Owned(t.into_owned()));
                 self.analyzed_query(q, pos, field, tokens, quoted, slop)

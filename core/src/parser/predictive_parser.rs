@@ -294,7 +294,9 @@ impl<'a> Run<'a> {
             let t = self.next()?;
             self.tail = term_tail(false, false);
             let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
-            return self.base.field_query(self.q, t.start, field, text, false, 0);
+            return self
+                .base
+                .field_query(self.q, t.start, field, text, false, 0);
         }
         let prefixed = kinds[1] == TokenKind::Colon;
         if prefixed {
