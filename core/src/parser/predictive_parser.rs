@@ -283,21 +283,6 @@ impl<'a> Run<'a> {
             kinds[1] = self.kind(1)?;
         }
         self.marks[2] = Some(LookaheadMark::field_prefix(self.consumed, kinds));
-        if kinds[0] == TokenKind::Term
-            && !matches!(
-                kinds[1],
-                TokenKind::Colon | TokenKind::Carat | TokenKind::FuzzySlop
-            )
-        {
-            // The commonest clause, a bare term without field, boost or slop: what
-            // `handleBareTokenQuery` does for it, without the general term path.
-            let t = self.next()?;
-            self.tail = term_tail(false, false);
-            let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
-            return self
-                .base
-                .field_query(self.q, t.start, field, text, false, 0);
-        }
         let prefixed = kinds[1] == TokenKind::Colon;
         if prefixed {
             let name = self.next()?;
@@ -306,6 +291,17 @@ impl<'a> Run<'a> {
             field = &own_field;
         }
         let t = self.peek(0)?;
+        if t.kind == TokenKind::Term
+            && !matches!(self.kind(1)?, TokenKind::Carat | TokenKind::FuzzySlop)
+        {
+            // The commonest clause body, a bare term without boost or slop: what
+            // `handleBareTokenQuery` does for it, without the general term path. Peeking the
+            // next token here is what the boost/slop check of that path does first anyway.
+            self.next()?;
+            self.tail = term_tail(false, false);
+            let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
+            return self.base.field_query(self.q, t.start, field, text, false, 0);
+        }
         match t.kind {
             TokenKind::LParen => {
                 self.next()?;
