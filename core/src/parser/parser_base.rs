@@ -725,7 +725,7 @@ pub fn float_to_edits(min_sim: f32, term_len: usize) -> u8 {
 
 /// `discardEscapeChar`: removes backslashes and decodes `\uXXXX` (UTF-16 units, so surrogate
 /// pairs combine). Borrows when there is nothing to unescape.
-#[inline]
+#[inline(always)]
 pub fn discard_escape_char<'t>(
     q: &str,
     input: &'t str,

@@ -284,15 +284,21 @@ impl<'a> Run<'a> {
         }
         self.marks[2] = Some(LookaheadMark::field_prefix(self.consumed, kinds));
         let prefixed = kinds[1] == TokenKind::Colon;
+        // The kind after the body's first token, when that token is a bare term (already read
+        // by the field lookahead unless a prefix was consumed).
+        let mut after_term = kinds[1];
         if prefixed {
             let name = self.next()?;
             self.next()?;
             own_field = self.base.field_of(self.q, name)?;
             field = &own_field;
+            if self.kind(0)? == TokenKind::Term {
+                after_term = self.kind(1)?;
+            }
         }
         let t = self.peek(0)?;
         if t.kind == TokenKind::Term
-            && !matches!(self.kind(1)?, TokenKind::Carat | TokenKind::FuzzySlop)
+            && !matches!(after_term, TokenKind::Carat | TokenKind::FuzzySlop)
         {
             // The commonest clause body, a bare term without boost or slop: what
             // `handleBareTokenQuery` does for it, without the general term path. Peeking the
@@ -300,7 +306,9 @@ impl<'a> Run<'a> {
             self.next()?;
             self.tail = term_tail(false, false);
             let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
-            return self.base.field_query(self.q, t.start, field, text, false, 0);
+            return self
+                .base
+                .field_query(self.q, t.start, field, text, false, 0);
         }
         match t.kind {
             TokenKind::LParen => {
