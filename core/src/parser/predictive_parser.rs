@@ -1,7 +1,8 @@
 //! Models: Lucene's classic query grammar, recognised in one pass by recursive descent.
 //! Follows: the productions of `QueryParser.jj` (Lucene 9/10), with every JavaCC lookahead
 //! replaced by a peek at a three-token window. Hot path: no locks, no error values, tokens borrow
-//! the input; allocations are the tree's own (strings, clause vectors) and nothing else.
+//! the input; allocations are the tree's own (clause vectors, boxes, and strings only where
+//! unescaping or analysis changed the text) and nothing else: a one-term query allocates nothing.
 
 use std::borrow::Cow;
 
