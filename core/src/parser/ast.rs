@@ -8,6 +8,10 @@ use std::borrow::Cow;
 /// when the name had escapes), so building a node costs no allocation and no atomic.
 pub type Field<'a> = Cow<'a, str>;
 
+/// Term text, prefix, pattern or range endpoint: borrowed from the query text when unescaping
+/// and analysis left it unchanged (the common case), owned otherwise.
+pub type Text<'a> = Cow<'a, str>;
+
 /// How a clause takes part in a boolean query (`BooleanClause.Occur`; FILTER is never produced).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Occur {
@@ -36,14 +40,14 @@ pub enum Query<'a> {
         /// The field.
         field: Field<'a>,
         /// The term text.
-        text: String,
+        text: Text<'a>,
     },
     /// `PhraseQuery`: terms at consecutive positions, with a slop.
     Phrase {
         /// The field.
         field: Field<'a>,
         /// The terms, one per position.
-        terms: Vec<String>,
+        terms: Vec<Text<'a>>,
         /// Allowed position moves; 0 is an exact phrase.
         slop: i32,
     },
@@ -52,21 +56,21 @@ pub enum Query<'a> {
         /// The field.
         field: Field<'a>,
         /// The prefix, without the trailing `*`.
-        prefix: String,
+        prefix: Text<'a>,
     },
     /// `WildcardQuery`: `*` and `?` pattern (escapes kept, as Lucene keeps them).
     Wildcard {
         /// The field.
         field: Field<'a>,
         /// The pattern.
-        pattern: String,
+        pattern: Text<'a>,
     },
     /// `FuzzyQuery`: terms within `max_edits` Levenshtein edits (prefix length 0).
     Fuzzy {
         /// The field.
         field: Field<'a>,
         /// The term text.
-        text: String,
+        text: Text<'a>,
         /// 0, 1 or 2.
         max_edits: u8,
     },
@@ -75,16 +79,16 @@ pub enum Query<'a> {
         /// The field.
         field: Field<'a>,
         /// The pattern between the slashes.
-        pattern: String,
+        pattern: Text<'a>,
     },
     /// `TermRangeQuery`; `None` is an open end.
     Range {
         /// The field.
         field: Field<'a>,
         /// The lower bound, `None` for `*`.
-        lower: Option<String>,
+        lower: Option<Text<'a>>,
         /// The upper bound, `None` for `*`.
-        upper: Option<String>,
+        upper: Option<Text<'a>>,
         /// `[` rather than `{`.
         include_lower: bool,
         /// `]` rather than `}`.
@@ -111,24 +115,24 @@ impl<'a> Query<'a> {
 
     /// The same tree owning all its strings, free of the parser and the query text.
     pub fn into_owned(self) -> Query<'static> {
-        let own = |f: Field<'a>| -> Field<'static> { Cow::Owned(f.into_owned()) };
+        let own = |f: Text<'a>| -> Text<'static> { Cow::Owned(f.into_owned()) };
         match self {
             Query::Term { field, text } => Query::Term {
                 field: own(field),
-                text,
+                text: own(text),
             },
             Query::Phrase { field, terms, slop } => Query::Phrase {
                 field: own(field),
-                terms,
+                terms: terms.into_iter().map(own).collect(),
                 slop,
             },
             Query::Prefix { field, prefix } => Query::Prefix {
                 field: own(field),
-                prefix,
+                prefix: own(prefix),
             },
             Query::Wildcard { field, pattern } => Query::Wildcard {
                 field: own(field),
-                pattern,
+                pattern: own(pattern),
             },
             Query::Fuzzy {
                 field,
@@ -136,12 +140,12 @@ impl<'a> Query<'a> {
                 max_edits,
             } => Query::Fuzzy {
                 field: own(field),
-                text,
+                text: own(text),
                 max_edits,
             },
             Query::Regexp { field, pattern } => Query::Regexp {
                 field: own(field),
-                pattern,
+                pattern: own(pattern),
             },
             Query::Range {
                 field,
@@ -151,8 +155,8 @@ impl<'a> Query<'a> {
                 include_upper,
             } => Query::Range {
                 field: own(field),
-                lower,
-                upper,
+                lower: lower.map(own),
+                upper: upper.map(own),
                 include_lower,
                 include_upper,
             },

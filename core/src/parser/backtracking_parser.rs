@@ -7,6 +7,7 @@
 //! match: that value unwinds every `jj_3R_*` frame through `?`, as `throw jj_ls` does in Java.
 
 use std::backtrace::Backtrace;
+use std::borrow::Cow;
 
 use super::ast::{Field, Query};
 use super::error::{Cause, ParseError};
@@ -435,10 +436,14 @@ impl<'a> Jj<'a> {
             }
         }
         if !split {
-            let text = parser_base::discard_escape_char(self.q, &image, first.start)?;
+            let unescaped = match parser_base::discard_escape_char(self.q, &image, first.start)? {
+                Cow::Owned(s) => Some(s),
+                Cow::Borrowed(_) => None,
+            };
+            let text = Cow::Owned(unescaped.unwrap_or(image));
             let q = self
                 .base
-                .field_query(self.q, first.start, field, &text, false, 0)?;
+                .field_query(self.q, first.start, field, text, false, 0)?;
             self.base.add_multi_term_clauses(clauses, q);
         }
         self.tail = &[];
@@ -449,12 +454,12 @@ impl<'a> Jj<'a> {
         &self,
         field: &Field<'a>,
         clauses: &mut Clauses<'a>,
-        t: Token<'_>,
+        t: Token<'a>,
     ) -> Result<(), ParseError> {
         let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
         let q = self
             .base
-            .field_query(self.q, t.start, field, &text, false, 0)?;
+            .field_query(self.q, t.start, field, text, false, 0)?;
         self.base.add_clause(clauses, Conj::None, Mods::None, q);
         Ok(())
     }

@@ -156,7 +156,7 @@ fn whitespace_at(bytes: &[u8], i: usize) -> usize {
 
 /// ASCII characters that `_TERM_START_CHAR` excludes (besides whitespace).
 #[inline]
-fn is_special(b: u8) -> bool {
+const fn is_special(b: u8) -> bool {
     matches!(
         b,
         b' ' | b'\t'
@@ -182,26 +182,58 @@ fn is_special(b: u8) -> bool {
     )
 }
 
+/// Byte classes of [`scan_run`]: a `_TERM_CHAR` byte of ASCII (`+` and `-` included).
+const TERM: u8 = 0;
+/// A byte that ends every run: whitespace and the specials other than `+ - * ? \`.
+const STOP: u8 = 1;
+/// `*` or `?`: part of a run only when wildcards are allowed.
+const WILD: u8 = 2;
+/// `\`: escapes the next character.
+const ESCAPE: u8 = 3;
+/// A byte of a multi-byte UTF-8 sequence: a term char unless it starts U+3000.
+const NON_ASCII: u8 = 4;
+
+/// The class of every byte, so the run scan takes one table load per byte.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [TERM; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if c >= 0x80 {
+            NON_ASCII
+        } else if c == b'\\' {
+            ESCAPE
+        } else if c == b'*' || c == b'?' {
+            WILD
+        } else if c != b'+' && c != b'-' && is_special(c) {
+            STOP
+        } else {
+            TERM
+        };
+        b += 1;
+    }
+    t
+};
+
 /// End of the maximal run of `_TERM_CHAR`s (plus `*` and `?` when `wild`) starting at `i`.
 /// A backslash with nothing after it ends the run; the next token attempt reports it.
 #[inline]
 fn scan_run(bytes: &[u8], mut i: usize, wild: bool) -> usize {
     while let Some(&b) = bytes.get(i) {
-        if b == b'\\' {
-            match bytes.get(i + 1) {
+        match BYTE_CLASS[b as usize] {
+            TERM => i += 1,
+            WILD if wild => i += 1,
+            ESCAPE => match bytes.get(i + 1) {
                 Some(&n) => i += 1 + char_len(n),
                 None => return i,
+            },
+            NON_ASCII => {
+                if whitespace_at(bytes, i) != 0 {
+                    return i;
+                }
+                i += char_len(b);
             }
-        } else if b < 0x80 {
-            if b == b'+' || b == b'-' || (wild && (b == b'*' || b == b'?')) || !is_special(b) {
-                i += 1;
-            } else {
-                return i;
-            }
-        } else if whitespace_at(bytes, i) != 0 {
-            return i;
-        } else {
-            i += char_len(b);
+            _ => return i,
         }
     }
     i
@@ -361,11 +393,16 @@ impl<'a> Lexer<'a> {
                 let t_end = scan_run(bytes, p, false);
                 let w_end = scan_run(bytes, t_end, true);
                 if w_end == t_end {
-                    let kind = match &self.input[p..t_end] {
-                        "AND" | "&&" => TokenKind::And,
-                        "OR" | "||" => TokenKind::Or,
-                        "NOT" => TokenKind::Not,
-                        _ => TokenKind::Term,
+                    // Keywords are two or three bytes long: compare only those.
+                    let kind = if matches!(t_end - p, 2 | 3) {
+                        match &bytes[p..t_end] {
+                            b"AND" | b"&&" => TokenKind::And,
+                            b"OR" | b"||" => TokenKind::Or,
+                            b"NOT" => TokenKind::Not,
+                            _ => TokenKind::Term,
+                        }
+                    } else {
+                        TokenKind::Term
                     };
                     Ok(self.token(kind, p, t_end))
                 } else if bytes[t_end] == b'*' && w_end == t_end + 1 {

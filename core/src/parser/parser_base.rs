@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use super::ast::{BooleanClause, Field, Occur, Query};
+use super::ast::{BooleanClause, Field, Occur, Query, Text};
 use super::error::{Cause, ParseError};
 use super::lexer::{Token, TokenKind};
 use super::options::{Operator, ParserOptions};
@@ -404,17 +404,54 @@ impl ParserBase {
     }
 
     /// `getFieldQuery` / `createFieldQuery`: analyzes `text` into nothing, a term, a boolean of
-    /// terms (unquoted) or a phrase (quoted, with `slop`).
+    /// terms (unquoted) or a phrase (quoted, with `slop`). Terms borrow from `text` when it is
+    /// borrowed and analysis leaves them unchanged.
     pub fn field_query<'a>(
         &self,
         q: &str,
         pos: usize,
         field: &Field<'a>,
-        text: &str,
+        text: Text<'a>,
         quoted: bool,
         slop: i32,
     ) -> Result<Option<Query<'a>>, ParseError> {
-        let mut tokens = self.opts.analyzer.tokens(text);
+        let analyzer = self.opts.analyzer;
+        match analyzer.single_token(&text) {
+            Some(false) => {
+                return Ok(Some(Query::Term {
+                    field: field.clone(),
+                    text,
+                }));
+            }
+            Some(true) => {
+                return Ok(Some(Query::Term {
+                    field: field.clone(),
+                    text: analyzer.normalize_text(text),
+                }));
+            }
+            None => {}
+        }
+        match text {
+            Cow::Borrowed(s) => {
+                self.analyzed_query(q, pos, field, analyzer.tokens(s), quoted, slop)
+            }
+            Cow::Owned(s) => {
+                let tokens = analyzer.tokens(&s).map(|t| Cow::Owned(t.into_owned()));
+                self.analyzed_query(q, pos, field, tokens, quoted, slop)
+            }
+        }
+    }
+
+    /// The query of an analyzed token stream (the second half of `createFieldQuery`).
+    fn analyzed_query<'a>(
+        &self,
+        q: &str,
+        pos: usize,
+        field: &Field<'a>,
+        mut tokens: impl Iterator<Item = Text<'a>>,
+        quoted: bool,
+        slop: i32,
+    ) -> Result<Option<Query<'a>>, ParseError> {
         let Some(first) = tokens.next() else {
             return Ok(None);
         };
@@ -437,7 +474,7 @@ impl ParserBase {
             }))
         } else {
             let occur = self.operator_occur();
-            let term = |text| BooleanClause {
+            let term = |text: Text<'a>| BooleanClause {
                 occur,
                 query: Query::Term {
                     field: field.clone(),
@@ -457,7 +494,7 @@ impl ParserBase {
         &self,
         q: &str,
         field: &Field<'a>,
-        term: Token<'_>,
+        term: Token<'a>,
         fuzzy_slop: Option<Token<'_>>,
     ) -> Result<Option<Query<'a>>, ParseError> {
         let image = if term.kind == TokenKind::BareOper {
@@ -483,7 +520,7 @@ impl ParserBase {
                         },
                     ));
                 }
-                let prefix = self.opts.analyzer.normalize(&prefix);
+                let prefix = self.opts.analyzer.normalize_text(prefix);
                 Ok(Some(Query::Prefix {
                     field: field.clone(),
                     prefix,
@@ -500,8 +537,8 @@ impl ParserBase {
                 }))
             }
             _ => match fuzzy_slop {
-                Some(slop) => self.fuzzy_query(q, pos, field, slop, &term_image).map(Some),
-                None => self.field_query(q, pos, field, &term_image, false, 0),
+                Some(slop) => self.fuzzy_query(q, pos, field, slop, term_image).map(Some),
+                None => self.field_query(q, pos, field, term_image, false, 0),
             },
         }
     }
@@ -527,7 +564,7 @@ impl ParserBase {
         }
         Ok(Query::Wildcard {
             field: field.clone(),
-            pattern: self.analyze_wildcard(text),
+            pattern: Cow::Owned(self.analyze_wildcard(text)),
         })
     }
 
@@ -570,7 +607,7 @@ impl ParserBase {
         pos: usize,
         field: &Field<'a>,
         slop: Token<'_>,
-        text: &str,
+        text: Text<'a>,
     ) -> Result<Query<'a>, ParseError> {
         let raw = &slop.image[1..];
         let fms = java_parse_float(raw).unwrap_or(self.opts.fuzzy_min_sim);
@@ -592,7 +629,7 @@ impl ParserBase {
                 },
             ));
         }
-        let text = self.opts.analyzer.normalize(text);
+        let text = self.opts.analyzer.normalize_text(text);
         let max_edits = float_to_edits(fms, text.chars().count());
         Ok(Query::Fuzzy {
             field: field.clone(),
@@ -607,7 +644,7 @@ impl ParserBase {
         &self,
         q: &str,
         field: &Field<'a>,
-        term: Token<'_>,
+        term: Token<'a>,
         fuzzy_slop: Option<Token<'_>>,
     ) -> Result<Option<Query<'a>>, ParseError> {
         let slop = fuzzy_slop
@@ -615,7 +652,7 @@ impl ParserBase {
             .map_or(self.opts.phrase_slop, |f| f as i32);
         let inner = &term.image[1..term.image.len() - 1];
         let text = discard_escape_char(q, inner, term.start)?;
-        self.field_query(q, term.start, field, &text, true, slop)
+        self.field_query(q, term.start, field, text, true, slop)
     }
 
     /// The range part of `Term`: quotes stripped, unquoted `*` open, unescaped, normalized.
@@ -624,13 +661,13 @@ impl ParserBase {
         q: &str,
         field: &Field<'a>,
         start: Token<'_>,
-        lower: Token<'_>,
-        upper: Token<'_>,
+        lower: Token<'a>,
+        upper: Token<'a>,
         end: Token<'_>,
     ) -> Result<Option<Query<'a>>, ParseError> {
         // Deviation: Lucene first tries to read both endpoints as locale-dependent SHORT dates;
         // we never do (no conformance row depends on it).
-        let endpoint = |t: Token<'_>| -> Result<Option<String>, ParseError> {
+        let endpoint = |t: Token<'a>| -> Result<Option<Text<'a>>, ParseError> {
             let raw = if t.kind == TokenKind::RangeQuoted {
                 &t.image[1..t.image.len() - 1]
             } else if t.image == "*" {
@@ -639,15 +676,14 @@ impl ParserBase {
                 t.image
             };
             let text = discard_escape_char(q, raw, t.start)?;
-            Ok(Some(text.into_owned()))
+            Ok(Some(self.opts.analyzer.normalize_text(text)))
         };
         let lower = endpoint(lower)?;
         let upper = endpoint(upper)?;
-        let norm = |s: Option<String>| s.map(|s| self.opts.analyzer.normalize(&s));
         Ok(Some(Query::Range {
             field: field.clone(),
-            lower: norm(lower),
-            upper: norm(upper),
+            lower,
+            upper,
             include_lower: start.kind == TokenKind::RangeInStart,
             include_upper: end.kind == TokenKind::RangeInEnd,
         }))
@@ -655,8 +691,15 @@ impl ParserBase {
 }
 
 /// `handleBoost`: wraps a non-null query in a boost read by `Float.parseFloat`.
+#[inline]
 pub fn handle_boost<'a>(q: Option<Query<'a>>, boost: Option<Token<'_>>) -> Option<Query<'a>> {
-    match (q, boost) {
+    let Some(boost) = boost else { return q };
+    boosted(q, boost)
+}
+
+/// The boosting half of [`handle_boost`], out of line so the common unboosted clause stays small.
+fn boosted<'a>(q: Option<Query<'a>>, boost: Token<'_>) -> Option<Query<'a>> {
+    match (q, Some(boost)) {
         (Some(q), Some(b)) => {
             let boost = b.image.parse::<f32>().unwrap_or(1.0);
             Some(Query::Boost {
@@ -682,14 +725,21 @@ pub fn float_to_edits(min_sim: f32, term_len: usize) -> u8 {
 
 /// `discardEscapeChar`: removes backslashes and decodes `\uXXXX` (UTF-16 units, so surrogate
 /// pairs combine). Borrows when there is nothing to unescape.
+#[inline(always)]
 pub fn discard_escape_char<'t>(
     q: &str,
     input: &'t str,
     pos: usize,
 ) -> Result<Cow<'t, str>, ParseError> {
-    if !input.contains('\\') {
+    // A plain loop: tokens are short, and a memchr call costs more than it saves on them.
+    if !input.bytes().any(|b| b == b'\\') {
         return Ok(Cow::Borrowed(input));
     }
+    unescape(q, input, pos).map(Cow::Owned)
+}
+
+/// The copying half of [`discard_escape_char`], for text that holds a backslash.
+fn unescape(q: &str, input: &str, pos: usize) -> Result<String, ParseError> {
     let mut out: Vec<u16> = Vec::with_capacity(input.len());
     let mut last_was_escape = false;
     let mut multiplier = 0u32;
@@ -738,7 +788,7 @@ pub fn discard_escape_char<'t>(
         ));
     }
     // Deviation: a lone surrogate (Java strings may hold one) becomes U+FFFD.
-    Ok(Cow::Owned(String::from_utf16_lossy(&out)))
+    Ok(String::from_utf16_lossy(&out))
 }
 
 /// Java's `Float.parseFloat`: surrounding control characters and spaces trimmed, optional sign,

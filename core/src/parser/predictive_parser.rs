@@ -1,7 +1,10 @@
 //! Models: Lucene's classic query grammar, recognised in one pass by recursive descent.
 //! Follows: the productions of `QueryParser.jj` (Lucene 9/10), with every JavaCC lookahead
 //! replaced by a peek at a three-token window. Hot path: no locks, no error values, tokens borrow
-//! the input; allocations are the tree's own (strings, clause vectors) and nothing else.
+//! the input; allocations are the tree's own (clause vectors, boxes, and strings only where
+//! unescaping or analysis changed the text) and nothing else: a one-term query allocates nothing.
+
+use std::borrow::Cow;
 
 use super::ast::{Field, Query};
 use super::error::{Cause, ParseError};
@@ -89,7 +92,7 @@ struct Run<'a> {
 impl<'a> Run<'a> {
     /// The `i`-th token not yet consumed (0-based), read from the lexer only when first needed,
     /// so lexical errors surface exactly where JavaCC's `getToken` would meet them.
-    #[inline]
+    #[inline(always)]
     fn peek(&mut self, i: usize) -> Result<Token<'a>, ParseError> {
         while self.buffered <= i {
             self.lexer
@@ -100,7 +103,7 @@ impl<'a> Run<'a> {
     }
 
     /// The kind of the `i`-th token not yet consumed.
-    #[inline]
+    #[inline(always)]
     fn kind(&mut self, i: usize) -> Result<TokenKind, ParseError> {
         if i < self.buffered {
             return Ok(self.window[(self.head + i) % WINDOW].kind);
@@ -108,7 +111,7 @@ impl<'a> Run<'a> {
         Ok(self.peek(i)?.kind)
     }
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Result<Token<'a>, ParseError> {
         let t = self.peek(0)?;
         self.head = (self.head + 1) % WINDOW;
@@ -136,7 +139,7 @@ impl<'a> Run<'a> {
 
     /// `LOOKAHEAD(2) MultiTerm`: two bare terms, the second not followed by `: * ~ ^ AND OR`.
     /// `index` says which of JavaCC's lookaheads this is (0 at the start of a query, 1 in its loop).
-    #[inline]
+    #[inline(always)]
     fn multi_term_ahead(&mut self, index: usize) -> Result<bool, ParseError> {
         let mut kinds = [self.kind(0)?, TokenKind::Eof, TokenKind::Eof];
         if kinds[0] == TokenKind::Term {
@@ -164,6 +167,11 @@ impl<'a> Run<'a> {
             let mods = self.modifiers()?;
             let q = self.clause(field, mods != Mods::None)?;
             first_is_plain = mods == Mods::None && q.is_some();
+            if first_is_plain && !continues_query(self.kind(0)?) {
+                // A lone plain clause is the query itself (the `clauses.size() == 1 &&
+                // firstQuery != null` return below), so skip building the clause list.
+                return Ok(q);
+            }
             self.base.add_clause(&mut clauses, Conj::None, mods, q);
         }
         while continues_query(self.kind(0)?) {
@@ -213,7 +221,7 @@ impl<'a> Run<'a> {
             let text = parser_base::discard_escape_char(self.q, first.image, first.start)?;
             let q = self
                 .base
-                .field_query(self.q, first.start, field, &text, false, 0)?;
+                .field_query(self.q, first.start, field, text, false, 0)?;
             self.base.add_clause(clauses, Conj::None, Mods::None, q);
         }
         let mut end = first.start + first.image.len();
@@ -224,7 +232,7 @@ impl<'a> Run<'a> {
                 let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
                 let q = self
                     .base
-                    .field_query(self.q, t.start, field, &text, false, 0)?;
+                    .field_query(self.q, t.start, field, text, false, 0)?;
                 self.base.add_clause(clauses, Conj::None, Mods::None, q);
             }
         }
@@ -234,7 +242,6 @@ impl<'a> Run<'a> {
             // too, so without escapes and U+3000 (which the whitespace analyzers keep inside
             // a token) the run's raw text analyzes the same and needs no copy.
             let raw = &self.q[first.start..end];
-            let joined;
             let text = if raw.contains(['\\', '\u{3000}']) {
                 let mut run = String::with_capacity(raw.len());
                 let mut lexer = Lexer::new(raw);
@@ -247,10 +254,13 @@ impl<'a> Run<'a> {
                     }
                     run.push_str(t.image);
                 }
-                joined = parser_base::discard_escape_char(self.q, &run, first.start)?.into_owned();
-                joined.as_str()
+                let unescaped = match parser_base::discard_escape_char(self.q, &run, first.start)? {
+                    Cow::Owned(s) => Some(s),
+                    Cow::Borrowed(_) => None,
+                };
+                Cow::Owned(unescaped.unwrap_or(run))
             } else {
-                raw
+                Cow::Borrowed(raw)
             };
             let q = self
                 .base
@@ -275,13 +285,32 @@ impl<'a> Run<'a> {
         }
         self.marks[2] = Some(LookaheadMark::field_prefix(self.consumed, kinds));
         let prefixed = kinds[1] == TokenKind::Colon;
+        // The kind after the body's first token, when that token is a bare term (already read
+        // by the field lookahead unless a prefix was consumed).
+        let mut after_term = kinds[1];
         if prefixed {
             let name = self.next()?;
             self.next()?;
             own_field = self.base.field_of(self.q, name)?;
             field = &own_field;
+            if self.kind(0)? == TokenKind::Term {
+                after_term = self.kind(1)?;
+            }
         }
         let t = self.peek(0)?;
+        if t.kind == TokenKind::Term
+            && !matches!(after_term, TokenKind::Carat | TokenKind::FuzzySlop)
+        {
+            // The commonest clause body, a bare term without boost or slop: what
+            // `handleBareTokenQuery` does for it, without the general term path. Peeking the
+            // next token here is what the boost/slop check of that path does first anyway.
+            self.next()?;
+            self.tail = term_tail(false, false);
+            let text = parser_base::discard_escape_char(self.q, t.image, t.start)?;
+            return self
+                .base
+                .field_query(self.q, t.start, field, text, false, 0);
+        }
         match t.kind {
             TokenKind::LParen => {
                 self.next()?;
@@ -319,6 +348,7 @@ impl<'a> Run<'a> {
 
     /// `[ ^N [~S] | ~S [^N] ]` after a term or phrase: (boost, slop).
     #[allow(clippy::type_complexity)]
+    #[inline]
     fn boost_and_slop(&mut self) -> Result<(Option<Token<'a>>, Option<Token<'a>>), ParseError> {
         match self.kind(0)? {
             TokenKind::Carat => {

@@ -18,8 +18,9 @@ use super::predictive_parser::PredictiveParser;
 /// Contract: for the same options both return equal trees for every input and errors of the same
 /// class at the same column. Callers may not assume anything about the message's expected-token
 /// list beyond its first line. A parser holds no per-parse state, so one instance may serve many
-/// threads. Trees borrow the parser's default field and field names from the query text (no
-/// reference counts are touched per node); [`Query::into_owned`] detaches a tree from both.
+/// threads. Trees borrow the parser's default field, and field names and term text from the
+/// query text wherever unescaping and analysis left them unchanged (no reference counts are
+/// touched and nothing is copied per node); [`Query::into_owned`] detaches a tree from both.
 pub trait QueryParser: Send + Sync {
     /// The strategy's id: its file stem in kebab-case.
     fn id(&self) -> &'static str;

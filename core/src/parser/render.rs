@@ -206,7 +206,7 @@ mod tests {
         let f: Field<'static> = Cow::Borrowed("field");
         let t = |fld: &Field<'static>, s: &str| Query::Term {
             field: fld.clone(),
-            text: s.to_string(),
+            text: Cow::Owned(s.to_string()),
         };
         let inner = Query::Boolean(vec![
             BooleanClause {
