@@ -50,7 +50,8 @@ pub struct RunArgs {
     #[arg(long = "env", value_name = "KEY=VALUE")]
     pub env: Vec<String>,
     /// Verify every selected benchmark once instead of measuring it: set up, check, one short
-    /// iteration in this process, check again (rebar's `--verify`). Exit 1 if any check fails.
+    /// iteration in a fork (so the fork's controlled environment is what gets checked), check
+    /// again (rebar's `--verify`). Exit 1 if any check fails.
     #[arg(long)]
     pub verify: bool,
     /// Write the results in JMH's JSON layout here (and metadata to `<name>.meta.json`).
@@ -67,7 +68,7 @@ impl RunArgs {
                 warmup_iterations: 0,
                 measurement_iterations: 1,
                 measurement_time: std::time::Duration::from_millis(20),
-                forks: 0,
+                forks: 1,
                 ..s
             };
         }
