@@ -292,7 +292,10 @@ fn threads_run(p: &dyn WriteProtocol, cfg: super::threads::ThreadsConfig) {
     let (report, stats) = cluster
         .verify(&acks, std::time::Duration::from_secs(20))
         .expect("verifies");
-    assert!(report.acked_writes > 50, "{report}");
+    // How many puts beat the fault configuration's 2 ms lock and 20 ms reply timeouts depends on
+    // how the OS schedules 2 cores (once, under a parallel CI build, fewer than 50 did); the
+    // claim under test is that whatever was acknowledged survives, so any acked put suffices.
+    assert!(report.acked_writes > 0, "{report}");
     assert_eq!(stats.regressions, 0);
 }
 
