@@ -147,6 +147,7 @@ fn reproduce_lists_claims_and_rejects_unknown_ones() {
 
 #[test]
 fn an_interrupted_run_still_writes_whole_json() {
+    use std::io::BufRead;
     let dir = temp_dir("interrupt");
     let json = dir.join("int.json");
     let mut child = Command::new(env!("CARGO_BIN_EXE_critsec"))
@@ -164,18 +165,24 @@ fn an_interrupted_run_still_writes_whole_json() {
             "--json",
         ])
         .arg(&json)
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // When the signal lands does not matter: before, during or between benchmarks the run must
-    // end with a parseable file that says it was interrupted.
-    std::thread::sleep(std::time::Duration::from_millis(900));
+    // The run header is printed once the interrupt handler is in place.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut header = String::new();
+    stdout.read_line(&mut header).unwrap();
+    assert!(header.starts_with("# critsec"), "{header}");
+    // When the signal lands after that does not matter: before, during or between benchmarks
+    // the run must end with a parseable file that says it was interrupted.
+    std::thread::sleep(std::time::Duration::from_millis(300));
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
+    std::io::copy(&mut stdout, &mut std::io::sink()).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(1));
     let entries: serde_json::Value =

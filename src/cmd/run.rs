@@ -248,8 +248,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let catalog = Arc::new(catalog());
     let specs = plan(&catalog, &selection, settings.mode)?;
     let max_threads = specs.iter().map(|s| s.threads).max().unwrap_or(1);
-    let hz = print_header(&settings, max_threads);
+    // The handler goes in before the header is printed, so a caller that waits for the header
+    // knows an interrupt from then on is handled.
     install_interrupt_handler();
+    let hz = print_header(&settings, max_threads);
     let created = now_utc();
     let exe = std::env::current_exe().context("locating this executable for forks")?;
     let launcher = Launcher::new(catalog, Some(exe.clone()));

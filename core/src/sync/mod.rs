@@ -44,45 +44,62 @@ mod tests {
         assert_eq!(stats_of("test.sync.uncontended_rw").contended, 0);
     }
 
+    /// Holds a lock in `hold` while `contend` runs on another thread, releasing it after
+    /// `patience`; repeats with doubled patience until the other thread was seen waiting, since
+    /// only the scheduler decides when it reaches the lock. Returns the attempts made.
+    fn until_contended(name: &str, mut attempt: impl FnMut(Duration)) -> u32 {
+        let mut patience = Duration::from_millis(10);
+        for tries in 1..=10 {
+            attempt(patience);
+            if stats_of(name).contended > 0 {
+                return tries;
+            }
+            patience *= 2;
+        }
+        panic!("{name}: the other thread never reached the lock while it was held");
+    }
+
     #[test]
     fn a_held_lock_makes_the_waiter_count_its_wait() {
         let m = Arc::new(Mutex::new("test.sync.contended", ()));
-        let barrier = Arc::new(Barrier::new(2));
-        let guard = m.lock();
-        let waiter = {
-            let (m, barrier) = (Arc::clone(&m), Arc::clone(&barrier));
-            std::thread::spawn(move || {
-                barrier.wait();
-                drop(m.lock());
-            })
-        };
-        barrier.wait();
-        // The waiter can only get the lock after we release it; sleeping is not an assertion on
-        // time, it just makes sure the waiter has reached `lock()` before the release.
-        std::thread::sleep(Duration::from_millis(20));
-        drop(guard);
-        waiter.join().unwrap();
+        until_contended("test.sync.contended", |patience| {
+            let barrier = Arc::new(Barrier::new(2));
+            let guard = m.lock();
+            let waiter = {
+                let (m, barrier) = (Arc::clone(&m), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    drop(m.lock());
+                })
+            };
+            barrier.wait();
+            std::thread::sleep(patience);
+            drop(guard);
+            waiter.join().unwrap();
+        });
         let s = stats_of("test.sync.contended");
-        assert_eq!(s.contended, 1);
+        assert_eq!(s.contended, 1, "one waiter waited once");
         assert!(s.wait_ns > 0 && s.max_wait_ns <= s.wait_ns);
     }
 
     #[test]
     fn a_writer_makes_a_reader_wait() {
         let l = Arc::new(RwLock::new("test.sync.rw_contended", 0u8));
-        let barrier = Arc::new(Barrier::new(2));
-        let w = l.write();
-        let reader = {
-            let (l, barrier) = (Arc::clone(&l), Arc::clone(&barrier));
-            std::thread::spawn(move || {
-                barrier.wait();
-                *l.read()
-            })
-        };
-        barrier.wait();
-        std::thread::sleep(Duration::from_millis(20));
-        drop(w);
-        assert_eq!(reader.join().unwrap(), 0);
+        until_contended("test.sync.rw_contended", |patience| {
+            let barrier = Arc::new(Barrier::new(2));
+            let w = l.write();
+            let reader = {
+                let (l, barrier) = (Arc::clone(&l), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    *l.read()
+                })
+            };
+            barrier.wait();
+            std::thread::sleep(patience);
+            drop(w);
+            assert_eq!(reader.join().unwrap(), 0);
+        });
         assert_eq!(stats_of("test.sync.rw_contended").contended, 1);
     }
 
