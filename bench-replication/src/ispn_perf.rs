@@ -550,6 +550,11 @@ impl Probe for ThreadsTrial {
             "count",
         ));
         m.push(Metric::new(
+            "transport_blocks",
+            since(d.transport_blocks, db.transport_blocks),
+            "count",
+        ));
+        m.push(Metric::new(
             "pool_threads_busy_max",
             d.max_busy_pool_threads as f64,
             "threads",

@@ -646,10 +646,11 @@ fn threads_block_policy_holds_the_inbound_path() {
         jitter_us: 1_000,
         ..super::threads::ThreadsConfig::default()
     };
-    let (lf, _) = threads_hot_key(&super::LockForwardingProtocol, cfg, 4, 5);
+    let (lf, lf_threads) = threads_hot_key(&super::LockForwardingProtocol, cfg, 4, 5);
     // Eight writers of one key against two slots: a third concurrent put always finds the
     // pool full (each holds its slot for at least a 4 ms backup round trip).
     assert!(lf.blocked_deliveries > 0, "{lf:#?}");
+    assert!(lf_threads.transport_blocks > 0, "{lf_threads:#?}");
     assert_eq!(lf.pool_rejections, 0, "{lf:#?}");
 }
 

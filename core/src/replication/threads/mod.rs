@@ -180,6 +180,9 @@ pub struct DriverStats {
     pub max_busy_pool_threads: u64,
     /// The most OOB threads busy at once on one node.
     pub max_busy_oob_threads: u64,
+    /// `block` policy: times a transport thread stopped delivering because its node's inbound
+    /// path was blocked by a full pool.
+    pub transport_blocks: u64,
 }
 
 type Reply = (ClientOp, Outcome);
@@ -267,6 +270,7 @@ struct Counters {
     oob_commands: AtomicU64,
     blocked_waits: AtomicU64,
     resumes: AtomicU64,
+    transport_blocks: AtomicU64,
 }
 
 struct NodeShared {
@@ -541,6 +545,13 @@ impl Transport {
 
     fn deliver(&mut self, input: Input) {
         self.stepper.step(input);
+        if self.stepper.inbound_blocked && !self.blocked {
+            self.stepper
+                .node
+                .counters
+                .transport_blocks
+                .fetch_add(1, AtomicOrdering::Relaxed);
+        }
         self.blocked = self.stepper.inbound_blocked;
         // Release: pairs with the quiescence checker's Acquire load (see `Shared::in_flight`).
         self.stepper
@@ -794,6 +805,7 @@ impl ThreadCluster {
             d.oob_commands += get(&c.oob_commands);
             d.blocked_waits += get(&c.blocked_waits);
             d.resumes += get(&c.resumes);
+            d.transport_blocks += get(&c.transport_blocks);
             d.max_busy_pool_threads = d
                 .max_busy_pool_threads
                 .max(c.pool_busy_max.load(AtomicOrdering::Relaxed) as u64);
