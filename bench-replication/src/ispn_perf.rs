@@ -310,6 +310,18 @@ fn metrics(
         stats.max_lock_hold_us as f64,
         "us",
     ));
+    // `block` only: how long inbound paths were held behind a command waiting for a slot,
+    // summed over nodes (virtual ms in the simulation, real ms with threads).
+    m.push(Metric::new(
+        "inbound_blocked_ms",
+        stats.inbound_blocked_us as f64 / 1e3,
+        "ms",
+    ));
+    m.push(Metric::new(
+        "blocked_deliveries",
+        stats.blocked_deliveries as f64,
+        "count",
+    ));
     m
 }
 
@@ -502,6 +514,12 @@ impl Probe for ThreadsTrial {
             backup_timeouts: now.backup_timeouts - base.backup_timeouts.min(now.backup_timeouts),
             repl_timeouts: now.repl_timeouts - base.repl_timeouts.min(now.repl_timeouts),
             pool_rejections: now.pool_rejections - base.pool_rejections.min(now.pool_rejections),
+            inbound_blocked_us: now
+                .inbound_blocked_us
+                .saturating_sub(base.inbound_blocked_us),
+            blocked_deliveries: now
+                .blocked_deliveries
+                .saturating_sub(base.blocked_deliveries),
             repl_queue_max: now.repl_queue_max,
             max_lock_hold_us: now.max_lock_hold_us,
             ..NodeStats::default()
@@ -529,6 +547,11 @@ impl Probe for ThreadsTrial {
         m.push(Metric::new(
             "oob_commands",
             since(d.oob_commands, db.oob_commands),
+            "count",
+        ));
+        m.push(Metric::new(
+            "transport_blocks",
+            since(d.transport_blocks, db.transport_blocks),
             "count",
         ));
         m.push(Metric::new(
@@ -658,6 +681,8 @@ mod tests {
                 "reply_timeouts",
                 "pool_rejections",
                 "repl_queue_depth",
+                "inbound_blocked_ms",
+                "blocked_deliveries",
             ] {
                 assert!(sample.secondary.iter().any(|m| m.name == name), "{name}");
             }

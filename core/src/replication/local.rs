@@ -73,7 +73,8 @@ impl LocalCluster {
                 Output::SetTimer { .. }
                 | Output::Execute { .. }
                 | Output::Resume { .. }
-                | Output::SlotFreed { .. } => {}
+                | Output::SlotFreed { .. }
+                | Output::InboundResumed => {}
             }
         }
         result

@@ -220,4 +220,7 @@ pub enum Output {
         /// The slot id.
         slot: u64,
     },
+    /// Real slots only: the node's inbound path, blocked by a full pool under the `block`
+    /// policy, delivered its last held message; the transport may deliver again.
+    InboundResumed,
 }

@@ -5,7 +5,9 @@
 //! and `TriangleDistributionInterceptor` + `TriangleOrderManager` (Infinispan 9, ISPN-6919). The
 //! protocols are sans-IO state machines ([`NodeMachine`]) over shared parts: consistent hashing
 //! ([`hashing`]), per-key locks with FIFO waiters ([`key_lock`]), bounded pools whose slots a
-//! command holds while it waits ([`pool`]). Two drivers run the same machines: a seeded
+//! command holds while it waits ([`pool`]; under the `block` policy a full pool blocks the node's
+//! whole inbound path, replies included, as a JGroups receiver thread blocked in a full executor
+//! does: see [`node`]). Two drivers run the same machines: a seeded
 //! discrete-event simulation in virtual time ([`sim`]) for 100-node clusters, and real threads
 //! over crossbeam channels, with real bounded pools whose threads block ([`threads`]), for small
 //! ones; [`local`] runs a cluster on the calling thread with instant delivery, for a protocol's

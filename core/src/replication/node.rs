@@ -4,6 +4,20 @@
 //!
 //! Nothing here blocks or reads a clock: time comes in with each input (`now`, in µs on the
 //! driver's clock) and effects go out as [`Output`]s.
+//!
+//! The `block` rejection policy is modelled here, so both drivers get it: JGroups delivers a
+//! node's messages on its receiver thread, and with a blocking executor that thread waits in
+//! `execute` until a pool thread is free. So when a command from another node finds the pool
+//! full (or earlier commands waiting), the node *holds* it, and every later message from another
+//! node, replies and acks included, queues behind it in arrival order: the inbound path is
+//! blocked. Whenever a slot frees (a command finishing, or a lock, backup or reply timeout: timers
+//! still fire, they are how a stalled node recovers), the head-of-line command takes the slot and
+//! the messages behind it are delivered in order until the next command that finds the pool full.
+//! Held messages cost no time of their own; the blocked span is counted in
+//! [`NodeStats::inbound_blocked_us`] when it ends, and each held message in
+//! [`NodeStats::blocked_deliveries`]. Not held: requests of the node's own requester threads and
+//! messages a node sends itself, which do not come through the transport (a command looped back
+//! to a full pool waits in the pool's own queue). Under `abort` and `caller-runs` nothing is held.
 
 use std::collections::VecDeque;
 
@@ -197,6 +211,11 @@ pub struct NodeCore {
     granted: IdMap<u64, u64>,
     /// Real slots: the slot whose thread feeds the current input, if any.
     current_slot: Option<u64>,
+    /// `block` policy: messages from other nodes held undelivered, in arrival order, while a
+    /// command at their head waits for a pool slot (the blocked transport thread).
+    held: VecDeque<(NodeId, Msg)>,
+    /// When the inbound path last became blocked (µs), while it is.
+    blocked_since: Option<u64>,
 }
 
 impl NodeCore {
@@ -226,6 +245,8 @@ impl NodeCore {
             parked: IdMap::default(),
             granted: IdMap::default(),
             current_slot: None,
+            held: VecDeque::new(),
+            blocked_since: None,
         })
     }
 
@@ -597,6 +618,9 @@ impl NodeCore {
         if self.locks.locked_keys() > 0 {
             return Some(format!("{} keys locked", self.locks.locked_keys()));
         }
+        if !self.held.is_empty() {
+            return Some(format!("{} inbound messages held", self.held.len()));
+        }
         if self.pool.busy() > 0 || self.pool.queued() > 0 {
             return Some(format!(
                 "pool busy {} queued {}",
@@ -736,11 +760,53 @@ impl<L: ProtocolLogic> Node<L> {
                 self.run_command(now, slot, from, msg, out);
                 continue;
             }
+            // A freed slot unblocks the inbound path: the head-of-line command takes it, and the
+            // messages behind it are delivered in order until the next command that finds the
+            // pool full again.
+            if let Some((from, msg)) = self.core.held.front() {
+                if L::is_command(msg) && self.core.pool.blocks() {
+                    break;
+                }
+                let (from, msg) = (*from, *msg);
+                self.core.held.pop_front();
+                if self.core.held.is_empty() {
+                    self.end_block(now, out);
+                }
+                self.deliver(now, from, msg, out);
+                continue;
+            }
             break;
         }
     }
 
+    /// The inbound path delivers again: counts the blocked time and tells a real transport.
+    fn end_block(&mut self, now: u64, out: &mut Vec<Output>) {
+        if let Some(since) = self.core.blocked_since.take() {
+            self.core.stats.inbound_blocked_us += now.saturating_sub(since);
+            if self.core.real_slots {
+                out.push(Output::InboundResumed);
+            }
+        }
+    }
+
     fn on_msg(&mut self, now: u64, from: NodeId, msg: Msg, out: &mut Vec<Output>) {
+        // Under `block`, a message from another node waits behind any held one (one inbound
+        // path, in order), and a command that finds the pool full blocks the path itself. A
+        // message the node sent itself does not come through the transport and is never held.
+        if from != self.core.id
+            && (!self.core.held.is_empty() || (L::is_command(&msg) && self.core.pool.blocks()))
+        {
+            if self.core.held.is_empty() {
+                self.core.blocked_since = Some(now);
+            }
+            self.core.stats.blocked_deliveries += 1;
+            self.core.held.push_back((from, msg));
+            return;
+        }
+        self.deliver(now, from, msg, out);
+    }
+
+    fn deliver(&mut self, now: u64, from: NodeId, msg: Msg, out: &mut Vec<Output>) {
         if from != self.core.id && !self.core.pool.can_deliver() {
             out.push(Output::Rejected { from, msg });
             return;
@@ -868,6 +934,10 @@ impl<L: ProtocolLogic> NodeMachine for Node<L> {
         &self.core
     }
 
+    fn inbound_blocked(&self) -> bool {
+        !self.core.held.is_empty()
+    }
+
     fn busy_reason(&self) -> Option<String> {
         self.core.busy_reason().or_else(|| self.logic.busy_reason())
     }
@@ -898,6 +968,88 @@ mod tests {
         m.handle(0, input, &mut out);
         out.retain(|o| !matches!(o, Output::SetTimer { .. }));
         out
+    }
+
+    /// `block`: a command at a full pool holds the inbound path, a reply behind it is held too
+    /// (the stall), and the backup timeout that frees the slot resumes deliveries in order.
+    #[test]
+    fn block_holds_replies_behind_a_command_until_a_timeout_frees_a_slot() {
+        let cfg = ClusterConfig {
+            nodes: 2,
+            keys: 16,
+            pool_size: 1,
+            rejection: RejectionPolicy::Block,
+            reply_timeout_us: 1_000,
+            ..ClusterConfig::default()
+        };
+        let hash = cfg.hash().unwrap();
+        let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+        let mut m = LockForwardingProtocol.new_node(0, &cfg).unwrap();
+        let at = |m: &mut dyn NodeMachine, now, input| {
+            let mut out = Vec::new();
+            m.handle(now, input, &mut out);
+            out.retain(|o| !matches!(o, Output::SetTimer { .. }));
+            out
+        };
+        let put = |rid| Input::Message {
+            from: 1,
+            msg: Msg::Put {
+                rid,
+                key,
+                value: rid,
+            },
+        };
+        // Put 1 takes the only slot and waits for its backup reply.
+        let out = at(m.as_mut(), 0, put(1));
+        let [
+            Output::Send {
+                msg: Msg::BackupWrite { rid: op1, .. },
+                ..
+            },
+        ] = out[..]
+        else {
+            panic!("{out:?}")
+        };
+        // Put 2 finds the pool full: the inbound path blocks.
+        assert_eq!(at(m.as_mut(), 10, put(2)), vec![]);
+        assert!(m.inbound_blocked());
+        // The reply put 1 waits for is held behind put 2: nothing happens.
+        let reply = Input::Message {
+            from: 1,
+            msg: Msg::BackupReply { rid: op1 },
+        };
+        assert_eq!(at(m.as_mut(), 20, reply), vec![]);
+        assert!(m.inbound_blocked());
+        assert_eq!(m.stats().blocked_deliveries, 2);
+        // The backup timeout fails put 1 and frees its slot: put 2 runs, then the (now stale)
+        // reply is delivered and the path is open again.
+        let out = at(m.as_mut(), 1_000, Input::Timer);
+        assert!(
+            out.iter().any(|o| matches!(
+                o,
+                Output::Send {
+                    msg: Msg::PutReply {
+                        rid: 1,
+                        result: Err(_)
+                    },
+                    ..
+                }
+            )),
+            "{out:?}"
+        );
+        assert!(
+            out.iter().any(|o| matches!(
+                o,
+                Output::Send {
+                    msg: Msg::BackupWrite { .. },
+                    ..
+                }
+            )),
+            "put 2 replicates: {out:?}"
+        );
+        assert!(!m.inbound_blocked());
+        let s = m.stats();
+        assert_eq!((s.inbound_blocked_us, s.backup_timeouts), (990, 1));
     }
 
     /// Real-slot mode at the machine level (what the threads driver relies on): an admitted

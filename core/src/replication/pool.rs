@@ -14,7 +14,9 @@ use super::error::ConfigError;
 /// What a full pool does with one more command (`ThreadPoolExecutor`'s rejection handler).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RejectionPolicy {
-    /// Queue the command until a slot frees (an unbounded work queue).
+    /// The delivering thread waits until a slot frees: the node's inbound path (commands and
+    /// replies behind the command) is held in arrival order meanwhile. Only a command looped
+    /// back from the node itself waits in the pool's queue instead.
     Block,
     /// Reject the command; the sender's transport retransmits it later.
     Abort,
@@ -136,6 +138,12 @@ impl<T> Pool<T> {
         true
     }
 
+    /// Whether a remote command must wait for a slot under `block`: every slot is busy or
+    /// earlier commands already wait.
+    pub fn blocks(&self) -> bool {
+        self.policy == RejectionPolicy::Block && (self.busy >= self.size || !self.queue.is_empty())
+    }
+
     fn slot(&mut self, kind: SlotKind) -> Slot {
         self.next_id += 1;
         Slot {
@@ -223,6 +231,19 @@ mod tests {
         assert_ne!(slot.id, first.id, "slot ids are never reused");
         assert_eq!(p.queued(), 1);
         assert_eq!(p.rejections(), 0);
+    }
+
+    #[test]
+    fn only_block_reports_a_full_pool_as_blocking() {
+        let mut p = Pool::new(1, 1, RejectionPolicy::Block);
+        assert!(!p.blocks());
+        let (slot, _) = p.admit(1).unwrap();
+        assert!(p.blocks());
+        p.release(slot);
+        assert!(!p.blocks());
+        let mut c = Pool::new(1, 1, RejectionPolicy::CallerRuns);
+        let _ = c.admit(1);
+        assert!(!c.blocks());
     }
 
     #[test]

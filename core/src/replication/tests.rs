@@ -133,7 +133,19 @@ fn check_pool_policies_verify(p: &dyn WriteProtocol) {
         assert_verified(&r);
         if policy == RejectionPolicy::Block {
             assert_eq!(r.stats.pool_rejections, 0);
-        } else if p.kind() == ProtocolKind::LockForwarding {
+            // Blocked time needs a held message.
+            assert!(
+                r.stats.inbound_blocked_us == 0 || r.stats.blocked_deliveries > 0,
+                "{r:#?}"
+            );
+        } else {
+            assert_eq!(
+                (r.stats.blocked_deliveries, r.stats.inbound_blocked_us),
+                (0, 0),
+                "only `block` holds the inbound path: {policy:?}"
+            );
+        }
+        if policy != RejectionPolicy::Block && p.kind() == ProtocolKind::LockForwarding {
             // Only lock forwarding holds slots across a network wait, so only it fills 2 slots.
             assert!(r.stats.pool_rejections > 0, "{policy:?}: {r:#?}");
         }
@@ -252,6 +264,27 @@ fn check_threads_faults(p: &dyn WriteProtocol) {
     threads_run(p, cfg);
 }
 
+/// The threads driver under `block` with one-slot pools and short timeouts: the transport threads
+/// really stop delivering while a command waits for a slot, and the cluster still drains and
+/// verifies.
+fn check_threads_block_policy(p: &dyn WriteProtocol) {
+    let cfg = super::threads::ThreadsConfig {
+        cluster: ClusterConfig {
+            nodes: 3,
+            keys: 100,
+            pool_size: 1,
+            rejection: RejectionPolicy::Block,
+            lock_timeout_us: 5_000,
+            reply_timeout_us: 20_000,
+            ..ClusterConfig::default()
+        },
+        latency_us: 200,
+        jitter_us: 300,
+        ..super::threads::ThreadsConfig::default()
+    };
+    threads_run(p, cfg);
+}
+
 fn threads_run(p: &dyn WriteProtocol, cfg: super::threads::ThreadsConfig) {
     use super::threads::ThreadCluster;
     use super::workload::OpGenerator;
@@ -338,6 +371,10 @@ macro_rules! conformance {
             #[test]
             fn threads_faults() {
                 check_threads_faults(&$proto);
+            }
+            #[test]
+            fn threads_block_policy() {
+                check_threads_block_policy(&$proto);
             }
         }
     };
@@ -484,6 +521,137 @@ fn pool_exhaustion_times_out_lock_forwarding_only() {
             "{p:?}"
         );
     }
+}
+
+/// Small pools, a hot key and one inbound path per node, for the `block` policy tests.
+fn blocking_cfg(rejection: RejectionPolicy, seed: u64) -> SimConfig {
+    SimConfig {
+        cluster: ClusterConfig {
+            nodes: 5,
+            keys: 200,
+            pool_size: 2,
+            oob_pool_size: 1,
+            rejection,
+            lock_timeout_us: 20_000,
+            reply_timeout_us: 50_000,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 1_000,
+            jitter_us: 200,
+            ..NetworkConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 8,
+            read_pct: 20,
+            hot_key_pct: 80,
+            hot_keys: 1,
+            ..WorkloadConfig::default()
+        },
+        duration_us: 300_000,
+        start_spread_us: 1_000,
+        seed,
+    }
+}
+
+/// Bela Ban's "can it also lead to deadlocks?": under `block`, lock forwarding fills the hot
+/// key's primary's pool with commands that wait for backup replies, the next command blocks the
+/// inbound path, and the backup replies those commands wait for are held behind it, so the node
+/// stalls until lock and reply timeouts fire. Key queue holds a slot for no network wait, so the
+/// same settings block it less (or not at all) and time nothing out. Deterministic: counts only.
+#[test]
+fn block_policy_stalls_the_inbound_path_under_lock_forwarding() {
+    let lf = run(
+        &super::LockForwardingProtocol,
+        blocking_cfg(RejectionPolicy::Block, 21),
+    );
+    assert_verified(&lf);
+    assert!(
+        lf.stats.blocked_deliveries > 0 && lf.stats.inbound_blocked_us > 0,
+        "{lf:#?}"
+    );
+    assert!(
+        lf.stats.lock_timeouts > 0 && lf.stats.backup_timeouts + lf.stats.reply_timeouts > 0,
+        "{lf:#?}"
+    );
+    assert_eq!(lf.stats.pool_rejections, 0, "`block` never rejects");
+    let again = run(
+        &super::LockForwardingProtocol,
+        blocking_cfg(RejectionPolicy::Block, 21),
+    );
+    assert_eq!(
+        (again.stats, again.requesters.puts.count(), again.end_us),
+        (lf.stats.clone(), lf.requesters.puts.count(), lf.end_us),
+        "same seed, same run"
+    );
+    let kq = run(
+        &super::KeyQueueProtocol,
+        blocking_cfg(RejectionPolicy::Block, 21),
+    );
+    assert_verified(&kq);
+    assert!(
+        kq.stats.inbound_blocked_us < lf.stats.inbound_blocked_us
+            && kq.stats.blocked_deliveries < lf.stats.blocked_deliveries,
+        "key queue {:#?}\nlock forwarding {:#?}",
+        kq.stats,
+        lf.stats
+    );
+    assert_eq!(
+        (kq.stats.lock_timeouts, kq.stats.backup_timeouts),
+        (0, 0),
+        "{kq:#?}"
+    );
+}
+
+/// The figures of the `block` tests beside caller-runs (run with `--ignored --nocapture`).
+#[test]
+#[ignore = "prints figures"]
+fn block_policy_figures() {
+    for policy in [RejectionPolicy::Block, RejectionPolicy::CallerRuns] {
+        for p in [ProtocolKind::LockForwarding, ProtocolKind::KeyQueue] {
+            let r = run(p.protocol(), blocking_cfg(policy, 21));
+            assert_verified(&r);
+            let s = &r.stats;
+            eprintln!(
+                "{policy:?} {p:?}: {:.0} req/s/node, puts {}, lock_timeouts {}, backup_timeouts {}, reply_timeouts {}, rejections {}, blocked_deliveries {}, inbound_blocked_ms {:.1}",
+                r.req_per_s_per_node(),
+                r.requesters.puts.count(),
+                s.lock_timeouts,
+                s.backup_timeouts,
+                s.reply_timeouts,
+                s.pool_rejections,
+                s.blocked_deliveries,
+                s.inbound_blocked_us as f64 / 1e3
+            );
+        }
+    }
+}
+
+/// Real blocking in the threads driver: under `block`, with tiny pools and a hot key, lock
+/// forwarding's primary holds arriving messages (counted by the machine) while its transport
+/// thread waits, and the cluster recovers through its timeouts and verifies.
+#[test]
+fn threads_block_policy_holds_the_inbound_path() {
+    let cfg = super::threads::ThreadsConfig {
+        cluster: ClusterConfig {
+            nodes: 3,
+            keys: 64,
+            pool_size: 2,
+            rejection: RejectionPolicy::Block,
+            lock_timeout_us: 20_000,
+            reply_timeout_us: 40_000,
+            ..ClusterConfig::default()
+        },
+        latency_us: 2_000,
+        jitter_us: 1_000,
+        ..super::threads::ThreadsConfig::default()
+    };
+    let (lf, lf_threads) = threads_hot_key(&super::LockForwardingProtocol, cfg, 4, 5);
+    // Eight writers of one key against two slots: a third concurrent put always finds the
+    // pool full (each holds its slot for at least a 4 ms backup round trip).
+    assert!(lf.blocked_deliveries > 0, "{lf:#?}");
+    assert!(lf_threads.transport_blocks > 0, "{lf_threads:#?}");
+    assert_eq!(lf.pool_rejections, 0, "{lf:#?}");
 }
 
 /// One hot key whose primary is node 0, written by `per_node` requester threads on each of

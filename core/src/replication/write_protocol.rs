@@ -104,6 +104,10 @@ pub trait NodeMachine: Send {
     /// with [`Output::SlotFreed`]. The protocol logic and every count stay the same.
     fn use_real_slots(&mut self);
 
+    /// Whether the inbound path is blocked (`block` policy: a command from another node waits
+    /// for a pool slot, and every later message from another node waits behind it).
+    fn inbound_blocked(&self) -> bool;
+
     /// The shared state (data container, hash), for the verifier.
     fn core(&self) -> &NodeCore;
 
@@ -153,6 +157,11 @@ pub struct NodeStats {
     pub max_lock_hold_us: u64,
     /// Total key-lock hold time (µs), for the mean hold per write.
     pub lock_hold_total_us: u64,
+    /// `block` policy: how long (µs on the driver's clock) the inbound path was blocked behind a
+    /// command waiting for a pool slot; counted when each block ends.
+    pub inbound_blocked_us: u64,
+    /// `block` policy: messages from other nodes held undelivered by a blocked inbound path.
+    pub blocked_deliveries: u64,
 }
 
 impl NodeStats {
@@ -174,6 +183,8 @@ impl NodeStats {
         self.stale_skipped += other.stale_skipped;
         self.max_lock_hold_us = self.max_lock_hold_us.max(other.max_lock_hold_us);
         self.lock_hold_total_us += other.lock_hold_total_us;
+        self.inbound_blocked_us += other.inbound_blocked_us;
+        self.blocked_deliveries += other.blocked_deliveries;
     }
 }
 

@@ -275,7 +275,10 @@ impl Simulation {
                     self.queue.push(at.max(self.now), EventKind::Timer { node });
                 }
                 // Real-slot outputs: the simulation never switches its machines to real slots.
-                Output::Execute { .. } | Output::Resume { .. } | Output::SlotFreed { .. } => {}
+                Output::Execute { .. }
+                | Output::Resume { .. }
+                | Output::SlotFreed { .. }
+                | Output::InboundResumed => {}
                 Output::Reply {
                     requester,
                     op,

@@ -33,8 +33,26 @@
 //! together: `abort` rejects (the sender retransmits after `retransmit_us`); `caller-runs` hands
 //! the command to an OOB thread, which is then blocked in it, and once every OOB thread is
 //! blocked the machine drops arriving messages (replies included) for retransmission: the seed's
-//! pool exhaustion; `block` parks the command in the machine's unbounded queue until a slot frees
-//! (Infinispan's blocking executor; no thread waits for it).
+//! pool exhaustion; `block` blocks the transport thread (below).
+//!
+//! `block` (JGroups' receiver thread blocking in a full executor): a command from another node
+//! that finds the pool full is held by the machine, and so is every later message from another
+//! node, replies included, in arrival order, until a slot frees (see `node.rs`). The step that
+//! held it reports the block, and the transport thread stops delivering: what arrives meanwhile
+//! stays undelivered in its `delayed` heap. It then waits on its channel with the node's timer as
+//! the only deadline, so it keeps firing lock, backup and reply timeouts: those are how a stalled
+//! node recovers, and they may be what frees the slot (then the timer step itself reports the
+//! block over). A slot freed on another thread (a pool thread finishing, a requester's step)
+//! delivers the held messages in that step and, when the last one is delivered, the machine
+//! says so (`Output::InboundResumed`) and that thread sends [`Envelope::Unblocked`] to the
+//! transport. No wake-up is lost: the transport reads the block state under the node mutex at
+//! the end of the step that started the block, and whatever ends it is a later step, under the
+//! same mutex, whose `Unblocked` is sent after it, so it finds the transport waiting or
+//! arrives in its channel. A stale `Unblocked` (a block that ended and a new one that began
+//! before the transport read it) lets at most one more message into the machine, which holds
+//! it in order: the machine, not the flag, decides delivery. Requester threads are not held:
+//! their requests do not come through the transport. The pool threads never wait for the
+//! transport, so the slot that ends a block always frees (or its timeout fires on the transport).
 //!
 //! Why no wake-up is lost: a signal is created and registered (under the node mutex) when the
 //! machine announces `Execute`, before any thread can see the slot; every later `Resume` or
@@ -46,7 +64,8 @@
 //! waits for anything while holding it; everything a step produces (messages to other nodes,
 //! timer changes, jobs, replies, signal posts) goes over unbounded channels or leaf-locked
 //! signals after the mutex is released. A blocked worker holds no lock. The transport thread
-//! never waits for a worker, so deliveries and deadlines always progress, and every wait the
+//! never waits for a worker except under `block`, and then with its timer armed, so deadlines
+//! always progress, and every wait the
 //! machine puts a slot in has a deadline (lock timeout, backup-reply timeout). A parked job
 //! always finds a thread: the machine admits at most as many slots as the pool has threads, and
 //! a thread whose slot was freed returns to its pool without waiting for anything.
@@ -161,13 +180,23 @@ pub struct DriverStats {
     pub max_busy_pool_threads: u64,
     /// The most OOB threads busy at once on one node.
     pub max_busy_oob_threads: u64,
+    /// `block` policy: times a transport thread stopped delivering because its node's inbound
+    /// path was blocked by a full pool.
+    pub transport_blocks: u64,
 }
 
 type Reply = (ClientOp, Outcome);
 
 enum Envelope {
-    Input { at: u64, input: Input },
-    Timer { at: u64 },
+    Input {
+        at: u64,
+        input: Input,
+    },
+    Timer {
+        at: u64,
+    },
+    /// The machine's inbound path, blocked under the `block` policy, delivers again.
+    Unblocked,
     Stop,
 }
 
@@ -241,6 +270,7 @@ struct Counters {
     oob_commands: AtomicU64,
     blocked_waits: AtomicU64,
     resumes: AtomicU64,
+    transport_blocks: AtomicU64,
 }
 
 struct NodeShared {
@@ -262,6 +292,7 @@ enum Action {
     Timer(u64),
     Job(SlotKind, Job),
     Signal(Arc<SlotSignal>, SlotEvent),
+    Unblock,
 }
 
 /// One thread's handle for stepping its node's machine.
@@ -270,6 +301,11 @@ struct Stepper {
     shared: Arc<Shared>,
     rng: SmallRng,
     actions: Vec<Action>,
+    /// Whether this is the node's transport thread (which learns of unblocking from its own
+    /// step's result instead of an [`Envelope::Unblocked`]).
+    transport: bool,
+    /// Whether the machine's inbound path was blocked at the end of this thread's last step.
+    inbound_blocked: bool,
 }
 
 impl Stepper {
@@ -284,6 +320,7 @@ impl Stepper {
             }
             let now = self.shared.now_us();
             st.machine.handle(now, input, &mut st.out);
+            self.inbound_blocked = st.machine.inbound_blocked();
             let id = self.node.id;
             for o in st.out.drain(..) {
                 let action = match o {
@@ -319,6 +356,8 @@ impl Stepper {
                         Some(s) => Action::Signal(s, SlotEvent::Freed),
                         None => continue,
                     },
+                    Output::InboundResumed if !self.transport => Action::Unblock,
+                    Output::InboundResumed => continue,
                 };
                 self.actions.push(action);
             }
@@ -377,6 +416,11 @@ impl Stepper {
                     let _ = pool.send(job);
                 }
                 Action::Signal(signal, event) => signal.post(event),
+                Action::Unblock => {
+                    if let Some(p) = self.shared.peers.get(self.node.id as usize) {
+                        let _ = p.send(Envelope::Unblocked);
+                    }
+                }
             }
         }
     }
@@ -430,13 +474,16 @@ struct Transport {
     delayed: BinaryHeap<Delayed>,
     seq: u64,
     timer_at: Option<u64>,
+    /// The `block` policy stopped this thread's deliveries: it waits for [`Envelope::Unblocked`]
+    /// or its timer, and keeps what arrives meanwhile undelivered in `delayed`.
+    blocked: bool,
 }
 
 impl Transport {
     fn run(mut self) {
         loop {
             let now = self.stepper.shared.now_us();
-            while self.delayed.peek().is_some_and(|d| d.at <= now) {
+            while !self.blocked && self.delayed.peek().is_some_and(|d| d.at <= now) {
                 if let Some(d) = self.delayed.pop() {
                     self.deliver(d.input);
                 }
@@ -444,8 +491,19 @@ impl Transport {
             if self.timer_at.is_some_and(|t| t <= now) {
                 self.timer_at = None;
                 self.stepper.step(Input::Timer);
+                self.blocked = self.stepper.inbound_blocked;
+                if !self.blocked {
+                    // The timer (a lock or reply timeout) freed a slot: deliver what is due.
+                    continue;
+                }
             }
-            let next = match (self.delayed.peek().map(|d| d.at), self.timer_at) {
+            // Blocked: wait for the unblocking or the timer only, never for a delivery.
+            let due = if self.blocked {
+                None
+            } else {
+                self.delayed.peek().map(|d| d.at)
+            };
+            let next = match (due, self.timer_at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
@@ -465,7 +523,7 @@ impl Transport {
             };
             match env {
                 Envelope::Input { at, input } => {
-                    if at <= self.stepper.shared.now_us() {
+                    if !self.blocked && at <= self.stepper.shared.now_us() {
                         self.deliver(input);
                     } else {
                         self.seq += 1;
@@ -479,6 +537,7 @@ impl Transport {
                 Envelope::Timer { at } => {
                     self.timer_at = Some(self.timer_at.map_or(at, |t| t.min(at)));
                 }
+                Envelope::Unblocked => self.blocked = false,
                 Envelope::Stop => return,
             }
         }
@@ -486,6 +545,14 @@ impl Transport {
 
     fn deliver(&mut self, input: Input) {
         self.stepper.step(input);
+        if self.stepper.inbound_blocked && !self.blocked {
+            self.stepper
+                .node
+                .counters
+                .transport_blocks
+                .fetch_add(1, AtomicOrdering::Relaxed);
+        }
+        self.blocked = self.stepper.inbound_blocked;
         // Release: pairs with the quiescence checker's Acquire load (see `Shared::in_flight`).
         self.stepper
             .shared
@@ -567,13 +634,19 @@ impl ThreadCluster {
                 shared: Arc::clone(&shared),
                 rng: SmallRng::seed_from_u64(seed.wrapping_add(salt)),
                 actions: Vec::new(),
+                transport: false,
+                inbound_blocked: false,
             };
             let transport = Transport {
-                stepper: stepper(0),
+                stepper: Stepper {
+                    transport: true,
+                    ..stepper(0)
+                },
                 rx,
                 delayed: BinaryHeap::new(),
                 seq: 0,
                 timer_at: None,
+                blocked: false,
             };
             cluster.spawn(format!("repl-{i}-transport"), move || transport.run())?;
             for w in 0..cluster.cfg.cluster.pool_size {
@@ -646,6 +719,8 @@ impl ThreadCluster {
                 shared: Arc::clone(&self.shared),
                 rng: SmallRng::seed_from_u64(self.cfg.seed ^ (u64::from(requester) << 40)),
                 actions: Vec::new(),
+                transport: false,
+                inbound_blocked: false,
             },
             rx: reply_rx,
             keys: self.cfg.cluster.keys,
@@ -730,6 +805,7 @@ impl ThreadCluster {
             d.oob_commands += get(&c.oob_commands);
             d.blocked_waits += get(&c.blocked_waits);
             d.resumes += get(&c.resumes);
+            d.transport_blocks += get(&c.transport_blocks);
             d.max_busy_pool_threads = d
                 .max_busy_pool_threads
                 .max(c.pool_busy_max.load(AtomicOrdering::Relaxed) as u64);
