@@ -168,13 +168,7 @@ impl ProtocolLogic for KeyQueueLogic {
         value: u64,
         out: &mut Vec<Output>,
     ) {
-        let rid = core.start_put(now, requester, key, value, 0);
-        let primary = core.hash.primary(key);
-        if primary == core.id {
-            core.begin_primary_put(now, Origin::Local { rid }, key, value, None);
-        } else {
-            core.send(primary, Msg::Put { rid, key, value }, out);
-        }
+        core.route_put(now, requester, key, value, 0, out);
     }
 
     fn on_command(

@@ -396,6 +396,27 @@ impl NodeCore {
         }
     }
 
+    /// Starts a client put from this node: registers it (see [`NodeCore::start_put`]), then runs
+    /// it here if this node is the key's primary, else sends it to the primary. Every protocol
+    /// routes a put this way; they differ in the acks the originator waits for.
+    pub(crate) fn route_put(
+        &mut self,
+        now: u64,
+        requester: u32,
+        key: Key,
+        value: u64,
+        acks_needed: u8,
+        out: &mut Vec<Output>,
+    ) {
+        let rid = self.start_put(now, requester, key, value, acks_needed);
+        let primary = self.hash.primary(key);
+        if primary == self.id {
+            self.begin_primary_put(now, Origin::Local { rid }, key, value, None);
+        } else {
+            self.send(primary, Msg::Put { rid, key, value }, out);
+        }
+    }
+
     /// Registers a put of `requester`; it completes after the primary's result and `acks_needed`
     /// backup acks (Triangle's `CommandAckCollector`; other protocols need 0 acks).
     pub(crate) fn start_put(

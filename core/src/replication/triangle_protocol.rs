@@ -130,13 +130,9 @@ impl ProtocolLogic for TriangleLogic {
         value: u64,
         out: &mut Vec<Output>,
     ) {
-        let owners = core.hash.owners(key);
-        let rid = core.start_put(now, requester, key, value, owners.backups().len() as u8);
-        if owners.primary() == core.id {
-            core.begin_primary_put(now, Origin::Local { rid }, key, value, None);
-        } else {
-            core.send(owners.primary(), Msg::Put { rid, key, value }, out);
-        }
+        // The originator completes after the primary's result and one ack per backup.
+        let backups = core.hash.owners(key).backups().len() as u8;
+        core.route_put(now, requester, key, value, backups, out);
     }
 
     fn on_command(
