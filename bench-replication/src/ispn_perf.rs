@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use critsec_core::replication::sim::cpu::CpuConfig;
 use critsec_core::replication::sim::network::NetworkConfig;
 use critsec_core::replication::sim::{SimConfig, SimReport, simulate};
 use critsec_core::replication::threads::{
@@ -48,6 +49,7 @@ struct Setup {
     workload: WorkloadConfig,
     link_latency_us: u64,
     jitter_us: u64,
+    cpu: CpuConfig,
     duration_ms: u64,
     seed: u64,
 }
@@ -124,6 +126,20 @@ impl Setup {
         cluster
             .hash()
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;
+        let cpu = CpuConfig {
+            cores: p.parse("cores")?,
+            per_input_us: p.parse("cpu_us_per_msg")?,
+            per_byte_ns: p.parse("cpu_ns_per_byte")?,
+            gc_interval_us: p.parse::<u64>("gc_interval_ms")? * 1000,
+            gc_pause_us: p.parse::<u64>("gc_pause_ms")? * 1000,
+        };
+        cpu.check().map_err(|e| {
+            bad(
+                "gc_pause_ms",
+                p.get("gc_pause_ms").unwrap_or_default(),
+                e.to_string(),
+            )
+        })?;
         let workload = WorkloadConfig {
             requesters_per_node: p.parse("requesters")?,
             read_pct,
@@ -138,6 +154,7 @@ impl Setup {
             workload,
             link_latency_us: p.parse("link_latency_us")?,
             jitter_us: p.parse("jitter_us")?,
+            cpu,
             duration_ms,
             seed: p.parse("seed")?,
         })
@@ -151,6 +168,7 @@ impl Setup {
                 jitter_us: self.jitter_us,
                 ..NetworkConfig::default()
             },
+            cpu: self.cpu.clone(),
             workload: self.workload.clone(),
             duration_us,
             start_spread_us: 1_000,
@@ -207,6 +225,27 @@ impl Scenario for IspnPerf {
                 &["block", "abort", "caller-runs"],
                 "full-pool policy",
             ),
+            ParamSpec::free(
+                "cores",
+                &["4"],
+                "sim: processors per node (0: no CPU model, inputs cost no time)",
+            ),
+            ParamSpec::free(
+                "cpu_us_per_msg",
+                &["30"],
+                "sim: core time per handled message or client op, in µs",
+            ),
+            ParamSpec::free(
+                "cpu_ns_per_byte",
+                &["2"],
+                "sim: extra core time per payload byte carried, in ns",
+            ),
+            ParamSpec::free(
+                "gc_interval_ms",
+                &["0"],
+                "sim: time between a node's stop-the-world pauses (0: none)",
+            ),
+            ParamSpec::free("gc_pause_ms", &["0"], "sim: length of each pause"),
             ParamSpec::free("duration_ms", &["500"], "sim: virtual window per iteration"),
             ParamSpec::free(
                 "seed",
@@ -383,7 +422,17 @@ impl Trial for SimTrial {
                 .map(|r| ExternalSample {
                     score: r.req_per_s_per_node(),
                     unit: "req/s/node".to_string(),
-                    secondary: metrics(r.req_per_s_cluster(), r.nodes, &r.requesters, &r.stats),
+                    secondary: {
+                        let mut m =
+                            metrics(r.req_per_s_cluster(), r.nodes, &r.requesters, &r.stats);
+                        m.push(Metric::new(
+                            "cpu_utilisation",
+                            r.cpu_utilisation(),
+                            "fraction",
+                        ));
+                        m.push(Metric::new("cpu_wait_mean_us", r.cpu_wait_mean_us(), "us"));
+                        m
+                    },
                 }),
         )
     }

@@ -118,6 +118,20 @@ pub enum Msg {
     },
 }
 
+impl Msg {
+    /// Payload bytes the message carries (placeholder until values carry bytes).
+    pub fn payload_len(&self) -> usize {
+        0
+    }
+}
+
+impl ClientOp {
+    /// Payload bytes the operation writes (placeholder until values carry bytes).
+    pub fn payload_len(&self) -> usize {
+        0
+    }
+}
+
 /// An operation a requester thread issues.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientOp {

@@ -2,6 +2,7 @@
 //! a real-time run stays cheap) the threads driver.
 
 use super::message::{ClientOp, Versioned};
+use super::sim::cpu::CpuConfig;
 use super::sim::network::NetworkConfig;
 use super::sim::{SimConfig, SimReport, Simulation};
 use super::workload::WorkloadConfig;
@@ -23,6 +24,7 @@ fn small(seed: u64) -> SimConfig {
             requesters_per_node: 8,
             ..WorkloadConfig::default()
         },
+        cpu: CpuConfig::default(),
         duration_us: 200_000,
         start_spread_us: 1_000,
         seed,
@@ -115,6 +117,25 @@ fn check_timeouts_are_counted_and_verify(p: &dyn WriteProtocol) {
         r.requesters.failed_reply <= r.stats.reply_timeouts + r.stats.backup_timeouts,
         "{r:#?}"
     );
+}
+
+/// Busy cores and stop-the-world pauses delay inputs; the verifier still passes, every input
+/// went through the CPU model, and some operation waited out a pause.
+fn check_cpu_model_and_pauses_verify(p: &dyn WriteProtocol) {
+    let mut cfg = small(5);
+    cfg.cpu = CpuConfig {
+        cores: 1,
+        per_input_us: 40,
+        per_byte_ns: 10,
+        gc_interval_us: 50_000,
+        gc_pause_us: 8_000,
+    };
+    let r = run(p, cfg);
+    assert_verified(&r);
+    assert!(r.cpu.inputs > r.requesters.ok_ops(), "{r:#?}");
+    assert!(r.cpu.wait_us > 0, "{r:#?}");
+    let slowest = r.requesters.gets.max().max(r.requesters.puts.max());
+    assert!(slowest >= 4_000, "no operation overlapped a pause: {r:#?}");
 }
 
 /// Tiny pools under every rejection policy: rejections are counted and the verifier passes.
@@ -215,6 +236,7 @@ fn hot_key_backlog(p: &dyn WriteProtocol) -> SimReport {
             ops_per_requester: Some(1),
             ..WorkloadConfig::default()
         },
+        cpu: CpuConfig::default(),
         duration_us: 10_000_000,
         start_spread_us: 0,
         seed: 1,
@@ -353,6 +375,10 @@ macro_rules! conformance {
                 check_timeouts_are_counted_and_verify(&$proto);
             }
             #[test]
+            fn cpu_model_and_pauses_verify() {
+                check_cpu_model_and_pauses_verify(&$proto);
+            }
+            #[test]
             fn pool_policies_verify() {
                 check_pool_policies_verify(&$proto);
             }
@@ -404,6 +430,52 @@ fn hot_key_backlog_is_about_300ms_under_lock_forwarding_only() {
     }
 }
 
+/// The CPU model makes a run CPU-bound: with one 100 µs core per node, no node handles more than
+/// 10,000 inputs per second, so requests per node (each at least one input at its originator)
+/// stay below that, the cores are nearly always busy, and the same cluster without the model
+/// (bound by its 10 µs links only) serves several times more.
+#[test]
+fn cpu_model_bounds_throughput_by_core_time() {
+    let cfg = |cores| SimConfig {
+        cluster: ClusterConfig {
+            nodes: 2,
+            num_owners: 1,
+            keys: 100,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 10,
+            jitter_us: 0,
+            ..NetworkConfig::default()
+        },
+        cpu: CpuConfig {
+            cores,
+            per_input_us: 100,
+            ..CpuConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 16,
+            ..WorkloadConfig::default()
+        },
+        duration_us: 200_000,
+        start_spread_us: 100,
+        seed: 3,
+    };
+    let bound = run(&super::KeyQueueProtocol, cfg(1));
+    assert_verified(&bound);
+    assert!(bound.req_per_s_per_node() <= 10_000.0, "{bound:#?}");
+    assert!(bound.cpu_utilisation() > 0.9, "{bound:#?}");
+    let free = run(&super::KeyQueueProtocol, cfg(0));
+    assert_verified(&free);
+    assert_eq!(free.cpu, Default::default());
+    assert!(
+        free.req_per_s_per_node() > 3.0 * bound.req_per_s_per_node(),
+        "{} vs {}",
+        free.req_per_s_per_node(),
+        bound.req_per_s_per_node()
+    );
+}
+
 /// The ISPN-dist-sync configuration at full size; run by hand in release:
 /// `cargo test -p critsec-core --release --lib ispn_dist_sync_figures -- --ignored --nocapture`.
 #[test]
@@ -443,6 +515,7 @@ fn ispn_dist_sync_figures() {
                 requesters_per_node: env("SIM_REQ", 100) as u32,
                 ..WorkloadConfig::default()
             },
+            cpu: CpuConfig::default(),
             duration_us: secs * 1_000_000,
             start_spread_us: 1_000,
             seed: env("SIM_SEED", 42),
@@ -498,6 +571,7 @@ fn pool_exhaustion_times_out_lock_forwarding_only() {
             requesters_per_node: 100,
             ..WorkloadConfig::default()
         },
+        cpu: CpuConfig::default(),
         duration_us: 500_000,
         start_spread_us: 1_000,
         seed,
@@ -548,6 +622,7 @@ fn blocking_cfg(rejection: RejectionPolicy, seed: u64) -> SimConfig {
             hot_keys: 1,
             ..WorkloadConfig::default()
         },
+        cpu: CpuConfig::default(),
         duration_us: 300_000,
         start_spread_us: 1_000,
         seed,
@@ -771,6 +846,9 @@ mod properties {
             hot_key_pct in 0u32..100,
             read_pct in 0u32..100,
             short_timeouts in any::<bool>(),
+            cores in 0u32..3,
+            per_input_us in 0u64..60,
+            gc_pause_us in prop::option::of(1u64..5_000),
             seed in any::<u64>(),
         ) {
             let rejection = [RejectionPolicy::Block, RejectionPolicy::Abort, RejectionPolicy::CallerRuns][policy];
@@ -804,6 +882,13 @@ mod properties {
                     read_pct,
                     hot_key_pct,
                     ..WorkloadConfig::default()
+                },
+                cpu: CpuConfig {
+                    cores,
+                    per_input_us,
+                    per_byte_ns: 0,
+                    gc_interval_us: if cores > 0 && gc_pause_us.is_some() { 10_000 } else { 0 },
+                    gc_pause_us: if cores > 0 { gc_pause_us.unwrap_or(0) } else { 0 },
                 },
                 duration_us: 60_000,
                 start_spread_us: 500,

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::replication::message::{Msg, NodeId};
+use crate::replication::message::{Input, Msg, NodeId};
 
 /// What happens at an event.
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +25,13 @@ pub enum EventKind {
     Timer {
         /// The node.
         node: NodeId,
+    },
+    /// `node` has done the CPU work of `input` (see [`super::cpu`]) and handles it now.
+    Handle {
+        /// The node.
+        node: NodeId,
+        /// What it handles.
+        input: Input,
     },
     /// Requester `requester` of `node` issues its next operation.
     Issue {

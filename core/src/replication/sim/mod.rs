@@ -6,11 +6,17 @@
 //! repeats exactly. After the measured window requesters stop issuing; the run continues until
 //! no event is left (quiescence), then the verifier checks the cluster.
 //!
+//! With a CPU model ([`cpu`], off by default) a node's inputs queue for its cores and its cores
+//! pause for GC, so a run can be CPU-bound and hiccup as real nodes do; without one, a node
+//! handles each input the instant it arrives and a run is bound by link latency alone.
+//!
 //! Architecture invariant: nothing in this module reads the wall clock (tested below).
 
+pub mod cpu;
 pub mod event_queue;
 pub mod network;
 
+use cpu::{CpuConfig, CpuUsage, Cpus};
 use event_queue::{EventKind, EventQueue};
 use network::{Network, NetworkConfig};
 
@@ -28,6 +34,8 @@ pub struct SimConfig {
     pub cluster: ClusterConfig,
     /// Links and faults.
     pub network: NetworkConfig,
+    /// The nodes' processors and GC pauses.
+    pub cpu: CpuConfig,
     /// The requesters.
     pub workload: WorkloadConfig,
     /// The measured window in virtual µs.
@@ -43,6 +51,7 @@ impl Default for SimConfig {
         SimConfig {
             cluster: ClusterConfig::default(),
             network: NetworkConfig::default(),
+            cpu: CpuConfig::default(),
             workload: WorkloadConfig::default(),
             duration_us: 1_000_000,
             start_spread_us: 1_000,
@@ -75,6 +84,10 @@ pub struct SimReport {
     pub drops: u64,
     /// Messages that hit a latency spike.
     pub spikes: u64,
+    /// CPU model: what the cores did inside the measured window (zero without a model).
+    pub cpu: CpuUsage,
+    /// Processors per node (0: no CPU model).
+    pub cores: u32,
     /// The verifier's verdict after quiescence.
     pub verify: Result<VerifyReport, VerifyError>,
 }
@@ -89,6 +102,21 @@ impl SimReport {
     pub fn req_per_s_cluster(&self) -> f64 {
         self.requesters.ok_ops() as f64 / (self.window_us.max(1) as f64 / 1e6)
     }
+
+    /// CPU model: the fraction of the cluster's core time in use in the window (0 without).
+    pub fn cpu_utilisation(&self) -> f64 {
+        let capacity = self.window_us.max(1) as f64 * self.cores as f64 * self.nodes as f64;
+        if capacity == 0.0 {
+            0.0
+        } else {
+            self.cpu.busy_us as f64 / capacity
+        }
+    }
+
+    /// CPU model: the mean time an input waited for a core in the window, in µs.
+    pub fn cpu_wait_mean_us(&self) -> f64 {
+        self.cpu.wait_us as f64 / self.cpu.inputs.max(1) as f64
+    }
 }
 
 /// A simulated cluster.
@@ -97,6 +125,7 @@ pub struct Simulation {
     nodes: Vec<Box<dyn NodeMachine>>,
     queue: EventQueue,
     network: Network,
+    cpus: Cpus,
     ops_gen: OpGenerator,
     /// Start time of each requester's current op, by `node * requesters + requester`.
     started: Vec<u64>,
@@ -126,13 +155,16 @@ impl std::fmt::Debug for Simulation {
 impl Simulation {
     /// A cluster running `protocol` configured by `cfg`.
     pub fn new(protocol: &dyn WriteProtocol, cfg: SimConfig) -> Result<Self, ConfigError> {
+        cfg.cpu.check()?;
         let nodes = build_cluster(protocol, &cfg.cluster)?;
         let per_node = cfg.workload.requesters_per_node as usize;
         let total = per_node * nodes.len();
         let ops_gen = OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed);
         let network = Network::new(cfg.network.clone(), cfg.seed);
         let acks = AckLog::new(cfg.cluster.keys);
+        let cpus = Cpus::new(cfg.cpu.clone(), nodes.len(), cfg.seed);
         Ok(Simulation {
+            cpus,
             nodes,
             queue: EventQueue::default(),
             network,
@@ -183,17 +215,39 @@ impl Simulation {
         let cap = self.cfg.duration_us.saturating_add(
             100 * (self.cfg.cluster.reply_timeout_us + self.cfg.cluster.lock_timeout_us),
         );
+        // The cores' usage when the window closed (work queued before it and ending after it
+        // counts in full: a few inputs' worth).
+        let mut window_cpu = None;
         while let Some(ev) = self.queue.pop() {
             if ev.time > cap {
                 break;
+            }
+            if ev.time >= self.cfg.duration_us && window_cpu.is_none() {
+                window_cpu = Some(self.cpus.usage);
             }
             self.now = ev.time;
             self.events += 1;
             match ev.kind {
                 EventKind::Deliver { to, from, msg } => {
-                    self.step(to, Input::Message { from, msg });
+                    let bytes = msg.payload_len();
+                    self.handle(to, Input::Message { from, msg }, bytes);
                 }
-                EventKind::Timer { node } => self.step(node, Input::Timer),
+                EventKind::Timer { node } => {
+                    // A timer thread needs no core, but a stop-the-world pause stops it too.
+                    let at = self.cpus.after_pause(node as usize, self.now);
+                    if at > self.now {
+                        self.queue.push(
+                            at,
+                            EventKind::Handle {
+                                node,
+                                input: Input::Timer,
+                            },
+                        );
+                    } else {
+                        self.step(node, Input::Timer);
+                    }
+                }
+                EventKind::Handle { node, input } => self.step(node, input),
                 EventKind::Issue { node, requester } => self.issue(node, requester),
             }
             while let Some((node, requester)) = self.reissue.pop_front() {
@@ -220,6 +274,8 @@ impl Simulation {
             stats,
             drops: self.network.drops,
             spikes: self.network.spikes,
+            cpu: window_cpu.unwrap_or(self.cpus.usage),
+            cores: self.cpus.config().cores,
             verify,
         }
     }
@@ -238,7 +294,17 @@ impl Simulation {
         self.issued[idx] += 1;
         self.started[idx] = self.now;
         let op = self.ops_gen.next_op();
-        self.step(node, Input::Client { requester, op });
+        let bytes = op.payload_len();
+        self.handle(node, Input::Client { requester, op }, bytes);
+    }
+
+    /// `input` reaches `node` now: handled at once, or once a core has done its work.
+    fn handle(&mut self, node: NodeId, input: Input, payload_bytes: usize) {
+        if !self.cpus.config().enabled() {
+            return self.step(node, input);
+        }
+        let at = self.cpus.schedule(node as usize, self.now, payload_bytes);
+        self.queue.push(at, EventKind::Handle { node, input });
     }
 
     fn step(&mut self, node: NodeId, input: Input) {
@@ -321,6 +387,7 @@ mod tests {
             ("sim/mod.rs", include_str!("mod.rs")),
             ("sim/event_queue.rs", include_str!("event_queue.rs")),
             ("sim/network.rs", include_str!("network.rs")),
+            ("sim/cpu.rs", include_str!("cpu.rs")),
             ("node.rs", include_str!("../node.rs")),
             (
                 "lock_forwarding_protocol.rs",
