@@ -1,17 +1,19 @@
 //! divan bench: puts and gets through a real 2-node threads cluster (transport and pool threads,
 //! crossbeam channels, zero link latency), swept over requester threads; each thread has its own
-//! client.
+//! client. A put allocates a 1000-byte value, copied once per hop between the nodes.
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
 use critsec_core::replication::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
-use critsec_core::replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind};
+use critsec_core::replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
 
 fn main() {
     divan::main();
 }
 
 const KEYS: u32 = 1024;
+/// IspnPerfTest's `msg_size`.
+const VALUE_SIZE: usize = 1000;
 
 static CLUSTERS: LazyLock<Vec<ThreadCluster>> = LazyLock::new(|| {
     ProtocolKind::ALL
@@ -43,13 +45,14 @@ fn call(kind: usize, put: bool) -> u64 {
         *n = n.wrapping_add(1);
         let key = *n % KEYS;
         let op = if put {
-            ClientOp::Put(key, (key as u64) << 32 | *n as u64)
+            ClientOp::Put(key, Value::new((key as u64) << 32 | *n as u64, VALUE_SIZE))
         } else {
             ClientOp::Get(key)
         };
+        let key = op.key();
         match client.call(op) {
             Ok(Outcome::Got(e)) | Ok(Outcome::Put(e)) => e.version,
-            Ok(Outcome::Failed(_)) | Err(_) => panic!("{op:?} failed on an idle cluster"),
+            Ok(Outcome::Failed(_)) | Err(_) => panic!("op on key {key} failed on an idle cluster"),
         }
     })
 }

@@ -19,7 +19,7 @@ use critsec_core::replication::threads::{
     ClusterClient, DriverStats, ThreadCluster, ThreadsConfig,
 };
 use critsec_core::replication::workload::{
-    OpGenerator, RequesterStats, WorkloadConfig, get_result_valid,
+    MIN_VALUE_SIZE, OpGenerator, RequesterStats, WorkloadConfig, get_result_valid,
 };
 use critsec_core::replication::{
     AckLog, ClientOp, ClusterConfig, NodeStats, Outcome, ProtocolKind, RejectionPolicy,
@@ -109,6 +109,14 @@ impl Setup {
                 "valid are 0..=100",
             ));
         }
+        let value_size: u32 = p.parse("value_size")?;
+        if (value_size as usize) < MIN_VALUE_SIZE {
+            return Err(bad(
+                "value_size",
+                &value_size.to_string(),
+                "valid are 8..=4294967295 bytes (a value's first 8 bytes hold its tag)",
+            ));
+        }
         let duration_ms: u64 = p.parse("duration_ms")?;
         if duration_ms == 0 {
             return Err(bad("duration_ms", "0", "must be >= 1"));
@@ -143,7 +151,7 @@ impl Setup {
         let workload = WorkloadConfig {
             requesters_per_node: p.parse("requesters")?,
             read_pct,
-            value_size: p.parse("value_size")?,
+            value_size,
             hot_key_pct,
             ..WorkloadConfig::default()
         };
@@ -210,7 +218,7 @@ impl Scenario for IspnPerf {
             ParamSpec::free(
                 "value_size",
                 &["1000"],
-                "value size in bytes (reported; values are tags)",
+                "value size in bytes (>= 8): each put allocates, sends and stores real bytes",
             ),
             ParamSpec::free("read_pct", &["80"], "percentage of gets"),
             ParamSpec::free("link_latency_us", &["3000"], "one-way link latency in µs"),
@@ -289,12 +297,14 @@ impl Scenario for IspnPerf {
     }
 }
 
-/// Secondary metrics shared by both drivers.
+/// Secondary metrics shared by both drivers; `payload_seconds` is the span (s) over which
+/// `stats.payload_bytes_sent` was counted.
 fn metrics(
     req_per_s_cluster: f64,
     nodes: usize,
     req: &RequesterStats,
     stats: &NodeStats,
+    payload_seconds: f64,
 ) -> Vec<Metric> {
     let mut m = vec![
         Metric::new("req_per_s_cluster", req_per_s_cluster, "req/s"),
@@ -302,6 +312,13 @@ fn metrics(
             "req_per_s_node",
             req_per_s_cluster / nodes.max(1) as f64,
             "req/s",
+        ),
+        // IspnPerfTest's "reqs/sec/node (bytes/sec)": here the value bytes each node sent to
+        // other nodes per second (puts, backup writes, replication, get replies).
+        Metric::new(
+            "bytes_per_s_per_node",
+            stats.payload_bytes_sent as f64 / payload_seconds.max(1e-9) / nodes.max(1) as f64,
+            "B/s",
         ),
     ];
     for (name, h) in [("get", &req.gets), ("put", &req.puts)] {
@@ -422,9 +439,16 @@ impl Trial for SimTrial {
                 .map(|r| ExternalSample {
                     score: r.req_per_s_per_node(),
                     unit: "req/s/node".to_string(),
+                    // The node counters cover the whole run, drain included: bytes are divided
+                    // by the virtual time until quiescence, not by the window.
                     secondary: {
-                        let mut m =
-                            metrics(r.req_per_s_cluster(), r.nodes, &r.requesters, &r.stats);
+                        let mut m = metrics(
+                            r.req_per_s_cluster(),
+                            r.nodes,
+                            &r.requesters,
+                            &r.stats,
+                            r.end_us.max(r.window_us) as f64 / 1e6,
+                        );
                         m.push(Metric::new(
                             "cpu_utilisation",
                             r.cpu_utilisation(),
@@ -569,12 +593,16 @@ impl Probe for ThreadsTrial {
             blocked_deliveries: now
                 .blocked_deliveries
                 .saturating_sub(base.blocked_deliveries),
+            payload_bytes_sent: now
+                .payload_bytes_sent
+                .saturating_sub(base.payload_bytes_sent),
             repl_queue_max: now.repl_queue_max,
             max_lock_hold_us: now.max_lock_hold_us,
             ..NodeStats::default()
         };
-        let per_s = window.ops as f64 / (window.nanos.max(1) as f64 / 1e9);
-        let mut m = metrics(per_s, self.setup.cluster.nodes, &req, &delta);
+        let seconds = window.nanos.max(1) as f64 / 1e9;
+        let per_s = window.ops as f64 / seconds;
+        let mut m = metrics(per_s, self.setup.cluster.nodes, &req, &delta, seconds);
         // What the real pool threads did in the window (threads driver only).
         let d = self.cluster.driver_stats();
         let db = self
@@ -634,13 +662,17 @@ impl Worker for ThreadsWorker<'_> {
             return 0;
         };
         let op = self.ops.next_op();
+        let value_size = self.trial.setup.workload.value_size as usize;
+        // The requester keeps a reference to its value to check the echo (no copy).
+        let expected = op.clone();
         let start = std::time::Instant::now();
         match client.call(op) {
             Ok(outcome) => {
                 let us = start.elapsed().as_micros() as u64;
-                let valid = match (op, outcome) {
-                    (ClientOp::Get(k), Outcome::Got(e)) => get_result_valid(k, e),
-                    (ClientOp::Put(_, v), Outcome::Put(e)) => e.value == v && e.version > 0,
+                let op = expected;
+                let valid = match (&op, &outcome) {
+                    (ClientOp::Get(k), Outcome::Got(e)) => get_result_valid(*k, e, value_size),
+                    (ClientOp::Put(_, v), Outcome::Put(e)) => e.value == *v && e.version > 0,
                     (_, Outcome::Failed(_)) => true,
                     _ => false,
                 };
@@ -648,7 +680,7 @@ impl Worker for ThreadsWorker<'_> {
                     self.mismatches += 1;
                 }
                 if let Ok(mut s) = self.slot.lock() {
-                    s.record(op, outcome, us);
+                    s.record(&op, &outcome, us, value_size);
                 }
                 match outcome {
                     Outcome::Got(e) | Outcome::Put(e) => e.version,
@@ -732,9 +764,19 @@ mod tests {
                 "repl_queue_depth",
                 "inbound_blocked_ms",
                 "blocked_deliveries",
+                "bytes_per_s_per_node",
             ] {
                 assert!(sample.secondary.iter().any(|m| m.name == name), "{name}");
             }
+            // Puts carry their 1000 value bytes to other nodes.
+            assert!(
+                sample
+                    .secondary
+                    .iter()
+                    .any(|m| m.name == "bytes_per_s_per_node" && m.value >= 1000.0),
+                "{:?}",
+                sample.secondary
+            );
             let again = trial
                 .run_iteration(false, Duration::from_secs(1))
                 .unwrap()
@@ -791,6 +833,11 @@ mod tests {
             m.iter().any(|m| m.name == "put.p99" && m.value > 0.0),
             "{m:?}"
         );
+        assert!(
+            m.iter()
+                .any(|m| m.name == "bytes_per_s_per_node" && m.value > 0.0),
+            "{m:?}"
+        );
         // Remote puts and backup writes ran on real pool threads.
         assert!(
             m.iter()
@@ -809,6 +856,8 @@ mod tests {
             ("read_pct", "101"),
             ("num_owners", "11"),
             ("rejection", "drop"),
+            ("value_size", "7"),
+            ("value_size", "-1"),
         ] {
             let p = params(&[(k, v)]);
             let err = IspnPerf

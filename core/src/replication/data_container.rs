@@ -24,9 +24,15 @@ impl DataContainer {
         }
     }
 
-    /// The entry of `key` (version 0 when absent or out of range).
+    /// The entry of `key` (version 0 when absent or out of range); a clone shares the stored
+    /// value's bytes.
     pub fn get(&self, key: Key) -> Versioned {
-        self.entries.get(&key).copied().unwrap_or_default()
+        self.entries.get(&key).cloned().unwrap_or_default()
+    }
+
+    /// The version of `key` (0 when absent), without touching its value.
+    pub fn version(&self, key: Key) -> u64 {
+        self.entries.get(&key).map_or(0, |e| e.version)
     }
 
     /// Applies `entry` unconditionally, as a protocol that relies on its own ordering does; an
@@ -45,7 +51,7 @@ impl DataContainer {
 
     /// Applies `entry` only if it is newer than the current one; returns whether it did.
     pub fn apply_if_newer(&mut self, key: Key, entry: Versioned) -> bool {
-        if key >= self.keys || entry.version <= self.get(key).version {
+        if key >= self.keys || entry.version <= self.version(key) {
             return false;
         }
         self.applies += 1;
@@ -72,13 +78,14 @@ impl DataContainer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replication::message::Value;
 
     #[test]
     fn regressions_are_counted_and_newer_only_skips_old() {
         let mut d = DataContainer::new(4);
         let e = |version| Versioned {
             version,
-            value: version * 10,
+            value: Value::new(version * 10, 16),
         };
         d.apply(1, e(2));
         d.apply(1, e(1));

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 
 use super::collections::Slab;
 use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, Output};
+use super::message::{Key, Msg, NodeId, Output, Value};
 use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
 use super::pool::Slot;
 use super::timeouts::{Deadline, DeadlineKey};
@@ -132,6 +132,7 @@ impl KeyQueueLogic {
                 b.deadline = deadline;
             }
             for &b in owners.backups() {
+                let entry = entry.clone();
                 core.send(b, Msg::Replicate { wid, key, entry }, out);
             }
         }
@@ -165,7 +166,7 @@ impl ProtocolLogic for KeyQueueLogic {
         now: u64,
         requester: u32,
         key: Key,
-        value: u64,
+        value: Value,
         out: &mut Vec<Output>,
     ) {
         core.route_put(now, requester, key, value, 0, out);

@@ -10,7 +10,7 @@
 //! first reply wins (a local read when the originator owns the key).
 
 use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, OpError, Output};
+use super::message::{Key, Msg, NodeId, OpError, Output, Value};
 use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
 use super::pool::Slot;
 use super::timeouts::Deadline;
@@ -73,7 +73,7 @@ impl ProtocolLogic for LockForwardingLogic {
         now: u64,
         requester: u32,
         key: Key,
-        value: u64,
+        value: Value,
         out: &mut Vec<Output>,
     ) {
         core.route_put(now, requester, key, value, 0, out);
@@ -134,7 +134,7 @@ impl ProtocolLogic for LockForwardingLogic {
                     rid: op,
                     origin: core.id,
                     key,
-                    entry,
+                    entry: entry.clone(),
                     seq,
                 },
                 out,

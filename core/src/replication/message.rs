@@ -1,8 +1,17 @@
 //! The vocabulary of the sans-IO protocols: ids, versioned values, wire messages, and the inputs
 //! a node state machine takes and the outputs it emits.
 //!
-//! Messages are small `Copy` structs (no value bytes: a value is a 64-bit tag), so the simulation
-//! moves them through its event queue without allocating.
+//! A put carries real value bytes ([`Value`]: `value_size` bytes, IspnPerfTest's `msg_size`), so
+//! messages, inputs and outputs are `Clone` but not `Copy`. A value is an immutable, shared
+//! buffer: moving a message moves a pointer, and a clone (a backup fan-out, an entry read from the
+//! data container) is a reference-count bump. Only [`Value::marshalled`] copies the bytes: the
+//! threads and local drivers call it once per hop between two nodes, standing in for the
+//! transport's marshal + unmarshal, so a receiver never shares its sender's buffer.
+
+// Deviation from the house rule of taking `Arc` from `sync::primitive`: a value is immutable
+// data handed between threads, not a synchronisation protocol loom checks, and loom's `Arc`
+// cannot hold an unsized `[u8]`.
+use std::sync::Arc;
 
 use super::pool::SlotKind;
 
@@ -12,15 +21,125 @@ pub type NodeId = u16;
 /// A cache key; IspnPerfTest uses the integers `1..=num_keys`, we use `0..keys`.
 pub type Key = u32;
 
+/// A value's bytes: immutable and shared, so cloning is a reference-count bump.
+///
+/// As IspnPerfTest writes a (uuid, counter) pair into each `new byte[msg_size]`, a value's first
+/// 8 bytes hold a 64-bit tag naming the write (little-endian; see `workload::value_tag`) and the
+/// rest are zero. The absent value (version 0) is empty, with tag 0, and allocates nothing.
+/// Equality compares the bytes, so owners agree only if their whole payloads do.
+#[derive(Clone, Default)]
+pub struct Value(Option<Arc<[u8]>>);
+
+/// The bytes of a value's tag.
+const TAG_BYTES: usize = 8;
+
+impl Value {
+    /// A fresh `size`-byte value holding `tag` in its first 8 bytes: one allocation, as
+    /// `new byte[msg_size]`. Sizes below 8 are raised to 8 so that the tag fits; configurations
+    /// reject them before a run (`WorkloadConfig::check`).
+    pub fn new(tag: u64, size: usize) -> Self {
+        let zeros = size.max(TAG_BYTES) - TAG_BYTES;
+        // An exact-size (`TrustedLen`) iterator: `Arc<[u8]>` is allocated once at its final size
+        // and filled in place, with no intermediate `Vec`.
+        let bytes = tag
+            .to_le_bytes()
+            .into_iter()
+            .chain(std::iter::repeat_n(0u8, zeros));
+        Value(Some(bytes.collect()))
+    }
+
+    /// A value holding exactly `bytes` (empty bytes: the absent value).
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        if bytes.is_empty() {
+            Value(None)
+        } else {
+            Value(Some(Arc::from(bytes)))
+        }
+    }
+
+    /// The tag in the first 8 bytes (0 for the absent value or a payload shorter than a tag).
+    pub fn tag(&self) -> u64 {
+        self.bytes()
+            .get(..TAG_BYTES)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes)
+    }
+
+    /// The payload's length in bytes (0 for the absent value).
+    pub fn len(&self) -> usize {
+        self.bytes().len()
+    }
+
+    /// Whether this is the absent (empty) value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The payload.
+    pub fn bytes(&self) -> &[u8] {
+        self.0.as_deref().unwrap_or(&[])
+    }
+
+    /// A deep copy into a fresh allocation: what a transport's marshal and unmarshal do to a
+    /// value, so that the receiver never shares the sender's buffer. One copy of the bytes
+    /// stands in for both (a real transport copies twice: into the wire buffer and out of it).
+    pub fn marshalled(&self) -> Value {
+        Value::from_bytes(self.bytes())
+    }
+
+    /// Whether `self` and `other` share one buffer (tests: a hop between nodes must not).
+    pub fn shares_buffer(&self, other: &Value) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.shares_buffer(other) || self.bytes() == other.bytes()
+    }
+}
+
+impl Eq for Value {}
+
+impl std::fmt::Debug for Value {
+    /// Tag, length and an FNV-1a digest of the bytes, not the bytes themselves: a 1000-byte
+    /// payload would drown an error message, and the digest still tells two payloads with the
+    /// same tag apart.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let digest = self.bytes().iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        write!(
+            f,
+            "Value {{ tag: {:#x}, len: {}, fnv: {digest:#018x} }}",
+            self.tag(),
+            self.len()
+        )
+    }
+}
+
 /// A value and the version the primary owner gave it under the key lock.
 ///
 /// Version 0 means "absent"; the primary numbers writes of a key 1, 2, 3 ... in apply order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Versioned {
     /// The write's position in the primary's apply order for this key.
     pub version: u64,
-    /// A tag naming the write (originator and counter), standing in for the value bytes.
-    pub value: u64,
+    /// The value's bytes (empty when absent).
+    pub value: Value,
+}
+
+impl Versioned {
+    /// The entry with its value deep-copied (see [`Value::marshalled`]).
+    pub fn marshalled(&self) -> Versioned {
+        Versioned {
+            version: self.version,
+            value: self.value.marshalled(),
+        }
+    }
 }
 
 /// Where a Triangle backup write sits in its segment's total order (`TriangleOrderManager`).
@@ -47,7 +166,7 @@ pub enum OpError {
 pub type PutResult = Result<u64, OpError>;
 
 /// A wire message between nodes. Request ids are tokens of the node that waits for the answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Msg {
     /// Originator -> owner: read `key` (`ClusteredGetCommand`).
     Get {
@@ -69,8 +188,8 @@ pub enum Msg {
         rid: u64,
         /// The key to write.
         key: Key,
-        /// The value tag to write.
-        value: u64,
+        /// The value to write.
+        value: Value,
     },
     /// Primary -> originator: the write's version, or why it failed.
     PutReply {
@@ -119,30 +238,88 @@ pub enum Msg {
 }
 
 impl Msg {
-    /// Payload bytes the message carries (placeholder until values carry bytes).
+    /// Bytes of value payload the message carries (0 for none): what a transport would copy,
+    /// beyond the fixed-size header every message has.
     pub fn payload_len(&self) -> usize {
-        0
+        match self {
+            Msg::Put { value, .. } => value.len(),
+            Msg::GetReply { entry, .. }
+            | Msg::BackupWrite { entry, .. }
+            | Msg::Replicate { entry, .. } => entry.value.len(),
+            Msg::Get { .. }
+            | Msg::PutReply { .. }
+            | Msg::BackupReply { .. }
+            | Msg::BackupAck { .. }
+            | Msg::ReplicateAck { .. } => 0,
+        }
     }
-}
 
-impl ClientOp {
-    /// Payload bytes the operation writes (placeholder until values carry bytes).
-    pub fn payload_len(&self) -> usize {
-        0
+    /// The message as its receiver gets it from a real transport: its payload, if it carries
+    /// one, deep-copied into a fresh allocation ([`Value::marshalled`]). The threads and local
+    /// drivers deliver this for every message between two different nodes; the simulation
+    /// moves the message itself.
+    pub fn marshalled(self) -> Msg {
+        match self {
+            Msg::Put { rid, key, value } => Msg::Put {
+                rid,
+                key,
+                value: value.marshalled(),
+            },
+            Msg::GetReply { rid, entry } => Msg::GetReply {
+                rid,
+                entry: entry.marshalled(),
+            },
+            Msg::BackupWrite {
+                rid,
+                origin,
+                key,
+                entry,
+                seq,
+            } => Msg::BackupWrite {
+                rid,
+                origin,
+                key,
+                entry: entry.marshalled(),
+                seq,
+            },
+            Msg::Replicate { wid, key, entry } => Msg::Replicate {
+                wid,
+                key,
+                entry: entry.marshalled(),
+            },
+            other => other,
+        }
     }
 }
 
 /// An operation a requester thread issues.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientOp {
     /// `cache.get(key)`.
     Get(Key),
     /// `cache.put(key, value)`.
-    Put(Key, u64),
+    Put(Key, Value),
+}
+
+impl ClientOp {
+    /// The key the operation reads or writes.
+    pub fn key(&self) -> Key {
+        match self {
+            ClientOp::Get(k) | ClientOp::Put(k, _) => *k,
+        }
+    }
+
+    /// Bytes of value payload the operation writes (0 for a get).
+    pub fn payload_len(&self) -> usize {
+        match self {
+            ClientOp::Get(_) => 0,
+            ClientOp::Put(_, value) => value.len(),
+        }
+    }
 }
 
 /// What a requester's operation returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     /// A get's entry (version 0: absent).
     Got(Versioned),
@@ -153,7 +330,7 @@ pub enum Outcome {
 }
 
 /// An input to a node state machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
     /// Requester `requester` of this node issues `op`.
     Client {
@@ -185,7 +362,7 @@ pub enum Input {
 }
 
 /// An output of a node state machine, for its driver to carry out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
     /// Send `msg` to node `to` (never to the node itself: the machine loops those back).
     Send {
@@ -237,4 +414,114 @@ pub enum Output {
     /// Real slots only: the node's inbound path, blocked by a full pool under the `block`
     /// policy, delivered its last held message; the transport may deliver again.
     InboundResumed,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_holds_its_tag_in_zeroed_bytes_of_its_size() {
+        let v = Value::new(0x0123_4567_89ab_cdef, 1000);
+        assert_eq!((v.tag(), v.len()), (0x0123_4567_89ab_cdef, 1000));
+        assert_eq!(v.bytes()[..8], 0x0123_4567_89ab_cdefu64.to_le_bytes());
+        assert!(v.bytes()[8..].iter().all(|&b| b == 0));
+        assert_eq!(Value::new(7, 3).len(), 8, "a tag always fits");
+        let absent = Value::default();
+        assert_eq!(
+            (absent.tag(), absent.len(), absent.is_empty()),
+            (0, 0, true)
+        );
+        assert_eq!(Versioned::default().value, absent);
+    }
+
+    #[test]
+    fn marshalling_copies_the_bytes_into_a_fresh_buffer() {
+        let v = Value::new(42, 64);
+        let shared = v.clone();
+        assert!(
+            shared.shares_buffer(&v),
+            "a clone is a reference-count bump"
+        );
+        let copy = v.marshalled();
+        assert_eq!(copy, v);
+        assert!(!copy.shares_buffer(&v));
+        let mut bytes = v.bytes().to_vec();
+        bytes[40] = 1;
+        let other = Value::from_bytes(&bytes);
+        assert_eq!(other.tag(), v.tag());
+        assert_ne!(other, v, "equality compares every byte, not just the tag");
+        assert_ne!(format!("{other:?}"), format!("{v:?}"), "the digest differs");
+        assert!(
+            !Value::default()
+                .marshalled()
+                .shares_buffer(&Value::default())
+        );
+    }
+
+    #[test]
+    fn messages_report_and_marshal_their_payload() {
+        let entry = Versioned {
+            version: 3,
+            value: Value::new(9, 100),
+        };
+        let msgs = [
+            Msg::Put {
+                rid: 1,
+                key: 2,
+                value: entry.value.clone(),
+            },
+            Msg::GetReply {
+                rid: 1,
+                entry: entry.clone(),
+            },
+            Msg::BackupWrite {
+                rid: 1,
+                origin: 0,
+                key: 2,
+                entry: entry.clone(),
+                seq: SeqTag::default(),
+            },
+            Msg::Replicate {
+                wid: 1,
+                key: 2,
+                entry: entry.clone(),
+            },
+        ];
+        for m in msgs {
+            assert_eq!(m.payload_len(), 100, "{m:?}");
+            let copy = m.clone().marshalled();
+            assert_eq!(copy, m);
+            let (Msg::Put { value, .. }
+            | Msg::GetReply {
+                entry: Versioned { value, .. },
+                ..
+            }
+            | Msg::BackupWrite {
+                entry: Versioned { value, .. },
+                ..
+            }
+            | Msg::Replicate {
+                entry: Versioned { value, .. },
+                ..
+            }) = &copy
+            else {
+                unreachable!()
+            };
+            assert!(!value.shares_buffer(&entry.value), "{copy:?}");
+        }
+        for m in [
+            Msg::Get { rid: 1, key: 2 },
+            Msg::PutReply {
+                rid: 1,
+                result: Ok(1),
+            },
+            Msg::BackupReply { rid: 1 },
+            Msg::BackupAck { rid: 1 },
+            Msg::ReplicateAck { wid: 1 },
+        ] {
+            assert_eq!(m.payload_len(), 0);
+            assert_eq!(m.clone().marshalled(), m);
+        }
+    }
 }

@@ -11,7 +11,9 @@
 //! discrete-event simulation in virtual time ([`sim`]) for 100-node clusters, and real threads
 //! over crossbeam channels, with real bounded pools whose threads block ([`threads`]), for small
 //! ones; [`local`] runs a cluster on the calling thread with instant delivery, for a protocol's
-//! bare CPU cost. The [`verifier`] checks a quiescent cluster.
+//! bare CPU cost. The [`verifier`] checks a quiescent cluster. A put carries real value bytes
+//! ([`Value`], `value_size` of them): the threads and local drivers copy them once per hop
+//! between nodes (marshalling), the simulation shares them.
 //!
 //! Architecture invariants: the machines and the simulation never read the wall clock (a test
 //! greps for it); key locks and pool slots are granted, queued, rejected and timed out only by a
@@ -55,7 +57,7 @@ pub use error::{ConfigError, VerifyError};
 pub use hashing::ConsistentHash;
 pub use key_queue_protocol::{DeDupQueue, KeyQueueProtocol};
 pub use lock_forwarding_protocol::LockForwardingProtocol;
-pub use message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, Versioned};
+pub use message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, Value, Versioned};
 pub use node::{ClusterConfig, NodeCore};
 pub use pool::RejectionPolicy;
 pub use triangle_protocol::TriangleProtocol;

@@ -27,7 +27,7 @@ use super::error::ConfigError;
 use super::hashing::{ConsistentHash, Owners};
 use super::key_lock::{KeyLockTable, LockAttempt};
 use super::message::{
-    ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, PutResult, Versioned,
+    ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, PutResult, Value, Versioned,
 };
 use super::pool::{Pool, RejectionPolicy, Slot};
 use super::timeouts::{Deadline, DeadlineKey, Timeouts};
@@ -135,7 +135,8 @@ pub(crate) enum Origin {
 pub(crate) struct PrimaryOp {
     pub origin: Origin,
     pub key: Key,
-    pub value: u64,
+    /// The value to apply; moved into `entry` when applied.
+    pub value: Value,
     /// The pool slot a remote command holds (a local requester holds none: it is its own thread).
     pub slot: Option<Slot>,
     /// The lock-acquisition or backup-reply deadline currently armed.
@@ -184,7 +185,7 @@ pub(crate) enum GetPlan {
 }
 
 /// Work a node still has to do within the current input.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Work {
     Msg(NodeId, Msg),
     LockGranted(u64),
@@ -256,6 +257,7 @@ impl NodeCore {
         if to == self.id {
             self.work.push_back(Work::Msg(to, msg));
         } else {
+            self.stats.payload_bytes_sent += msg.payload_len() as u64;
             out.push(Output::Send { to, msg });
         }
     }
@@ -404,11 +406,13 @@ impl NodeCore {
         now: u64,
         requester: u32,
         key: Key,
-        value: u64,
+        value: Value,
         acks_needed: u8,
         out: &mut Vec<Output>,
     ) {
-        let rid = self.start_put(now, requester, key, value, acks_needed);
+        // The originator keeps a reference for the requester's outcome; the primary's copy is the
+        // same buffer until a driver marshals it onto another node.
+        let rid = self.start_put(now, requester, key, value.clone(), acks_needed);
         let primary = self.hash.primary(key);
         if primary == self.id {
             self.begin_primary_put(now, Origin::Local { rid }, key, value, None);
@@ -424,7 +428,7 @@ impl NodeCore {
         now: u64,
         requester: u32,
         key: Key,
-        value: u64,
+        value: Value,
         acks_needed: u8,
     ) -> u64 {
         let rid = self.clients.insert(ClientState {
@@ -486,10 +490,11 @@ impl NodeCore {
         }
         if let Some(c) = self.clients.remove(rid) {
             self.timeouts.cancel(c.deadline);
-            let outcome = match (result, c.op) {
-                (Ok(version), ClientOp::Put(_, value)) => {
-                    Outcome::Put(Versioned { version, value })
-                }
+            let outcome = match (result, &c.op) {
+                (Ok(version), ClientOp::Put(_, value)) => Outcome::Put(Versioned {
+                    version,
+                    value: value.clone(),
+                }),
                 (Ok(_), ClientOp::Get(_)) => return,
                 (Err(e), _) => Outcome::Failed(e),
             };
@@ -526,7 +531,7 @@ impl NodeCore {
         now: u64,
         origin: Origin,
         key: Key,
-        value: u64,
+        value: Value,
         slot: Option<Slot>,
     ) -> u64 {
         let op = self.ops.insert(PrimaryOp {
@@ -565,15 +570,16 @@ impl NodeCore {
         Some(o)
     }
 
-    /// Applies `op`'s value at the next version of its key and returns the entry.
+    /// Applies `op`'s value at the next version of its key and returns the entry (sharing the
+    /// stored value's bytes).
     pub(crate) fn apply_primary(&mut self, op: u64) -> Option<Versioned> {
         let o = self.ops.get_mut(op)?;
         let entry = Versioned {
-            version: self.data.get(o.key).version + 1,
-            value: o.value,
+            version: self.data.version(o.key) + 1,
+            value: std::mem::take(&mut o.value),
         };
-        o.entry = entry;
-        self.data.apply(o.key, entry);
+        o.entry = entry.clone();
+        self.data.apply(o.key, entry.clone());
         Some(entry)
     }
 
@@ -695,7 +701,7 @@ pub(crate) trait ProtocolLogic: Send + 'static {
         now: u64,
         requester: u32,
         key: Key,
-        value: u64,
+        value: Value,
         out: &mut Vec<Output>,
     );
 
@@ -784,12 +790,13 @@ impl<L: ProtocolLogic> Node<L> {
             // A freed slot unblocks the inbound path: the head-of-line command takes it, and the
             // messages behind it are delivered in order until the next command that finds the
             // pool full again.
-            if let Some((from, msg)) = self.core.held.front() {
+            if let Some((_, msg)) = self.core.held.front() {
                 if L::is_command(msg) && self.core.pool.blocks() {
                     break;
                 }
-                let (from, msg) = (*from, *msg);
-                self.core.held.pop_front();
+                let Some((from, msg)) = self.core.held.pop_front() else {
+                    break;
+                };
                 if self.core.held.is_empty() {
                     self.end_block(now, out);
                 }
@@ -1017,7 +1024,7 @@ mod tests {
             msg: Msg::Put {
                 rid,
                 key,
-                value: rid,
+                value: Value::new(rid, 8),
             },
         };
         // Put 1 takes the only slot and waits for its backup reply.
@@ -1092,7 +1099,7 @@ mod tests {
             msg: Msg::Put {
                 rid,
                 key,
-                value: rid,
+                value: Value::new(rid, 8),
             },
         };
         let [Output::Execute { slot: a, kind }] = step(m.as_mut(), put(1))[..] else {

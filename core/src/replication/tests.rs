@@ -1,7 +1,7 @@
 //! Conformance suite: every check runs against every protocol, through the simulation and (where
 //! a real-time run stays cheap) the threads driver.
 
-use super::message::{ClientOp, Versioned};
+use super::message::{ClientOp, Value, Versioned};
 use super::sim::cpu::CpuConfig;
 use super::sim::network::NetworkConfig;
 use super::sim::{SimConfig, SimReport, Simulation};
@@ -194,20 +194,23 @@ fn check_read_your_write(p: &dyn WriteProtocol) {
     };
     let mut c = LocalCluster::new(p, &cfg).expect("config");
     for key in 0..50u32 {
-        let value = (key as u64) << 32 | 9;
-        let expected = Versioned { version: 1, value };
+        let tag = (key as u64) << 32 | 9;
+        let expected = Versioned {
+            version: 1,
+            value: Value::new(tag, 100),
+        };
         assert_eq!(
-            c.call(1, ClientOp::Put(key, value)),
-            Some(Outcome::Put(expected))
+            c.call(1, ClientOp::Put(key, Value::new(tag, 100))),
+            Some(Outcome::Put(expected.clone()))
         );
         assert_eq!(c.call(3, ClientOp::Get(key)), Some(Outcome::Got(expected)));
         let again = Versioned {
             version: 2,
-            value: value + 1,
+            value: Value::new(tag + 1, 100),
         };
         assert_eq!(
-            c.call(2, ClientOp::Put(key, value + 1)),
-            Some(Outcome::Put(again))
+            c.call(2, ClientOp::Put(key, Value::new(tag + 1, 100))),
+            Some(Outcome::Put(again.clone()))
         );
         assert_eq!(c.call(1, ClientOp::Get(key)), Some(Outcome::Got(again)));
     }
@@ -326,9 +329,10 @@ fn threads_run(p: &dyn WriteProtocol, cfg: super::threads::ThreadsConfig) {
                     let mut g = OpGenerator::new(&workload, keys, i);
                     for _ in 0..120 {
                         let op = g.next_op();
-                        let outcome = c.call(op).expect("reply");
+                        let outcome = c.call(op.clone()).expect("reply");
                         if let (ClientOp::Get(k), super::Outcome::Got(e)) = (op, outcome) {
-                            assert!(super::workload::get_result_valid(k, e));
+                            let size = workload.value_size as usize;
+                            assert!(super::workload::get_result_valid(k, &e, size));
                         }
                     }
                     c.take_acks()
@@ -751,8 +755,9 @@ fn threads_hot_key(
                 let mut c = cluster.client(1 + i % 2).expect("client");
                 s.spawn(move || {
                     for n in 0..puts {
-                        let value = (key as u64) << 32 | (u64::from(i) << 16) | n;
-                        match c.put(key, value).expect("reply") {
+                        let tag = (key as u64) << 32 | (u64::from(i) << 16) | n;
+                        let value = Value::new(tag, 64);
+                        match c.put(key, value.clone()).expect("reply") {
                             super::Outcome::Put(e) => assert_eq!(e.value, value),
                             super::Outcome::Failed(_) => {}
                             other => panic!("a put returned {other:?}"),

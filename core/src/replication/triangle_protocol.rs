@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Versioned};
+use super::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Value, Versioned};
 use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
 use super::pool::Slot;
 use super::timeouts::Deadline;
@@ -47,7 +47,7 @@ impl WriteProtocol for TriangleProtocol {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct EarlyWrite {
     origin: NodeId,
     rid: u64,
@@ -89,11 +89,12 @@ impl TriangleLogic {
             let Some((&seq, w)) = map.first_key_value() else {
                 return;
             };
-            let w = *w;
             if !self.order.is_next(segment, seq, w.topology, topology) {
                 return;
             }
-            map.remove(&seq);
+            let Some(w) = map.remove(&seq) else {
+                return;
+            };
             self.buffered_total -= 1;
             self.deliver(core, segment, seq, w, out);
         }
@@ -127,7 +128,7 @@ impl ProtocolLogic for TriangleLogic {
         now: u64,
         requester: u32,
         key: Key,
-        value: u64,
+        value: Value,
         out: &mut Vec<Output>,
     ) {
         // The originator completes after the primary's result and one ack per backup.
@@ -178,6 +179,9 @@ impl ProtocolLogic for TriangleLogic {
             topology,
             seq,
         };
+        let version = entry.version;
+        // Each backup gets the entry: a reference-count bump here; a driver that moves the
+        // message to another node deep-copies it there.
         for &b in core.hash.owners(key).backups() {
             core.send(
                 b,
@@ -185,13 +189,13 @@ impl ProtocolLogic for TriangleLogic {
                     rid,
                     origin,
                     key,
-                    entry,
+                    entry: entry.clone(),
                     seq: tag,
                 },
                 out,
             );
         }
-        core.finish_primary_put(now, op, Ok(entry.version), out);
+        core.finish_primary_put(now, op, Ok(version), out);
     }
 
     fn on_message(

@@ -29,12 +29,13 @@ impl AckLog {
         }
     }
 
-    /// Records that a put of `key` was acknowledged with `entry`.
-    pub fn record(&mut self, key: Key, entry: Versioned) {
+    /// Records that a put of `key` was acknowledged with `entry` (kept, sharing its bytes, only
+    /// if it is the newest so far).
+    pub fn record(&mut self, key: Key, entry: &Versioned) {
         self.acked += 1;
         if let Some(slot) = self.newest.get_mut(key as usize) {
             if entry.version > slot.version {
-                *slot = entry;
+                *slot = entry.clone();
             }
         }
     }
@@ -44,7 +45,7 @@ impl AckLog {
         self.acked += other.acked;
         for (slot, e) in self.newest.iter_mut().zip(&other.newest) {
             if e.version > slot.version {
-                *slot = *e;
+                *slot = e.clone();
             }
         }
     }
@@ -171,7 +172,7 @@ pub fn verify_snapshots(
                 return Err(VerifyError::OwnersDisagree { key, a, ea, b, eb });
             }
         }
-        let acked = acks.newest.get(key as usize).copied().unwrap_or_default();
+        let acked = acks.newest.get(key as usize).cloned().unwrap_or_default();
         if ea.version < acked.version || (ea.version == acked.version && ea.value != acked.value) {
             return Err(VerifyError::AckedWriteLost {
                 key,
@@ -213,4 +214,60 @@ pub fn verify_snapshots(
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replication::ClusterConfig;
+    use crate::replication::message::Value;
+
+    /// Two owners of key 0 (a 2-node, 2-owner view) holding `a` and `b` at version 1.
+    fn owners_holding(a: Value, b: Value) -> (Vec<NodeSnapshot>, AckLog) {
+        let cfg = ClusterConfig {
+            nodes: 2,
+            keys: 4,
+            ..ClusterConfig::default()
+        };
+        let hash = cfg.hash().unwrap();
+        let snapshots = [a, b]
+            .into_iter()
+            .enumerate()
+            .map(|(id, value)| {
+                let mut data = DataContainer::new(cfg.keys);
+                data.apply(0, Versioned { version: 1, value });
+                NodeSnapshot {
+                    kind: ProtocolKind::KeyQueue,
+                    id: id as NodeId,
+                    busy: None,
+                    data,
+                    sequences: (Vec::new(), Vec::new()),
+                    hash: hash.clone(),
+                }
+            })
+            .collect();
+        (snapshots, AckLog::new(cfg.keys))
+    }
+
+    #[test]
+    fn owners_agree_on_equal_bytes_in_separate_buffers() {
+        let v = Value::new(5, 100);
+        let (snaps, acks) = owners_holding(v.clone(), v.marshalled());
+        let r = verify_snapshots(&snaps, &acks).unwrap();
+        assert_eq!((r.keys_written, r.version_sum), (1, 1));
+    }
+
+    #[test]
+    fn owners_whose_payload_bytes_differ_disagree_though_version_and_tag_match() {
+        let v = Value::new(5, 100);
+        let mut bytes = v.bytes().to_vec();
+        bytes[99] ^= 0xff;
+        let (snaps, acks) = owners_holding(v, Value::from_bytes(&bytes));
+        match verify_snapshots(&snaps, &acks) {
+            Err(VerifyError::OwnersDisagree { key: 0, ea, eb, .. }) => {
+                assert_eq!((ea.version, ea.value.tag()), (eb.version, eb.value.tag()));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

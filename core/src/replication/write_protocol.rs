@@ -141,6 +141,10 @@ pub struct NodeStats {
     pub pool_max_queue: u64,
     /// Messages sent.
     pub messages_sent: u64,
+    /// Bytes of value payload in messages sent to other nodes
+    /// ([`Msg::payload_len`](super::message::Msg::payload_len)); messages a node loops back to
+    /// itself cross no network and are not counted.
+    pub payload_bytes_sent: u64,
     /// Gets sent to a further owner after the stagger delay.
     pub staggered_gets: u64,
     /// Older versions applied over newer ones (must be 0).
@@ -175,6 +179,7 @@ impl NodeStats {
         self.pool_max_busy = self.pool_max_busy.max(other.pool_max_busy);
         self.pool_max_queue = self.pool_max_queue.max(other.pool_max_queue);
         self.messages_sent += other.messages_sent;
+        self.payload_bytes_sent += other.payload_bytes_sent;
         self.staggered_gets += other.staggered_gets;
         self.regressions += other.regressions;
         self.repl_queue_max = self.repl_queue_max.max(other.repl_queue_max);

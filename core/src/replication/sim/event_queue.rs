@@ -10,7 +10,7 @@ use std::collections::BinaryHeap;
 use crate::replication::message::{Input, Msg, NodeId};
 
 /// What happens at an event.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum EventKind {
     /// `msg` from `from` arrives at `to`.
     Deliver {
@@ -43,7 +43,7 @@ pub enum EventKind {
 }
 
 /// An event due at `time` µs of virtual time.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Event {
     /// Virtual time in µs.
     pub time: u64,
@@ -120,7 +120,8 @@ impl EventQueue {
         loop {
             let bucket = &mut self.wheel[(self.now % WHEEL) as usize];
             if self.pos < bucket.len() {
-                let kind = bucket[self.pos];
+                // Taken out (a timer stands in): the bucket is cleared once drained anyway.
+                let kind = std::mem::replace(&mut bucket[self.pos], EventKind::Timer { node: 0 });
                 self.pos += 1;
                 self.wheel_len -= 1;
                 return Some(Event {

@@ -74,6 +74,11 @@
 //! it is its own thread); when the lock it waits for is granted, the grant's work runs on the
 //! thread that released the lock, and the requester is woken by its reply.
 //!
+//! Value bytes: a message a node sends another is handed over as [`Msg::marshalled`], its
+//! payload deep-copied into a fresh buffer on the sending thread, standing in for the
+//! transport's marshal + unmarshal (one copy, where a real transport makes two). So the
+//! receiver never shares the sender's buffer, and the copy costs the sender's CPU time per hop.
+//!
 //! Unlike the simulation this driver reads the wall clock: time is µs since the cluster started.
 //! Contended waits for a node's mutex count as `replication.node` in the `sync` lock statistics.
 
@@ -91,7 +96,7 @@ use rand::{Rng, SeedableRng};
 
 use super::collections::IdMap;
 use super::error::ConfigError;
-use super::message::{ClientOp, Input, Key, NodeId, Outcome, Output};
+use super::message::{ClientOp, Input, Key, Msg, NodeId, Outcome, Output, Value};
 use super::node::ClusterConfig;
 use super::pool::{RejectionPolicy, SlotKind};
 use super::verifier::{AckLog, NodeSnapshot, VerifyReport, verify_snapshots};
@@ -283,10 +288,13 @@ struct NodeShared {
 
 /// Something a step produced, carried out after the node mutex is released.
 enum Action {
+    /// `msg` from `from` goes to `to`'s transport.
     Send {
         to: NodeId,
+        /// A retransmission of a message this node rejected: it is already this node's copy.
         retransmit: bool,
-        input: Input,
+        from: NodeId,
+        msg: Msg,
     },
     Reply(Sender<Reply>, Reply),
     Timer(u64),
@@ -327,12 +335,14 @@ impl Stepper {
                     Output::Send { to, msg } => Action::Send {
                         to,
                         retransmit: false,
-                        input: Input::Message { from: id, msg },
+                        from: id,
+                        msg,
                     },
                     Output::Rejected { from, msg } => Action::Send {
                         to: id,
                         retransmit: true,
-                        input: Input::Message { from, msg },
+                        from,
+                        msg,
                     },
                     Output::Reply {
                         requester,
@@ -373,8 +383,17 @@ impl Stepper {
                 Action::Send {
                     to,
                     retransmit,
-                    input,
+                    from,
+                    msg,
                 } => {
+                    // Marshal + unmarshal, as one copy of the value bytes, outside the node
+                    // mutex; a retransmitted message is the receiver's copy already.
+                    let msg = if retransmit || to == from {
+                        msg
+                    } else {
+                        msg.marshalled()
+                    };
+                    let input = Input::Message { from, msg };
                     let sh = &self.shared;
                     let at = if retransmit {
                         now + sh.retransmit_us
@@ -870,9 +889,7 @@ impl ClusterClient {
     /// Runs `op` on this client's node and blocks for its outcome; an acknowledged put is
     /// recorded in the client's ack log.
     pub fn call(&mut self, op: ClientOp) -> Result<Outcome, ThreadsError> {
-        let key = match op {
-            ClientOp::Get(k) | ClientOp::Put(k, _) => k,
-        };
+        let key = op.key();
         if key >= self.keys {
             return Err(ThreadsError::BadKey {
                 key,
@@ -888,8 +905,8 @@ impl ClusterClient {
         }
         match self.rx.recv_timeout(self.wait) {
             Ok((op, outcome)) => {
-                if let (ClientOp::Put(key, _), Outcome::Put(entry)) = (op, outcome) {
-                    self.acks.record(key, entry);
+                if let (ClientOp::Put(key, _), Outcome::Put(entry)) = (&op, &outcome) {
+                    self.acks.record(*key, entry);
                 }
                 Ok(outcome)
             }
@@ -902,7 +919,7 @@ impl ClusterClient {
     }
 
     /// `put(key, value)`.
-    pub fn put(&mut self, key: Key, value: u64) -> Result<Outcome, ThreadsError> {
+    pub fn put(&mut self, key: Key, value: Value) -> Result<Outcome, ThreadsError> {
         self.call(ClientOp::Put(key, value))
     }
 
@@ -926,7 +943,7 @@ impl ClusterClient {
 mod tests {
     use super::*;
     use crate::replication::ProtocolKind;
-    use crate::replication::message::Versioned;
+    use crate::replication::message::{Value, Versioned};
 
     #[test]
     fn put_then_get_on_every_protocol_and_verify() {
@@ -945,25 +962,66 @@ mod tests {
             let mut c = cluster.client(1).unwrap();
             let mut acks = AckLog::new(64);
             for key in 0..64u32 {
-                let value = (key as u64) << 32 | 1;
-                let put = c.put(key, value).unwrap();
-                assert_eq!(
-                    put,
-                    Outcome::Put(Versioned { version: 1, value }),
-                    "{kind:?}"
-                );
-                assert_eq!(
-                    c.get(key).unwrap(),
-                    Outcome::Got(Versioned { version: 1, value })
-                );
+                let value = Value::new((key as u64) << 32 | 1, 24);
+                let expected = Versioned { version: 1, value };
+                let put = c.put(key, expected.value.clone()).unwrap();
+                assert_eq!(put, Outcome::Put(expected.clone()), "{kind:?}");
+                assert_eq!(c.get(key).unwrap(), Outcome::Got(expected));
             }
             acks.merge(c.acks());
             assert_eq!(
-                c.put(64, 0),
+                c.put(64, Value::new(0, 8)),
                 Err(ThreadsError::BadKey { key: 64, keys: 64 })
             );
             let (report, _) = cluster.verify(&acks, Duration::from_secs(10)).unwrap();
             assert_eq!(report.keys_written, 64, "{kind:?}");
+        }
+    }
+
+    /// A put's bytes reach both owners intact, each in its own buffer (the transport copied them
+    /// on every hop), and the get that reads them back gets a copy too.
+    #[test]
+    fn each_owner_stores_its_own_copy_of_the_put_bytes() {
+        for kind in ProtocolKind::ALL {
+            let cfg = ThreadsConfig {
+                cluster: ClusterConfig {
+                    nodes: 3,
+                    keys: 30,
+                    ..ClusterConfig::default()
+                },
+                ..ThreadsConfig::default()
+            };
+            let hash = cfg.cluster.hash().unwrap();
+            let key = (0..30).find(|&k| !hash.owners(k).contains(2)).unwrap();
+            let cluster = ThreadCluster::start(kind.protocol(), cfg).unwrap();
+            let mut c = cluster.client(2).unwrap();
+            let value = Value::new(u64::from(key) << 32 | 1, 1000);
+            let Ok(Outcome::Put(acked)) = c.put(key, value.clone()) else {
+                panic!("{kind:?}: the put failed");
+            };
+            assert!(acked.value.shares_buffer(&value));
+            let Ok(Outcome::Got(read)) = c.get(key) else {
+                panic!("{kind:?}: the get failed");
+            };
+            assert_eq!(read.value, value);
+            assert!(!read.value.shares_buffer(&value));
+            let snaps = cluster.quiesce(Duration::from_secs(10)).unwrap();
+            let stored: Vec<_> = hash
+                .owners(key)
+                .all()
+                .iter()
+                .map(|&n| snaps[n as usize].0.data.get(key))
+                .collect();
+            for (i, e) in stored.iter().enumerate() {
+                assert_eq!((e.version, &e.value), (1, &value), "{kind:?}");
+                assert!(!e.value.shares_buffer(&value), "{kind:?}: owner {i} shares");
+                assert!(!e.value.shares_buffer(&read.value), "{kind:?}");
+                for other in &stored[..i] {
+                    assert!(!e.value.shares_buffer(&other.value), "{kind:?}");
+                }
+            }
+            let stats = cluster.stats().unwrap();
+            assert!(stats.payload_bytes_sent >= 2_000, "{stats:?}");
         }
     }
 
@@ -993,9 +1051,9 @@ mod tests {
                     let mut c = cluster.client(1).unwrap();
                     s.spawn(move || {
                         for n in 0..20 {
-                            let v = (key as u64) << 32 | i << 8 | n;
+                            let v = Value::new((key as u64) << 32 | i << 8 | n, 16);
                             assert!(
-                                matches!(c.put(key, v).unwrap(), Outcome::Put(e) if e.value == v)
+                                matches!(c.put(key, v.clone()).unwrap(), Outcome::Put(e) if e.value == v)
                             );
                         }
                         c.take_acks()
