@@ -20,8 +20,8 @@ use rand::{Rng, SeedableRng};
 
 use crate::replication::error::ConfigError;
 
-/// The cost model; `cores = 0` turns it off (inputs handled on arrival, latency-bound runs).
-#[derive(Debug, Clone, PartialEq)]
+/// The cost model; `cores = 0` (the default) turns it off: inputs are handled on arrival.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CpuConfig {
     /// Processors per node (0: no CPU model).
     pub cores: u32,
@@ -33,18 +33,6 @@ pub struct CpuConfig {
     pub gc_interval_us: u64,
     /// Length of each pause, in µs.
     pub gc_pause_us: u64,
-}
-
-impl Default for CpuConfig {
-    fn default() -> Self {
-        CpuConfig {
-            cores: 0,
-            per_input_us: 0,
-            per_byte_ns: 0,
-            gc_interval_us: 0,
-            gc_pause_us: 0,
-        }
-    }
 }
 
 impl CpuConfig {
