@@ -114,6 +114,28 @@ const PUBLICATION: &[Published] = &[
             },
         ],
     },
+    // Bela Ban's own run: 25 requesters, cloud-zone links, a 20 ms pause per node per second
+    // (the `-25` claims' configuration).
+    Published {
+        file: "replication-ispn_perf-25",
+        scenario: "replication/ispn_perf",
+        params: &[
+            ("nodes", "100"),
+            ("requesters", "25"),
+            ("driver", "sim"),
+            ("link_latency_us", "250"),
+            ("jitter_us", "50"),
+            ("gc_interval_ms", "1000"),
+            ("gc_pause_ms", "20"),
+        ],
+        threads: "1",
+        series: "protocol",
+        plots: &[PlotSpec::Latency {
+            series: "protocol",
+            prefix: "put",
+            fix: &[],
+        }],
+    },
     Published {
         file: "parser-parse",
         scenario: "parser/parse",
