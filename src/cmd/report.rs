@@ -417,7 +417,8 @@ fn render(out: &Path, runs: &[PathBuf], verdicts: Option<&Path>) -> anyhow::Resu
     Ok(report)
 }
 
-/// The run files of a folder (every `*.json` but metadata and verdicts, sorted) and its verdicts.
+/// The run files of a folder (every `*.json` but metadata and verdicts; publication-set files in
+/// the set's order, then any others by name) and its verdicts.
 fn run_folder(dir: &Path) -> anyhow::Result<(Vec<PathBuf>, Option<PathBuf>)> {
     let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read {}", dir.display()))?
@@ -430,7 +431,14 @@ fn run_folder(dir: &Path) -> anyhow::Result<(Vec<PathBuf>, Option<PathBuf>)> {
             name.ends_with(".json") && !name.ends_with(".meta.json") && name != "verdicts.json"
         })
         .collect();
-    runs.sort();
+    let rank = |p: &PathBuf| {
+        let stem = p.file_stem().map(|s| s.to_string_lossy().to_string());
+        PUBLICATION
+            .iter()
+            .position(|pubd| Some(pubd.file) == stem.as_deref())
+            .unwrap_or(PUBLICATION.len())
+    };
+    runs.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
     let verdicts = Some(dir.join("verdicts.json")).filter(|v| v.is_file());
     Ok((runs, verdicts))
 }
