@@ -14,9 +14,8 @@ use std::collections::VecDeque;
 
 use super::collections::Slab;
 use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, Output, Value};
-use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
-use super::pool::Slot;
+use super::message::{Key, Msg, NodeId, Output};
+use super::node::{ClusterConfig, GetPlan, Node, NodeCore, ProtocolLogic};
 use super::timeouts::{Deadline, DeadlineKey};
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
 
@@ -142,50 +141,13 @@ impl KeyQueueLogic {
 impl ProtocolLogic for KeyQueueLogic {
     const KIND: ProtocolKind = ProtocolKind::KeyQueue;
 
-    fn client_get(
-        &mut self,
-        core: &mut NodeCore,
-        now: u64,
-        requester: u32,
-        key: Key,
-        out: &mut Vec<Output>,
-    ) {
-        let plan = if core.hash.primary(key) == core.id {
+    fn get_plan(core: &NodeCore, key: Key) -> GetPlan {
+        if core.hash.primary(key) == core.id {
             GetPlan::Local
         } else {
             GetPlan::Staggered {
                 stagger_us: core.stagger_us(),
             }
-        };
-        core.start_get(now, requester, key, plan, out);
-    }
-
-    fn client_put(
-        &mut self,
-        core: &mut NodeCore,
-        now: u64,
-        requester: u32,
-        key: Key,
-        value: Value,
-        out: &mut Vec<Output>,
-    ) {
-        core.route_put(now, requester, key, value, 0, out);
-    }
-
-    fn on_command(
-        &mut self,
-        core: &mut NodeCore,
-        now: u64,
-        slot: Slot,
-        from: NodeId,
-        msg: Msg,
-        _out: &mut Vec<Output>,
-    ) {
-        match msg {
-            Msg::Put { rid, key, value } => {
-                core.begin_primary_put(now, Origin::Remote { from, rid }, key, value, Some(slot));
-            }
-            _ => core.pool.release(slot),
         }
     }
 

@@ -10,8 +10,8 @@
 //! first reply wins (a local read when the originator owns the key).
 
 use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, OpError, Output, Value};
-use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
+use super::message::{Key, Msg, NodeId, OpError, Output};
+use super::node::{ClusterConfig, GetPlan, Node, NodeCore, ProtocolLogic};
 use super::pool::Slot;
 use super::timeouts::Deadline;
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
@@ -51,47 +51,24 @@ impl ProtocolLogic for LockForwardingLogic {
         )
     }
 
-    fn client_get(
-        &mut self,
-        core: &mut NodeCore,
-        now: u64,
-        requester: u32,
-        key: Key,
-        out: &mut Vec<Output>,
-    ) {
-        let plan = if core.hash.owners(key).contains(core.id) {
+    fn get_plan(core: &NodeCore, key: Key) -> GetPlan {
+        if core.hash.owners(key).contains(core.id) {
             GetPlan::Local
         } else {
             GetPlan::AllOwners
-        };
-        core.start_get(now, requester, key, plan, out);
-    }
-
-    fn client_put(
-        &mut self,
-        core: &mut NodeCore,
-        now: u64,
-        requester: u32,
-        key: Key,
-        value: Value,
-        out: &mut Vec<Output>,
-    ) {
-        core.route_put(now, requester, key, value, 0, out);
+        }
     }
 
     fn on_command(
         &mut self,
         core: &mut NodeCore,
-        now: u64,
+        _now: u64,
         slot: Slot,
         from: NodeId,
         msg: Msg,
         out: &mut Vec<Output>,
     ) {
         match msg {
-            Msg::Put { rid, key, value } => {
-                core.begin_primary_put(now, Origin::Remote { from, rid }, key, value, Some(slot));
-            }
             Msg::BackupWrite {
                 rid, key, entry, ..
             } => {

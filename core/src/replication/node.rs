@@ -684,37 +684,28 @@ pub(crate) trait ProtocolLogic: Send + 'static {
         matches!(msg, Msg::Get { .. } | Msg::Put { .. })
     }
 
-    /// A requester of this node issues a get.
-    fn client_get(
-        &mut self,
-        core: &mut NodeCore,
-        now: u64,
-        requester: u32,
-        key: Key,
-        out: &mut Vec<Output>,
-    );
+    /// How a requester of this node reads `key`.
+    fn get_plan(core: &NodeCore, key: Key) -> GetPlan;
 
-    /// A requester of this node issues a put.
-    fn client_put(
-        &mut self,
-        core: &mut NodeCore,
-        now: u64,
-        requester: u32,
-        key: Key,
-        value: Value,
-        out: &mut Vec<Output>,
-    );
+    /// Backup acks a put's originator waits for besides the primary's result (Triangle's
+    /// `CommandAckCollector`); every protocol routes the put itself alike.
+    fn put_acks(_core: &NodeCore, _key: Key) -> u8 {
+        0
+    }
 
-    /// A command other than `Get` runs on `slot`.
+    /// A command other than `Get` and `Put` (which every protocol runs alike) runs on `slot`;
+    /// a protocol with no such command releases the slot.
     fn on_command(
         &mut self,
         core: &mut NodeCore,
-        now: u64,
+        _now: u64,
         slot: Slot,
-        from: NodeId,
-        msg: Msg,
-        out: &mut Vec<Output>,
-    );
+        _from: NodeId,
+        _msg: Msg,
+        _out: &mut Vec<Output>,
+    ) {
+        core.pool.release(slot);
+    }
 
     /// A primary op got its key lock.
     fn on_lock_granted(&mut self, core: &mut NodeCore, now: u64, op: u64, out: &mut Vec<Output>);
@@ -871,6 +862,11 @@ impl<L: ProtocolLogic> Node<L> {
                 self.core.send(from, Msg::GetReply { rid, entry }, out);
                 self.core.pool.release(slot);
             }
+            Msg::Put { rid, key, value } => {
+                let origin = Origin::Remote { from, rid };
+                self.core
+                    .begin_primary_put(now, origin, key, value, Some(slot));
+            }
             _ => self
                 .logic
                 .on_command(&mut self.core, now, slot, from, msg, out),
@@ -909,12 +905,12 @@ impl<L: ProtocolLogic> NodeMachine for Node<L> {
         match input {
             Input::Client { requester, op } => match op {
                 ClientOp::Get(key) => {
-                    self.logic
-                        .client_get(&mut self.core, now, requester, key, out)
+                    let plan = L::get_plan(&self.core, key);
+                    self.core.start_get(now, requester, key, plan, out);
                 }
                 ClientOp::Put(key, value) => {
-                    self.logic
-                        .client_put(&mut self.core, now, requester, key, value, out)
+                    let acks = L::put_acks(&self.core, key);
+                    self.core.route_put(now, requester, key, value, acks, out);
                 }
             },
             Input::Message { from, msg } => self.core.work.push_back(Work::Msg(from, msg)),

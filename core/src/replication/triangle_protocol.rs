@@ -15,9 +15,8 @@
 use std::collections::BTreeMap;
 
 use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Value, Versioned};
+use super::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Versioned};
 use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
-use super::pool::Slot;
 use super::timeouts::Deadline;
 use super::triangle_order::TriangleOrderManager;
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
@@ -104,53 +103,19 @@ impl TriangleLogic {
 impl ProtocolLogic for TriangleLogic {
     const KIND: ProtocolKind = ProtocolKind::Triangle;
 
-    fn client_get(
-        &mut self,
-        core: &mut NodeCore,
-        now: u64,
-        requester: u32,
-        key: Key,
-        out: &mut Vec<Output>,
-    ) {
-        let plan = if core.hash.owners(key).contains(core.id) {
+    fn get_plan(core: &NodeCore, key: Key) -> GetPlan {
+        if core.hash.owners(key).contains(core.id) {
             GetPlan::Local
         } else {
             GetPlan::Staggered {
                 stagger_us: core.stagger_us(),
             }
-        };
-        core.start_get(now, requester, key, plan, out);
-    }
-
-    fn client_put(
-        &mut self,
-        core: &mut NodeCore,
-        now: u64,
-        requester: u32,
-        key: Key,
-        value: Value,
-        out: &mut Vec<Output>,
-    ) {
-        // The originator completes after the primary's result and one ack per backup.
-        let backups = core.hash.owners(key).backups().len() as u8;
-        core.route_put(now, requester, key, value, backups, out);
-    }
-
-    fn on_command(
-        &mut self,
-        core: &mut NodeCore,
-        now: u64,
-        slot: Slot,
-        from: NodeId,
-        msg: Msg,
-        _out: &mut Vec<Output>,
-    ) {
-        match msg {
-            Msg::Put { rid, key, value } => {
-                core.begin_primary_put(now, Origin::Remote { from, rid }, key, value, Some(slot));
-            }
-            _ => core.pool.release(slot),
         }
+    }
+
+    fn put_acks(core: &NodeCore, key: Key) -> u8 {
+        // The originator completes after the primary's result and one ack per backup.
+        core.hash.owners(key).backups().len() as u8
     }
 
     fn on_lock_granted(&mut self, core: &mut NodeCore, now: u64, op: u64, out: &mut Vec<Output>) {
