@@ -713,81 +713,51 @@ fn conformance_table_has_at_least_200_rows() {
     assert!(row_count() >= 200, "only {} rows", row_count());
 }
 
-mod backtracking {
-    use super::*;
+/// One module per strategy, each running every check above.
+macro_rules! conformance {
+    ($name:ident, $parser:ident) => {
+        mod $name {
+            use super::*;
 
-    fn make(o: ParserOptions) -> Box<dyn QueryParser> {
-        Box::new(BacktrackingParser::new(o))
-    }
+            fn make(o: ParserOptions) -> Box<dyn QueryParser> {
+                Box::new($parser::new(o))
+            }
 
-    #[test]
-    fn conformance() {
-        check_conformance(make);
-    }
+            #[test]
+            fn conformance() {
+                check_conformance(make);
+            }
 
-    #[test]
-    fn error_messages() {
-        check_error_messages(make(ParserOptions::default()).as_ref());
-    }
+            #[test]
+            fn error_messages() {
+                check_error_messages(make(ParserOptions::default()).as_ref());
+            }
 
-    #[test]
-    fn real_world_messages() {
-        check_real_world_messages(make(ParserOptions::default()).as_ref());
-    }
+            #[test]
+            fn real_world_messages() {
+                check_real_world_messages(make(ParserOptions::default()).as_ref());
+            }
 
-    #[test]
-    fn nesting_limit() {
-        check_nesting_limit(make(ParserOptions::default()).as_ref());
-    }
+            #[test]
+            fn nesting_limit() {
+                check_nesting_limit(make(ParserOptions::default()).as_ref());
+            }
 
-    #[test]
-    fn trees_not_strings() {
-        check_trees_not_strings(make(ParserOptions::default()).as_ref());
-    }
+            #[test]
+            fn trees_not_strings() {
+                check_trees_not_strings(make(ParserOptions::default()).as_ref());
+            }
 
-    #[test]
-    fn into_owned() {
-        check_into_owned(make(ParserOptions::default()).as_ref());
-    }
+            #[test]
+            fn into_owned() {
+                check_into_owned(make(ParserOptions::default()).as_ref());
+            }
+        }
+    };
 }
 
-mod predictive {
-    use super::*;
-
-    fn make(o: ParserOptions) -> Box<dyn QueryParser> {
-        Box::new(PredictiveParser::new(o))
-    }
-
-    #[test]
-    fn conformance() {
-        check_conformance(make);
-    }
-
-    #[test]
-    fn error_messages() {
-        check_error_messages(make(ParserOptions::default()).as_ref());
-    }
-
-    #[test]
-    fn real_world_messages() {
-        check_real_world_messages(make(ParserOptions::default()).as_ref());
-    }
-
-    #[test]
-    fn nesting_limit() {
-        check_nesting_limit(make(ParserOptions::default()).as_ref());
-    }
-
-    #[test]
-    fn trees_not_strings() {
-        check_trees_not_strings(make(ParserOptions::default()).as_ref());
-    }
-
-    #[test]
-    fn into_owned() {
-        check_into_owned(make(ParserOptions::default()).as_ref());
-    }
-}
+conformance!(backtracking, BacktrackingParser);
+conformance!(predictive, PredictiveParser);
 
 /// Property tests: the strategies agree everywhere, renderings re-parse to the same tree, and no
 /// input makes either strategy panic.

@@ -310,6 +310,21 @@ fn check_threads_block_policy(p: &dyn WriteProtocol) {
     threads_run(p, cfg);
 }
 
+/// Merges the requesters' ack logs and verifies the threads cluster once it is quiescent.
+fn verify_acked(
+    cluster: &super::threads::ThreadCluster,
+    keys: u32,
+    logs: &[super::AckLog],
+) -> (super::VerifyReport, NodeStats) {
+    let mut acks = super::AckLog::new(keys);
+    for l in logs {
+        acks.merge(l);
+    }
+    cluster
+        .verify(&acks, std::time::Duration::from_secs(20))
+        .expect("verifies")
+}
+
 fn threads_run(p: &dyn WriteProtocol, cfg: super::threads::ThreadsConfig) {
     use super::threads::ThreadCluster;
     use super::workload::OpGenerator;
@@ -344,13 +359,7 @@ fn threads_run(p: &dyn WriteProtocol, cfg: super::threads::ThreadsConfig) {
             .map(|h| h.join().expect("requester"))
             .collect()
     });
-    let mut acks = super::AckLog::new(keys);
-    for l in &logs {
-        acks.merge(l);
-    }
-    let (report, stats) = cluster
-        .verify(&acks, std::time::Duration::from_secs(20))
-        .expect("verifies");
+    let (report, stats) = verify_acked(&cluster, keys, &logs);
     // How many puts beat the fault configuration's 2 ms lock and 20 ms reply timeouts depends on
     // how the OS schedules 2 cores (once, under a parallel CI build, fewer than 50 did); the
     // claim under test is that whatever was acknowledged survives, so any acked put suffices.
@@ -772,13 +781,7 @@ fn threads_hot_key(
             .map(|h| h.join().expect("requester"))
             .collect()
     });
-    let mut acks = super::AckLog::new(keys);
-    for l in &logs {
-        acks.merge(l);
-    }
-    let (_, stats) = cluster
-        .verify(&acks, std::time::Duration::from_secs(20))
-        .expect("verifies");
+    let (_, stats) = verify_acked(&cluster, keys, &logs);
     assert_eq!(stats.regressions, 0);
     (stats, cluster.driver_stats())
 }
