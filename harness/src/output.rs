@@ -72,6 +72,31 @@ impl BenchmarkMeta {
     }
 }
 
+impl RunMeta {
+    /// The metadata of a run of `results` that started at `created`, read from this process and
+    /// machine now (command line, machine, git commit, interruption), so that every command
+    /// that saves a run records the same things.
+    pub fn of_run(
+        critsec_version: &str,
+        created: String,
+        hazards: Vec<Hazard>,
+        settings: &RunSettings,
+        results: &[BenchmarkResult],
+    ) -> Self {
+        RunMeta {
+            critsec_version: critsec_version.to_string(),
+            created,
+            command: std::env::args().collect(),
+            machine: crate::environment::machine(),
+            git_commit: crate::environment::git_commit(),
+            hazards,
+            settings: settings.clone(),
+            interrupted: crate::runner::interrupted(),
+            benchmarks: results.iter().map(BenchmarkMeta::of).collect(),
+        }
+    }
+}
+
 /// Writes the JMH JSON array to `path` and the metadata next to it, both atomically.
 pub fn write_run(
     path: &Path,

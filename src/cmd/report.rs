@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use critsec_harness::environment::{git_commit, hazards, machine, now_utc, write_atomically};
 use critsec_harness::jmh::{JmhEntry, read_entries};
-use critsec_harness::output::{BenchmarkMeta, RunMeta, write_run};
+use critsec_harness::output::{RunMeta, write_run};
 use critsec_harness::plot::{latency_percentiles, throughput_vs_threads};
 use critsec_harness::report::{series_markdown, verdict_markdown};
 use critsec_harness::reproduce::{ClaimOutcome, PairedSettings, reproduce_claim};
@@ -213,17 +213,14 @@ fn measure_fresh(dir: &Path) -> anyhow::Result<()> {
         );
         let created = now_utc();
         let results = launcher.run_all(&specs, &settings, &mut Silent);
-        let meta = RunMeta {
-            critsec_version: env!("CARGO_PKG_VERSION").to_string(),
+        let hazards = hazards(specs.iter().map(|s| s.threads).max().unwrap_or(1), true);
+        let meta = RunMeta::of_run(
+            env!("CARGO_PKG_VERSION"),
             created,
-            command: std::env::args().collect(),
-            machine: machine(),
-            git_commit: git_commit(),
-            hazards: hazards(specs.iter().map(|s| s.threads).max().unwrap_or(1), true),
-            settings: settings.clone(),
-            interrupted: interrupted(),
-            benchmarks: results.iter().map(BenchmarkMeta::of).collect(),
-        };
+            hazards,
+            &settings,
+            &results,
+        );
         let path = dir.join(format!("{}.json", p.file));
         write_run(&path, &results, &meta, "critsec")
             .with_context(|| format!("writing {}", path.display()))?;

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use critsec_harness::environment::{git_commit, hazards, machine, now_utc};
-use critsec_harness::output::{BenchmarkMeta, RunMeta, table, write_run};
+use critsec_harness::environment::{hazards, machine, now_utc};
+use critsec_harness::output::{RunMeta, table, write_run};
 use critsec_harness::runner::{Launcher, Observer, Selection, interrupted, plan};
 use critsec_harness::settings::{Mode, RunSettings, parse_duration};
 use critsec_harness::{BenchmarkResult, IterationResult, TrialSpec};
@@ -277,17 +277,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         print!("{}", table(&results));
     }
     if let Some(path) = &args.json {
-        let meta = RunMeta {
-            critsec_version: env!("CARGO_PKG_VERSION").to_string(),
-            created,
-            command: std::env::args().collect(),
-            machine: machine(),
-            git_commit: git_commit(),
-            hazards: hz,
-            settings: settings.clone(),
-            interrupted: interrupted(),
-            benchmarks: results.iter().map(BenchmarkMeta::of).collect(),
-        };
+        let meta = RunMeta::of_run(env!("CARGO_PKG_VERSION"), created, hz, &settings, &results);
         write_run(path, &results, &meta, &exe.display().to_string())
             .with_context(|| format!("writing {}", path.display()))?;
         eprintln!("critsec: wrote {} and its .meta.json", path.display());
