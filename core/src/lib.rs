@@ -13,6 +13,7 @@
 
 #![deny(missing_docs)]
 
+pub mod kind;
 pub mod parser;
 pub mod registry;
 pub mod replication;

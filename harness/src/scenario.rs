@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::RangeBounds;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -89,11 +90,28 @@ impl Params {
         T::Err: fmt::Display,
     {
         let raw = self.get(name)?;
-        raw.parse::<T>().map_err(|e| ScenarioError::BadParam {
-            name: name.to_string(),
-            value: raw.to_string(),
-            reason: e.to_string(),
-        })
+        raw.parse::<T>()
+            .map_err(|e| ScenarioError::bad(name, raw, e.to_string()))
+    }
+
+    /// The value of `name` parsed as `T` and checked against `valid`; the error names the
+    /// parameter, the value and the valid range (`valid are 1..=16`).
+    pub fn parse_in<T, R>(&self, name: &str, valid: R) -> Result<T, ScenarioError>
+    where
+        T: FromStr + PartialOrd,
+        T::Err: fmt::Display,
+        R: RangeBounds<T> + fmt::Debug,
+    {
+        let value = self.parse::<T>(name)?;
+        if valid.contains(&value) {
+            Ok(value)
+        } else {
+            Err(ScenarioError::bad(
+                name,
+                self.get(name)?,
+                format!("valid are {valid:?}"),
+            ))
+        }
     }
 }
 
@@ -268,4 +286,15 @@ pub enum ScenarioError {
     /// Building the state failed.
     #[error("setup failed: {0}")]
     Setup(String),
+}
+
+impl ScenarioError {
+    /// A rejected parameter value, with what was wrong and what would be valid.
+    pub fn bad(name: &str, value: &str, reason: impl Into<String>) -> Self {
+        ScenarioError::BadParam {
+            name: name.to_string(),
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
 }
