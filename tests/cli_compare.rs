@@ -5,7 +5,7 @@ use std::process::{Command, Output};
 
 fn fixture(name: &str) -> String {
     format!(
-        "{}/harness/tests/fixtures/{name}",
+        "{}/present/tests/fixtures/{name}",
         env!("CARGO_MANIFEST_DIR")
     )
 }

@@ -1,16 +1,16 @@
 //! `critsec compare BASE.json CONTENDER.json [MORE.json...]`: runs side by side, Rally-style.
 //!
 //! Reads our JMH-layout files and real JMH `-rf json` files alike; the comparison and its
-//! renderings live in `critsec_harness::compare`.
+//! renderings live in `critsec_present::compare`.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use critsec_harness::compare::{Format, Run, compare, render};
-use critsec_harness::environment::write_atomically;
-use critsec_harness::jmh::read_entries;
+use critsec_harness::format::jmh::read_entries;
+use critsec_harness::format::write_atomically;
+use critsec_present::compare::{Format, Run, compare, render};
 
 use super::UsageError;
 
@@ -41,7 +41,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let format: Format = args
         .format
         .parse()
-        .map_err(|e: critsec_harness::compare::CompareError| UsageError(e.to_string()))?;
+        .map_err(|e: critsec_present::compare::CompareError| UsageError(e.to_string()))?;
     let labels = labels(&args.files);
     let mut runs = Vec::with_capacity(args.files.len());
     for (path, label) in args.files.iter().zip(labels) {

@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use critsec_harness::environment::{git_commit, hazards, machine};
-use critsec_harness::settings::available_cores;
+use critsec_harness::run::environment::{git_commit, hazards, machine};
+use critsec_harness::run::settings::available_cores;
 
 /// Prints the machine and the hazards; always exits 0.
 pub fn run() -> anyhow::Result<ExitCode> {

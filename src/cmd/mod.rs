@@ -17,8 +17,8 @@ pub struct UsageError(pub String);
 pub fn exit_code_of(e: &anyhow::Error) -> u8 {
     if e.chain().any(|c| {
         c.is::<UsageError>()
-            || c.is::<critsec_harness::runner::PlanError>()
-            || c.is::<critsec_harness::settings::SettingsError>()
+            || c.is::<critsec_harness::run::runner::PlanError>()
+            || c.is::<critsec_harness::run::settings::SettingsError>()
     }) {
         2
     } else {

@@ -6,15 +6,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use critsec_harness::environment::{git_commit, hazards, machine, now_utc, write_atomically};
-use critsec_harness::output::fmt_num;
-use critsec_harness::reproduce::{
-    ClaimOutcome, PairObserver, PairedSettings, reproduce_claim, validate_claim,
+use critsec_harness::Claim;
+use critsec_harness::claims::reproduce::{
+    PairObserver, PairedSettings, reproduce_claim, validate_claim,
 };
-use critsec_harness::runner::{Launcher, close_matches, interrupted};
-use critsec_harness::settings::{available_cores, parse_duration};
-use critsec_harness::{Claim, Direction};
-use serde::Serialize;
+use critsec_harness::format::verdict::VerdictFile;
+use critsec_harness::format::write_atomically;
+use critsec_harness::run::environment::{git_commit, hazards, machine, now_utc};
+use critsec_harness::run::runner::{Launcher, did_you_mean, interrupted};
+use critsec_harness::run::settings::{available_cores, parse_duration};
+use critsec_present::run_table::{hazard_lines, machine_words};
+use critsec_present::verdicts::render;
 
 use super::UsageError;
 use super::run::install_interrupt_handler;
@@ -45,23 +47,6 @@ pub struct ReproduceArgs {
     pub list: bool,
 }
 
-/// The verdict file: the outcomes plus where and how they were measured.
-#[derive(Serialize)]
-pub struct VerdictFile<'a> {
-    /// When the run started (UTC).
-    pub created: String,
-    /// The machine.
-    pub machine: critsec_harness::environment::Machine,
-    /// Git commit.
-    pub git_commit: String,
-    /// Hazards detected before the run.
-    pub hazards: Vec<critsec_harness::environment::Hazard>,
-    /// The pairing settings.
-    pub settings: &'a PairedSettings,
-    /// One outcome per claim.
-    pub outcomes: &'a [ClaimOutcome],
-}
-
 struct Progress {
     tty: bool,
 }
@@ -81,91 +66,6 @@ impl PairObserver for Progress {
     }
 }
 
-fn expected(c: &Claim) -> String {
-    match c.direction {
-        Direction::Higher => format!(">= {}", c.min_effect),
-        Direction::Lower => format!("<= {}", c.min_effect),
-    }
-}
-
-/// The verdict table, then one block per claim with the source's figure next to ours.
-pub fn render(outcomes: &[ClaimOutcome]) -> String {
-    let mut rows = vec![[
-        "Claim".to_string(),
-        "Verdict".into(),
-        "Ratio [99.9% CI]".into(),
-        "Expected".into(),
-        "Metric".into(),
-        "Pairs".into(),
-    ]];
-    for o in outcomes {
-        let (verdict, ratio) = match (&o.verdict, &o.interval) {
-            (Ok(v), Some(r)) => (
-                v.label().to_string(),
-                format!("{:.3} [{:.3}, {:.3}]", r.ratio, r.low, r.high),
-            ),
-            (Ok(v), None) => (v.label().to_string(), "-".into()),
-            (Err(_), _) => ("ERROR".into(), "-".into()),
-        };
-        rows.push([
-            o.claim.id.clone(),
-            verdict,
-            ratio,
-            expected(&o.claim),
-            o.claim.metric.clone(),
-            o.ratios.len().to_string(),
-        ]);
-    }
-    let widths: Vec<usize> = (0..6)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for r in &rows {
-        let line: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out.push('\n');
-    for o in outcomes {
-        out.push_str(&format!("{}: {}\n", o.claim.id, o.claim.title));
-        out.push_str(&format!("  source:    {}\n", o.claim.source));
-        out.push_str(&format!("  they saw:  {}\n", o.claim.source_figure));
-        match &o.verdict {
-            Ok(v) => {
-                out.push_str(&format!(
-                    "  we saw:    baseline {} {u} -> contender {} {u} ({} {} pairs, {:.0} s)\n",
-                    fmt_num(o.baseline.mean()),
-                    fmt_num(o.contender.mean()),
-                    v.label(),
-                    o.ratios.len(),
-                    o.seconds,
-                    u = o.baseline.unit
-                ));
-                if let critsec_harness::reproduce::Verdict::Inconclusive { pairs_needed } = v {
-                    match pairs_needed {
-                        Some(n) => out.push_str(&format!("  settling:  about {n} pairs at this spread would likely settle it (--pairs {n})\n")),
-                        None => out.push_str("  settling:  the estimate sits on the claimed bound; more pairs will not settle it\n"),
-                    }
-                }
-                out.push_str(&format!(
-                    "  baseline:  {}\n  contender: {}\n",
-                    o.baseline.label, o.contender.label
-                ));
-            }
-            Err(e) => out.push_str(&format!("  error:     {e}\n")),
-        }
-        if let Some(note) = &o.claim.note {
-            out.push_str(&format!("  note:      {note}\n"));
-        }
-        out.push('\n');
-    }
-    out
-}
-
 /// Reproduces the selected claims; exit 1 if any claim failed to run or verify.
 pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
     let all = claims()?;
@@ -175,12 +75,7 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
         .filter(|c| args.claims.is_empty() || args.claims.iter().any(|p| c.id.contains(p.as_str())))
         .collect();
     if selected.is_empty() {
-        let close = close_matches(&args.claims.join(" "), all.iter().map(|c| c.id.as_str()));
-        let hint = if close.is_empty() {
-            String::new()
-        } else {
-            format!("; did you mean: {}?", close.join(", "))
-        };
+        let hint = did_you_mean(&args.claims.join(" "), all.iter().map(|c| c.id.as_str()));
         return Err(UsageError(format!(
             "no claim matches `{}`{hint}",
             args.claims.join(" ")
@@ -188,7 +83,7 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     for c in &selected {
-        validate_claim(&catalog, c).map_err(|e| anyhow::anyhow!(e))?;
+        validate_claim(&catalog, c)?;
     }
     if args.list {
         for c in selected {
@@ -219,18 +114,13 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
     }
     let m = machine();
     println!(
-        "# critsec reproduce: {} claim(s), {} mode, on {} ({} cores, {}), {} build",
+        "# critsec reproduce: {} claim(s), {} mode, {}",
         selected.len(),
         if args.full { "full" } else { "quick" },
-        m.host,
-        m.cores,
-        m.rustc,
-        m.profile
+        machine_words(&m)
     );
     let hz = hazards(available_cores() * 4, settings.forked);
-    for h in &hz {
-        println!("# WARNING [{}]: {}", h.code, h.message);
-    }
+    print!("{}", hazard_lines(&hz));
     install_interrupt_handler();
     let created = now_utc();
     let exe = std::env::current_exe().context("locating this executable for forks")?;
@@ -259,20 +149,20 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
     }
     println!();
     print!("{}", render(&outcomes));
+    let failed = outcomes.iter().filter(|o| o.verdict.is_err()).count();
     if let Some(path) = &args.json {
         let file = VerdictFile {
             created,
             machine: m,
             git_commit: git_commit(),
             hazards: hz,
-            settings: &settings,
-            outcomes: &outcomes,
+            settings,
+            outcomes,
         };
-        write_atomically(path, &serde_json::to_vec_pretty(&file)?)
+        write_atomically(path, &file.to_json())
             .with_context(|| format!("writing {}", path.display()))?;
         eprintln!("critsec: wrote {}", path.display());
     }
-    let failed = outcomes.iter().filter(|o| o.verdict.is_err()).count();
     if failed > 0 || interrupted() {
         eprintln!(
             "critsec: {failed} claim(s) could not be measured{}",

@@ -7,11 +7,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use critsec_harness::environment::{hazards, machine, now_utc};
-use critsec_harness::output::{RunMeta, table, write_run};
-use critsec_harness::runner::{Launcher, Observer, Selection, interrupted, plan};
-use critsec_harness::settings::{Mode, RunSettings, parse_duration};
+use critsec_harness::format::meta::{RunMeta, write_run};
+use critsec_harness::run::environment::{hazards, machine, now_utc};
+use critsec_harness::run::runner::{Launcher, Observer, Selection, interrupted, plan};
+use critsec_harness::run::settings::{Mode, RunSettings, parse_duration};
 use critsec_harness::{BenchmarkResult, IterationResult, TrialSpec};
+use critsec_present::run_table::{header, table, verify_lines};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::UsageError;
@@ -62,16 +63,11 @@ pub struct RunArgs {
 impl RunArgs {
     /// The iteration settings these flags ask for, over the defaults.
     pub fn settings(&self) -> anyhow::Result<RunSettings> {
-        let mut s = RunSettings::default();
-        if self.verify {
-            s = RunSettings {
-                warmup_iterations: 0,
-                measurement_iterations: 1,
-                measurement_time: std::time::Duration::from_millis(20),
-                forks: 1,
-                ..s
-            };
-        }
+        let mut s = if self.verify {
+            RunSettings::verify()
+        } else {
+            RunSettings::default()
+        };
         if let Some(m) = &self.mode {
             s.mode = Mode::parse(m)?;
         }
@@ -199,46 +195,11 @@ pub fn install_interrupt_handler() {
         if interrupted() {
             std::process::exit(130);
         }
-        critsec_harness::runner::request_interrupt();
+        critsec_harness::run::runner::request_interrupt();
         eprintln!(
             "\ncritsec: interrupted; finishing with the results completed so far (Ctrl-C again to abort)"
         );
     });
-}
-
-/// The run header: machine, settings and hazards, as JMH prints its warnings.
-pub fn print_header(
-    settings: &RunSettings,
-    max_threads: usize,
-) -> Vec<critsec_harness::environment::Hazard> {
-    let m = machine();
-    println!(
-        "# critsec {} on {} ({} cores, {}), {} build",
-        env!("CARGO_PKG_VERSION"),
-        m.host,
-        m.cores,
-        m.rustc,
-        m.profile
-    );
-    println!(
-        "# {} mode; {} warmup x {:?}, {} measurement x {:?}, {} fork(s){}",
-        settings.mode,
-        settings.warmup_iterations,
-        settings.warmup_time,
-        settings.measurement_iterations,
-        settings.measurement_time,
-        settings.forks,
-        if settings.forks == 0 {
-            " (in process)"
-        } else {
-            ""
-        }
-    );
-    let hz = hazards(max_threads, settings.forks > 0);
-    for h in &hz {
-        println!("# WARNING [{}]: {}", h.code, h.message);
-    }
-    hz
 }
 
 /// Runs the selection and prints the table; exit 1 if any benchmark failed.
@@ -251,7 +212,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     // The handler goes in before the header is printed, so a caller that waits for the header
     // knows an interrupt from then on is handled.
     install_interrupt_handler();
-    let hz = print_header(&settings, max_threads);
+    let hz = hazards(max_threads, settings.forks > 0);
+    print!(
+        "{}",
+        header(env!("CARGO_PKG_VERSION"), &machine(), &settings, &hz)
+    );
     let created = now_utc();
     let exe = std::env::current_exe().context("locating this executable for forks")?;
     let launcher = Launcher::new(catalog, Some(exe.clone()));
@@ -260,19 +225,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     progress.finish();
     println!();
     if args.verify {
-        for r in &results {
-            let status = match &r.error {
-                None => format!(
-                    "ok: {}",
-                    r.forks
-                        .first()
-                        .map(|f| f.verified_after.as_str())
-                        .unwrap_or("")
-                ),
-                Some(e) => format!("FAILED: {e}"),
-            };
-            println!("{}  {status}", r.label());
-        }
+        print!("{}", verify_lines(&results));
     } else {
         print!("{}", table(&results));
     }

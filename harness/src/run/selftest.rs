@@ -4,7 +4,7 @@
 //! - `harness/env`: reports whether `RUST_BACKTRACE` is set in the process that measures, so a
 //!   test can prove forks apply their environment.
 
-use crate::scenario::{
+use crate::run::scenario::{
     GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Window, Worker,
 };
 

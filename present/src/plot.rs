@@ -26,8 +26,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::compare::unit_factor;
-use crate::jmh::{JmhEntry, JmhMetric, benchmark_name};
-use crate::output::fmt_num;
+use crate::table::fmt_num;
+use critsec_harness::format::jmh::{JmhEntry, JmhMetric, benchmark_name};
 
 /// Why a chart could not be drawn.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -830,7 +830,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::jmh::JmhNumber;
+    use critsec_harness::format::jmh::JmhNumber;
 
     fn metric(score: f64, error: f64, unit: &str) -> JmhMetric {
         JmhMetric {

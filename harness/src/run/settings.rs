@@ -73,6 +73,20 @@ pub struct RunSettings {
     pub forks: u32,
 }
 
+impl RunSettings {
+    /// What `critsec run --verify` runs (rebar's `--verify`): no warmup, one short iteration in a
+    /// fork, so the fork's controlled environment is what gets checked before and after.
+    pub fn verify() -> Self {
+        RunSettings {
+            warmup_iterations: 0,
+            measurement_iterations: 1,
+            measurement_time: Duration::from_millis(20),
+            forks: 1,
+            ..RunSettings::default()
+        }
+    }
+}
+
 impl Default for RunSettings {
     /// Shorter than JMH's 5×10 s: these defaults finish a scenario in seconds and still give a
     /// confidence interval; use `-wi 5 -i 10 -w 10s -r 10s -f 5` for JMH-like rigour.

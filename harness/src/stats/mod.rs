@@ -3,11 +3,16 @@
 //! JMH reports `score ± error` where the error is the half-width of the 99.9% confidence
 //! interval of the mean from Student's t distribution over all iteration scores of all forks.
 //! We keep that statistic so our numbers read like JMH's, and add percentiles of the scores.
+//! [`ratio`] is the log-ratio interval of paired A/B runs, [`welch`] the significance test of
+//! `critsec compare`.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
+
+pub mod ratio;
+pub mod welch;
 
 /// Confidence level of every interval we print.
 pub const CONFIDENCE: f64 = 0.999;

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::scenario::Worker;
+use crate::run::scenario::Worker;
 
 /// A phase of the iteration protocol (see the module table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{GroupSpec, Metric, Params};
-use crate::settings::{Mode, RunSettings};
+use crate::run::scenario::{GroupSpec, Metric, Params};
+use crate::run::settings::{Mode, RunSettings};
 use crate::stats::Summary;
 
 /// Everything a fork needs to build and measure one trial.
@@ -129,7 +129,7 @@ impl BenchmarkResult {
 
     /// The merged latency histogram of all iterations (sample mode).
     pub fn merged_histogram(&self) -> Option<hdrhistogram::Histogram<u64>> {
-        let mut merged = crate::control::new_histogram();
+        let mut merged = crate::run::control::new_histogram();
         let mut any = false;
         for it in self.forks.iter().flat_map(|f| &f.iterations) {
             if let Some(h) = &it.histogram {

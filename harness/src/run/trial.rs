@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::control::{Control, Slot, worker_loop};
-use crate::cpu::process_cpu_time;
-use crate::result::{IterationResult, TrialSpec};
-use crate::scenario::{Metric, Scenario, Trial, Window};
-use crate::settings::{Mode, available_cores};
+use crate::run::control::{Control, Slot, worker_loop};
+use crate::run::cpu::process_cpu_time;
+use crate::run::result::{IterationResult, TrialSpec};
+use crate::run::scenario::{Metric, Scenario, Trial, Window};
+use crate::run::settings::{Mode, available_cores};
 use crate::stats::{Summary, median};
 
 /// What the driver asks a running trial to do next.
@@ -195,7 +195,7 @@ fn measure(
     let mut merged = spec
         .mode
         .eq(&Mode::SampleTime)
-        .then(crate::control::new_histogram);
+        .then(crate::run::control::new_histogram);
     for (i, (group, slot)) in slots.iter().enumerate() {
         let r = slot.take();
         if let Some(msg) = r.check {

@@ -2,7 +2,7 @@
 //!
 //! Writing the exact layout lets JMH's ecosystem (visualisers, CI actions, diff scripts) read
 //! critsec runs; reading it lets `critsec compare` put a Java JMH run next to ours. Run metadata
-//! that JMH's layout has no place for goes in a sibling file (see [`crate::environment`]).
+//! that JMH's layout has no place for goes in a sibling file (see [`crate::run::environment`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -10,8 +10,8 @@ use std::fmt;
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::result::BenchmarkResult;
-use crate::settings::format_duration;
+use crate::run::result::BenchmarkResult;
+use crate::run::settings::format_duration;
 use crate::stats::{PERCENTILE_LEVELS, Summary, level_key};
 
 /// The version string we write in `jmhVersion`: the JMH layout we follow, tagged as ours.
@@ -300,9 +300,9 @@ pub fn read_entries(text: &str, origin: &str) -> Result<Vec<JmhEntry>, JmhReadEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{ForkRecord, IterationResult, TrialSpec};
-    use crate::scenario::{GroupSpec, Metric, Params};
-    use crate::settings::{Mode, RunSettings};
+    use crate::run::result::{ForkRecord, IterationResult, TrialSpec};
+    use crate::run::scenario::{GroupSpec, Metric, Params};
+    use crate::run::settings::{Mode, RunSettings};
 
     fn iteration(score: f64) -> IterationResult {
         IterationResult {

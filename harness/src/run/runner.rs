@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::fork::{Catalog, TrialHandle};
-use crate::result::{BenchmarkResult, ForkRecord, IterationResult, TrialSpec};
-use crate::scenario::{Params, Scenario};
-use crate::settings::{Mode, RunSettings, SettingsError, resolve_threads};
+use crate::run::fork::{Catalog, TrialError, TrialHandle};
+use crate::run::result::{BenchmarkResult, ForkRecord, IterationResult, TrialSpec};
+use crate::run::scenario::{Params, Scenario};
+use crate::run::settings::{Mode, RunSettings, SettingsError, resolve_threads};
 
 /// Variables every fork sets unless the scenario or the user says otherwise: the machines this
 /// runs on often export `RUST_BACKTRACE=1`, which makes every backtrace capture about 100×
@@ -65,6 +65,12 @@ pub enum PlanError {
     /// A bad thread spec.
     #[error(transparent)]
     Settings(#[from] SettingsError),
+}
+
+/// The hint appended to an unknown name's error: `; did you mean: a, b?`, or nothing when no
+/// name of `names` is close to `pattern`.
+pub fn did_you_mean<'a>(pattern: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+    suggest(&close_matches(pattern, names))
 }
 
 fn suggest(close: &[String]) -> String {
@@ -304,7 +310,11 @@ impl Launcher {
     }
 
     /// Starts one trial, forked if an executable is known and `forked` is set.
-    pub fn start(&self, spec: &TrialSpec, forked: bool) -> Result<(TrialHandle, String), String> {
+    pub fn start(
+        &self,
+        spec: &TrialSpec,
+        forked: bool,
+    ) -> Result<(TrialHandle, String), TrialError> {
         match (&self.exe, forked) {
             (Some(exe), true) => TrialHandle::forked(exe, spec),
             _ => TrialHandle::in_process(Arc::clone(&self.catalog), spec),
@@ -334,7 +344,7 @@ impl Launcher {
             match self.run_fork(spec, settings, fork, observer) {
                 Ok(record) => result.forks.push(record),
                 Err(e) => {
-                    result.error = Some(e);
+                    result.error = Some(e.to_string());
                     break;
                 }
             }
@@ -353,7 +363,7 @@ impl Launcher {
         settings: &RunSettings,
         fork: u32,
         observer: &mut dyn Observer,
-    ) -> Result<ForkRecord, String> {
+    ) -> Result<ForkRecord, TrialError> {
         let (mut handle, verified_before) = self.start(spec, settings.forks > 0)?;
         let mut record = ForkRecord {
             verified_before,
@@ -366,7 +376,7 @@ impl Launcher {
             );
         for (warmup, i, duration) in plan {
             if interrupted() {
-                return Err("interrupted".to_string());
+                return Err(TrialError::Interrupted);
             }
             let r = handle.iteration(warmup, duration)?;
             observer.iteration_done(fork, i, warmup, &r);

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::result::{IterationResult, TrialSpec};
-use crate::scenario::Scenario;
-use crate::trial::{Command, Event, run_trial};
+use crate::run::result::{IterationResult, TrialSpec};
+use crate::run::scenario::Scenario;
+use crate::run::trial::{Command, Event, run_trial};
 
 /// The hidden first argument that makes the executable act as a fork.
 pub const FORK_ARG: &str = "__critsec-fork";
@@ -112,12 +112,52 @@ pub enum TrialHandle {
     },
 }
 
+/// Why a trial could not be started or driven. Each variant says what happened; a trial's own
+/// failure (setup, a failed check) carries the trial's message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TrialError {
+    /// The trial failed: its setup, verification or a worker's check.
+    #[error("{0}")]
+    Failed(String),
+    /// The trial thread or fork process could not be started.
+    #[error("{what}: {message}")]
+    Start {
+        /// What was being started (`spawning the trial thread`, `starting fork PATH`).
+        what: String,
+        /// The operating system's reason.
+        message: String,
+    },
+    /// The trial thread stopped, or the fork stopped reading its commands.
+    #[error("{0}")]
+    Stopped(String),
+    /// The fork exited before it reported a result.
+    #[error("the fork exited ({status}) without a result; its stderr is above")]
+    ForkExited {
+        /// The exit status, as the OS reports it.
+        status: String,
+    },
+    /// The fork wrote something that is not a trial event.
+    #[error("garbled fork event: {0}")]
+    Garbled(String),
+    /// The trial answered out of protocol.
+    #[error("expected {expected}, got {got}")]
+    Protocol {
+        /// What the parent waited for.
+        expected: &'static str,
+        /// What came instead.
+        got: String,
+    },
+    /// The run was interrupted (Ctrl-C).
+    #[error("interrupted")]
+    Interrupted,
+}
+
 impl TrialHandle {
     /// Starts a trial in this process; returns the handle and the check value.
     pub fn in_process(
         catalog: Arc<Catalog>,
         spec: &TrialSpec,
-    ) -> Result<(TrialHandle, String), String> {
+    ) -> Result<(TrialHandle, String), TrialError> {
         let (cmd_tx, cmd_rx) = mpsc::channel::<Command>();
         let (ev_tx, ev_rx) = mpsc::channel::<Event>();
         let spec = spec.clone();
@@ -138,7 +178,10 @@ impl TrialHandle {
                     cmd_rx.recv().unwrap_or(Command::Finish)
                 });
             })
-            .map_err(|e| format!("spawning the trial thread: {e}"))?;
+            .map_err(|e| TrialError::Start {
+                what: "spawning the trial thread".into(),
+                message: e.to_string(),
+            })?;
         let mut handle = TrialHandle::InProcess {
             commands: cmd_tx,
             events: ev_rx,
@@ -152,7 +195,7 @@ impl TrialHandle {
     pub fn forked(
         exe: &std::path::Path,
         spec: &TrialSpec,
-    ) -> Result<(TrialHandle, String), String> {
+    ) -> Result<(TrialHandle, String), TrialError> {
         let mut cmd = std::process::Command::new(exe);
         cmd.arg(FORK_ARG)
             .stdin(Stdio::piped())
@@ -161,73 +204,80 @@ impl TrialHandle {
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("starting fork {}: {e}", exe.display()))?;
-        let stdin = child.stdin.take().ok_or("fork has no stdin")?;
-        let stdout = BufReader::new(child.stdout.take().ok_or("fork has no stdout")?);
+        let mut child = cmd.spawn().map_err(|e| TrialError::Start {
+            what: format!("starting fork {}", exe.display()),
+            message: e.to_string(),
+        })?;
+        let no_pipe = |pipe: &str| TrialError::Start {
+            what: format!("starting fork {}", exe.display()),
+            message: format!("the fork has no {pipe}"),
+        };
+        let stdin = child.stdin.take().ok_or_else(|| no_pipe("stdin"))?;
+        let stdout = BufReader::new(child.stdout.take().ok_or_else(|| no_pipe("stdout"))?);
         let mut handle = TrialHandle::Forked {
             child,
             stdin,
             stdout,
         };
-        handle.send(&serde_json::to_string(spec).map_err(|e| e.to_string())?)?;
+        let spec = serde_json::to_string(spec).expect("a trial spec always serialises");
+        handle.send(&spec)?;
         let verified = handle.expect_ready()?;
         Ok((handle, verified))
     }
 
-    fn send(&mut self, line: &str) -> Result<(), String> {
+    fn send(&mut self, line: &str) -> Result<(), TrialError> {
         match self {
             TrialHandle::Forked { stdin, .. } => writeln!(stdin, "{line}")
                 .and_then(|_| stdin.flush())
-                .map_err(|e| format!("fork stopped listening: {e}")),
+                .map_err(|e| TrialError::Stopped(format!("fork stopped listening: {e}"))),
             TrialHandle::InProcess { .. } => {
                 unreachable!("in-process trials take commands, not lines")
             }
         }
     }
 
-    fn command(&mut self, c: Command) -> Result<(), String> {
+    fn command(&mut self, c: Command) -> Result<(), TrialError> {
         match self {
             TrialHandle::InProcess { commands, .. } => commands
                 .send(c)
-                .map_err(|_| "the trial thread stopped".to_string()),
+                .map_err(|_| TrialError::Stopped("the trial thread stopped".into())),
             TrialHandle::Forked { .. } => {
-                let line = serde_json::to_string(&c).map_err(|e| e.to_string())?;
+                let line = serde_json::to_string(&c).expect("a command always serialises");
                 self.send(&line)
             }
         }
     }
 
-    fn event(&mut self) -> Result<Event, String> {
+    fn event(&mut self) -> Result<Event, TrialError> {
         match self {
-            TrialHandle::InProcess { events, .. } => events
-                .recv()
-                .map_err(|_| "the trial thread stopped without a result".to_string()),
+            TrialHandle::InProcess { events, .. } => events.recv().map_err(|_| {
+                TrialError::Stopped("the trial thread stopped without a result".into())
+            }),
             TrialHandle::Forked { stdout, child, .. } => loop {
                 let mut line = String::new();
                 let n = stdout
                     .read_line(&mut line)
-                    .map_err(|e| format!("reading the fork: {e}"))?;
+                    .map_err(|e| TrialError::Stopped(format!("reading the fork: {e}")))?;
                 if n == 0 {
                     let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
-                    return Err(format!(
-                        "the fork exited ({status}) without a result; its stderr is above"
-                    ));
+                    return Err(TrialError::ForkExited { status });
                 }
                 if let Some(json) = line.trim_end().strip_prefix(EVENT_PREFIX) {
                     return serde_json::from_str(json)
-                        .map_err(|e| format!("garbled fork event: {e}"));
+                        .map_err(|e| TrialError::Garbled(e.to_string()));
                 }
             },
         }
     }
 
-    fn expect_ready(&mut self) -> Result<String, String> {
+    fn expect_ready(&mut self) -> Result<String, TrialError> {
         match self.event()? {
             Event::Ready { verified } => Ok(verified),
-            Event::Failed { error } => Err(error),
-            other => Err(format!("expected the trial to be ready, got {other:?}")),
+            Event::Failed { error } => Err(TrialError::Failed(error)),
+            other => Err(TrialError::Protocol {
+                expected: "the trial to be ready",
+                got: format!("{other:?}"),
+            }),
         }
     }
 
@@ -236,25 +286,31 @@ impl TrialHandle {
         &mut self,
         warmup: bool,
         duration: Duration,
-    ) -> Result<IterationResult, String> {
+    ) -> Result<IterationResult, TrialError> {
         self.command(Command::Iteration {
             warmup,
             duration_ns: duration.as_nanos() as u64,
         })?;
         match self.event()? {
             Event::Iteration(r) => Ok(r),
-            Event::Failed { error } => Err(error),
-            other => Err(format!("expected an iteration result, got {other:?}")),
+            Event::Failed { error } => Err(TrialError::Failed(error)),
+            other => Err(TrialError::Protocol {
+                expected: "an iteration result",
+                got: format!("{other:?}"),
+            }),
         }
     }
 
     /// Verifies the final state and ends the trial; returns the final check value.
-    pub fn finish(mut self) -> Result<String, String> {
+    pub fn finish(mut self) -> Result<String, TrialError> {
         self.command(Command::Finish)?;
         let result = match self.event()? {
             Event::Finished { verified } => Ok(verified),
-            Event::Failed { error } => Err(error),
-            other => Err(format!("expected the trial to finish, got {other:?}")),
+            Event::Failed { error } => Err(TrialError::Failed(error)),
+            other => Err(TrialError::Protocol {
+                expected: "the trial to finish",
+                got: format!("{other:?}"),
+            }),
         };
         match &mut self {
             TrialHandle::InProcess { thread, .. } => {

@@ -17,11 +17,12 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::claim::{Claim, Direction};
-use crate::fork::{Catalog, TrialHandle};
-use crate::result::IterationResult;
-use crate::runner::{Launcher, param_product, trial_spec};
-use crate::settings::{Mode, resolve_threads};
+use crate::claims::claim::{Claim, Direction};
+use crate::run::fork::{Catalog, TrialHandle};
+use crate::run::result::IterationResult;
+use crate::run::runner::{Launcher, param_product, trial_spec};
+use crate::run::settings::{Mode, resolve_threads};
+use crate::stats::ratio::{RatioInterval, ratio_interval};
 use crate::stats::{CONFIDENCE, t_quantile};
 
 /// How long and how often a claim is measured.
@@ -92,46 +93,6 @@ impl Verdict {
     }
 }
 
-/// A geometric-mean ratio with its 99.9% interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RatioInterval {
-    /// exp(mean of log-ratios).
-    pub ratio: f64,
-    /// Lower bound of the interval.
-    pub low: f64,
-    /// Upper bound of the interval.
-    pub high: f64,
-    /// Number of pairs.
-    pub n: usize,
-    /// Standard deviation of the log-ratios.
-    pub log_sd: f64,
-}
-
-/// The interval of the geometric mean of `ratios` (all must be positive and finite).
-pub fn ratio_interval(ratios: &[f64]) -> RatioInterval {
-    let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
-    let n = logs.len();
-    let mean = logs.iter().sum::<f64>() / n as f64;
-    if n < 2 {
-        return RatioInterval {
-            ratio: mean.exp(),
-            low: 0.0,
-            high: f64::INFINITY,
-            n,
-            log_sd: f64::NAN,
-        };
-    }
-    let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-    let half = t_quantile(CONFIDENCE, (n - 1) as f64) * sd / (n as f64).sqrt();
-    RatioInterval {
-        ratio: mean.exp(),
-        low: (mean - half).exp(),
-        high: (mean + half).exp(),
-        n,
-        log_sd: sd,
-    }
-}
-
 /// The verdict of an interval against "ratio >= m" (`Higher`) or "ratio <= m" (`Lower`).
 pub fn verdict(direction: Direction, min_effect: f64, r: &RatioInterval) -> Verdict {
     let (beyond, against) = match direction {
@@ -197,32 +158,102 @@ pub struct ClaimOutcome {
     pub seconds: f64,
 }
 
+/// Why a claim cannot be run: it names something its scenario does not have.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum InvalidClaim {
+    /// The scenario does not exist.
+    #[error("claim `{claim}` names unknown scenario `{scenario}`")]
+    UnknownScenario {
+        /// The claim.
+        claim: String,
+        /// The scenario it names.
+        scenario: String,
+    },
+    /// A side's thread spec is malformed.
+    #[error("claim `{claim}`: {message}")]
+    Threads {
+        /// The claim.
+        claim: String,
+        /// What is wrong with the spec.
+        message: String,
+    },
+    /// A side sets a parameter the scenario does not have.
+    #[error("claim `{claim}`: scenario {scenario} has no parameter `{param}`")]
+    UnknownParam {
+        /// The claim.
+        claim: String,
+        /// The scenario.
+        scenario: String,
+        /// The parameter.
+        param: String,
+    },
+    /// A side sets a parameter to a value it does not accept.
+    #[error("claim `{claim}`: `{value}` is not a valid `{param}` ({valid})")]
+    BadValue {
+        /// The claim.
+        claim: String,
+        /// The parameter.
+        param: String,
+        /// The value given.
+        value: String,
+        /// The accepted values, comma-separated.
+        valid: String,
+    },
+    /// The metric is empty.
+    #[error("claim `{claim}`: empty metric")]
+    EmptyMetric {
+        /// The claim.
+        claim: String,
+    },
+    /// A side leaves a parameter unset (only in a bench crate's own claims file).
+    #[error("claim `{claim}` leaves `{param}` of {scenario} unset")]
+    Unset {
+        /// The claim.
+        claim: String,
+        /// The scenario.
+        scenario: String,
+        /// The parameter.
+        param: String,
+    },
+}
+
 /// Checks that a claim's sides name known scenarios, known parameters and valid values.
-pub fn validate_claim(catalog: &Catalog, claim: &Claim) -> Result<(), String> {
+pub fn validate_claim(catalog: &Catalog, claim: &Claim) -> Result<(), InvalidClaim> {
+    let id = || claim.id.clone();
     for contender in [false, true] {
         let (scenario, params, threads, _) = claim.side(contender);
         let s = catalog
             .find(&scenario)
-            .ok_or_else(|| format!("claim `{}` names unknown scenario `{scenario}`", claim.id))?;
-        resolve_threads(&threads).map_err(|e| format!("claim `{}`: {e}", claim.id))?;
+            .ok_or_else(|| InvalidClaim::UnknownScenario {
+                claim: id(),
+                scenario: scenario.clone(),
+            })?;
+        resolve_threads(&threads).map_err(|e| InvalidClaim::Threads {
+            claim: id(),
+            message: e.to_string(),
+        })?;
         let known: Vec<_> = s.params();
         for (k, v) in &params.0 {
-            let p = known.iter().find(|p| p.name == k).ok_or_else(|| {
-                format!(
-                    "claim `{}`: scenario {scenario} has no parameter `{k}`",
-                    claim.id
-                )
-            })?;
+            let p =
+                known
+                    .iter()
+                    .find(|p| p.name == k)
+                    .ok_or_else(|| InvalidClaim::UnknownParam {
+                        claim: id(),
+                        scenario: scenario.clone(),
+                        param: k.clone(),
+                    })?;
             if !p.accepted.is_empty() && !p.accepted.contains(v) {
-                return Err(format!(
-                    "claim `{}`: `{v}` is not a valid `{k}` ({})",
-                    claim.id,
-                    p.accepted.join(", ")
-                ));
+                return Err(InvalidClaim::BadValue {
+                    claim: id(),
+                    param: k.clone(),
+                    value: v.clone(),
+                    valid: p.accepted.join(", "),
+                });
             }
         }
         if claim.metric != "primary" && claim.metric.is_empty() {
-            return Err(format!("claim `{}`: empty metric", claim.id));
+            return Err(InvalidClaim::EmptyMetric { claim: id() });
         }
     }
     Ok(())
@@ -234,21 +265,20 @@ pub fn validate_claim(catalog: &Catalog, claim: &Claim) -> Result<(), String> {
 pub fn check_claim_file(
     scenarios: Vec<Box<dyn crate::Scenario>>,
     claims: &[Claim],
-) -> Result<(), String> {
+) -> Result<(), InvalidClaim> {
     let catalog = Catalog::new(scenarios);
     for claim in claims {
         validate_claim(&catalog, claim)?;
         for contender in [false, true] {
             let (scenario, params, _, _) = claim.side(contender);
-            let s = catalog
-                .find(&scenario)
-                .ok_or_else(|| format!("unknown scenario `{scenario}`"))?;
+            let s = catalog.find(&scenario).expect("validated above");
             for p in s.params() {
                 if !params.0.contains_key(p.name) {
-                    return Err(format!(
-                        "claim `{}` leaves `{}` of {scenario} unset",
-                        claim.id, p.name
-                    ));
+                    return Err(InvalidClaim::Unset {
+                        claim: claim.id.clone(),
+                        scenario: scenario.clone(),
+                        param: p.name.to_string(),
+                    });
                 }
             }
         }
@@ -280,7 +310,7 @@ pub trait PairObserver {
     fn pair_done(&mut self, _claim: &Claim, _ratios: &[f64]) {}
 }
 
-impl PairObserver for crate::runner::Silent {}
+impl PairObserver for crate::run::runner::Silent {}
 
 fn start_side(
     launcher: &Launcher,
@@ -368,7 +398,7 @@ pub fn reproduce_claim(
         seconds: 0.0,
     };
     let result = (|| -> Result<Verdict, String> {
-        validate_claim(launcher.catalog(), claim)?;
+        validate_claim(launcher.catalog(), claim).map_err(|e| e.to_string())?;
         let (mut a, side_a) = start_side(launcher, claim, false, settings.forked)?;
         outcome.baseline = side_a;
         let (mut b, side_b) = start_side(launcher, claim, true, settings.forked)?;

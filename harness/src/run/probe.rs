@@ -5,7 +5,7 @@
 //! secondary metrics `lock.<name>.waits` (contended acquisitions per operation) and
 //! `lock.<name>.wait_ns` (nanoseconds spent waiting per operation).
 
-use crate::scenario::{Metric, Probe, Window};
+use crate::run::scenario::{Metric, Probe, Window};
 
 /// Contended-wait counters of one named lock, as a lock library reports them.
 #[derive(Debug, Clone, PartialEq, Eq)]

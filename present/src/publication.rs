@@ -1,0 +1,280 @@
+//! The publication set: which runs `critsec report --fresh` measures, saves and plots besides
+//! every claim. It is data (`results/publication.toml`, compiled in), so that adding a system's
+//! run to the report changes no code.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use critsec_harness::RunSettings;
+use critsec_harness::claims::reproduce::{PairedSettings, reproduce_claim};
+use critsec_harness::format::meta::{RunMeta, write_run};
+use critsec_harness::format::verdict::VerdictFile;
+use critsec_harness::format::write_atomically;
+use critsec_harness::run::environment::{Machine, git_commit, hazards, machine, now_utc};
+use critsec_harness::run::runner::{Selection, Silent, interrupted, plan};
+use critsec_harness::run::settings::available_cores;
+use critsec_harness::{Catalog, Claim, Launcher};
+
+/// The publication set shipped with critsec.
+const BUILTIN: &str = include_str!("../../results/publication.toml");
+
+/// The publication set: iteration settings and the runs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Publication {
+    /// How every run of the set is measured.
+    pub settings: PublishedSettings,
+    /// The runs, in report order.
+    #[serde(rename = "run")]
+    pub runs: Vec<Published>,
+}
+
+/// How every run of the set is measured (a short JMH-style run, one fork).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishedSettings {
+    /// Warmup iterations.
+    pub warmup_iterations: u32,
+    /// Length of a warmup iteration.
+    pub warmup_ms: u64,
+    /// Measurement iterations.
+    pub measurement_iterations: u32,
+    /// Length of a measurement iteration.
+    pub measurement_ms: u64,
+    /// Forks per benchmark.
+    pub forks: u32,
+}
+
+/// One run of the set: what is measured, saved as `<file>.json`, and plotted.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Published {
+    /// File stem of the run in the run folder.
+    pub file: String,
+    /// The scenario.
+    pub scenario: String,
+    /// `-p` overrides: comma-separated values per parameter.
+    #[serde(default)]
+    pub params: BTreeMap<String, String>,
+    /// `-t` thread specs, comma-separated.
+    pub threads: String,
+    /// The parameter whose values are the report table's columns.
+    pub series: String,
+    /// The plots drawn from the run.
+    #[serde(default)]
+    pub plots: Vec<PlotSpec>,
+}
+
+/// How a run is plotted.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum PlotSpec {
+    /// Throughput against threads, one series per value of a parameter.
+    Threads {
+        /// The series parameter.
+        series: String,
+        /// `(parameter, value)` pairs the plotted entries must have, in title order.
+        #[serde(default)]
+        fix: Vec<(String, String)>,
+    },
+    /// Latency percentiles of secondary metrics `<prefix>.pNN`, one group per parameter value.
+    Latency {
+        /// The series parameter.
+        series: String,
+        /// The metric prefix (`put`, `get`).
+        prefix: String,
+        /// `(parameter, value)` pairs the plotted entries must have, in title order.
+        #[serde(default)]
+        fix: Vec<(String, String)>,
+    },
+}
+
+/// Why the set could not be read or measured.
+#[derive(Debug, thiserror::Error)]
+pub enum PublicationError {
+    /// The TOML is malformed.
+    #[error("{origin}: {message}")]
+    Parse {
+        /// The file.
+        origin: String,
+        /// What the TOML reader found, with line and column.
+        message: String,
+    },
+    /// A run of the set could not be planned (an unknown scenario or parameter).
+    #[error("publication run `{file}`: {message}")]
+    Plan {
+        /// The run's file stem.
+        file: String,
+        /// Why.
+        message: String,
+    },
+    /// A file could not be written.
+    #[error("writing {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// Ctrl-C stopped the measurement.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Publication {
+    /// The set shipped in `results/publication.toml`.
+    pub fn builtin() -> Self {
+        Self::parse(BUILTIN, "results/publication.toml")
+            .expect("results/publication.toml is checked by a test")
+    }
+
+    /// Parses a publication file's text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, PublicationError> {
+        toml::from_str(text).map_err(|e| PublicationError::Parse {
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// The run saved as `<stem>.json`, if it is one of the set's.
+    pub fn find(&self, stem: &str) -> Option<&Published> {
+        self.runs.iter().find(|p| p.file == stem)
+    }
+
+    /// The report order of a file stem: the set's order, then anything else.
+    pub fn rank(&self, stem: &str) -> usize {
+        self.runs
+            .iter()
+            .position(|p| p.file == stem)
+            .unwrap_or(self.runs.len())
+    }
+
+    /// The run settings of every run of the set.
+    pub fn run_settings(&self) -> RunSettings {
+        let s = &self.settings;
+        RunSettings {
+            warmup_iterations: s.warmup_iterations,
+            warmup_time: Duration::from_millis(s.warmup_ms),
+            measurement_iterations: s.measurement_iterations,
+            measurement_time: Duration::from_millis(s.measurement_ms),
+            forks: s.forks,
+            ..RunSettings::default()
+        }
+    }
+
+    /// Measures the set and every claim into `dir`: a run file (+ metadata) per run of the set
+    /// and `verdicts.json`; returns the run files in report order. Progress goes to stderr.
+    pub fn measure(
+        &self,
+        dir: &Path,
+        catalog: &std::sync::Arc<Catalog>,
+        claims: &[Claim],
+        exe: PathBuf,
+    ) -> Result<Vec<PathBuf>, PublicationError> {
+        let launcher = Launcher::new(std::sync::Arc::clone(catalog), Some(exe));
+        let settings = self.run_settings();
+        let mut files = Vec::new();
+        for p in &self.runs {
+            if interrupted() {
+                return Err(PublicationError::Interrupted);
+            }
+            let selection = Selection {
+                patterns: vec![p.scenario.clone()],
+                params: p
+                    .params
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.split(',').map(String::from).collect()))
+                    .collect(),
+                threads: Some(p.threads.split(',').map(String::from).collect()),
+                ..Selection::default()
+            };
+            let specs =
+                plan(catalog, &selection, settings.mode).map_err(|e| PublicationError::Plan {
+                    file: p.file.clone(),
+                    message: e.to_string(),
+                })?;
+            eprintln!(
+                "report: measuring {} ({} benchmarks)",
+                p.scenario,
+                specs.len()
+            );
+            let created = now_utc();
+            let results = launcher.run_all(&specs, &settings, &mut Silent);
+            let hazards = hazards(specs.iter().map(|s| s.threads).max().unwrap_or(1), true);
+            let meta = RunMeta::of_run(
+                env!("CARGO_PKG_VERSION"),
+                created,
+                hazards,
+                &settings,
+                &results,
+            );
+            let path = dir.join(format!("{}.json", p.file));
+            write_run(&path, &results, &meta, "critsec").map_err(|source| {
+                PublicationError::Write {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+            files.push(path);
+        }
+        let paired = PairedSettings::quick();
+        let created = now_utc();
+        let mut outcomes = Vec::new();
+        for c in claims {
+            if interrupted() {
+                return Err(PublicationError::Interrupted);
+            }
+            eprintln!("report: reproducing {}", c.id);
+            outcomes.push(reproduce_claim(&launcher, c, &paired, &mut Silent));
+        }
+        let file = VerdictFile {
+            created,
+            machine: machine(),
+            git_commit: git_commit(),
+            hazards: hazards(available_cores() * 4, true),
+            settings: paired,
+            outcomes,
+        };
+        let path = dir.join("verdicts.json");
+        write_atomically(&path, &file.to_json())
+            .map_err(|source| PublicationError::Write { path, source })?;
+        Ok(files)
+    }
+}
+
+/// The folder a fresh publication run lands in: `<date>-<cores>core-<cpu words>`, e.g.
+/// `2026-11-30-2core-amd-epyc`.
+pub fn folder_name(date: &str, m: &Machine) -> String {
+    let cpu: String = m
+        .cpu_model
+        .to_lowercase()
+        .split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("-")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    let cpu = if cpu.is_empty() { "cpu".into() } else { cpu };
+    format!("{date}-{}core-{cpu}", m.cores)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_set_parses_and_bad_files_name_the_place() {
+        let p = Publication::builtin();
+        assert_eq!(p.runs[0].file, "registry-request_mix");
+        assert_eq!(p.rank("parser-parse"), 5);
+        assert_eq!(p.rank("other"), p.runs.len());
+        let e = Publication::parse("[settings]\nwarmup_iterations = \"x\"\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("p.toml: ") && e.contains("line 2"), "{e}");
+    }
+}

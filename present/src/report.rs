@@ -1,0 +1,497 @@
+//! `REPORT.md`: the machine and mode of the measurements (read from their own metadata), the
+//! verdict table, and per-run tables comparing strategies side by side, with SVG plots.
+//!
+//! Cells read as rebar's `cmp` does: the value with its interval, then in parentheses its ratio
+//! to the best value in the row (`1.00` marks the best), and `-` where nothing was measured.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use critsec_harness::claims::reproduce::PairedSettings;
+use critsec_harness::format::jmh::read_entries;
+use critsec_harness::format::meta::RunMeta;
+use critsec_harness::format::verdict::{VerdictFile, VerdictReadError};
+use critsec_harness::format::{meta_path, write_atomically};
+use critsec_harness::run::environment::{Machine, git_commit, now_utc};
+
+use crate::plot::{latency_percentiles, throughput_vs_threads};
+use crate::publication::{PlotSpec, Publication};
+
+use crate::table::{fmt_num, md_escape};
+use critsec_harness::claims::claim::Direction;
+use critsec_harness::claims::reproduce::ClaimOutcome;
+use critsec_harness::format::jmh::JmhEntry;
+
+/// The verdicts as a Markdown table, then the source's figure next to ours for each claim.
+pub fn verdict_markdown(outcomes: &[ClaimOutcome]) -> String {
+    let mut out = String::from(
+        "| Claim | Verdict | Ratio [99.9% CI] | Expected | Metric | Pairs | Baseline → contender (ours) | Source figure |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for o in outcomes {
+        let expected = match o.claim.direction {
+            Direction::Higher => format!("≥ {}", o.claim.min_effect),
+            Direction::Lower => format!("≤ {}", o.claim.min_effect),
+        };
+        let (verdict, ratio, ours) = match (&o.verdict, &o.interval) {
+            (Ok(v), Some(r)) => (
+                format!("**{}**", v.label()),
+                format!("{:.3} [{:.3}, {:.3}]", r.ratio, r.low, r.high),
+                format!(
+                    "{} → {} {}",
+                    fmt_num(o.baseline.mean()),
+                    fmt_num(o.contender.mean()),
+                    o.baseline.unit
+                ),
+            ),
+            (Ok(v), None) => (format!("**{}**", v.label()), "-".into(), "-".into()),
+            (Err(e), _) => ("**ERROR**".into(), "-".into(), md_escape(e)),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+            o.claim.id,
+            verdict,
+            ratio,
+            expected,
+            o.claim.metric,
+            o.ratios.len(),
+            ours,
+            md_escape(&o.claim.source_figure)
+        );
+    }
+    out
+}
+
+/// A table per benchmark with one column per value of `series` (e.g. `strategy`): rows are the
+/// other parameters and the thread count; cells hold score ± error and the ratio to the row's
+/// best (highest for rates, lowest for times).
+pub fn series_markdown(entries: &[JmhEntry], series: &str) -> String {
+    let mut by_bench: BTreeMap<&str, Vec<&JmhEntry>> = BTreeMap::new();
+    for e in entries {
+        by_bench.entry(e.benchmark.as_str()).or_default().push(e);
+    }
+    let mut out = String::new();
+    for (bench, es) in by_bench {
+        let mut columns: Vec<String> = Vec::new();
+        let mut rows: BTreeMap<(String, u64), BTreeMap<String, &JmhEntry>> = BTreeMap::new();
+        for e in es {
+            let params = e.params.clone().unwrap_or_default();
+            let col = params.get(series).cloned().unwrap_or_else(|| "-".into());
+            if !columns.contains(&col) {
+                columns.push(col.clone());
+            }
+            let rest: Vec<String> = params
+                .iter()
+                .filter(|(k, _)| k.as_str() != series)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            rows.entry((rest.join(" "), e.threads))
+                .or_default()
+                .insert(col, e);
+        }
+        let unit = rows
+            .values()
+            .flat_map(|r| r.values())
+            .next()
+            .map(|e| e.primary_metric.score_unit.clone())
+            .unwrap_or_default();
+        let higher_better = unit.contains("/s") || unit.starts_with("ops/");
+        let _ = writeln!(out, "#### `{bench}` ({unit}, by `{series}`)\n");
+        let _ = writeln!(out, "| params | threads | {} |", columns.join(" | "));
+        let _ = writeln!(out, "|---|---|{}", "---|".repeat(columns.len()));
+        for ((params, threads), cells) in rows {
+            let scores: Vec<f64> = cells
+                .values()
+                .map(|e| e.primary_metric.score.0)
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .collect();
+            let best = if higher_better {
+                scores.iter().cloned().fold(f64::MIN, f64::max)
+            } else {
+                scores.iter().cloned().fold(f64::MAX, f64::min)
+            };
+            let cells: Vec<String> = columns
+                .iter()
+                .map(|c| match cells.get(c) {
+                    Some(e) => {
+                        let s = e.primary_metric.score.0;
+                        let err = e.primary_metric.score_error.0;
+                        let ratio = if higher_better { best / s } else { s / best };
+                        let err = if err.is_finite() {
+                            format!(" ± {}", fmt_num(err))
+                        } else {
+                            String::new()
+                        };
+                        format!("{}{} ({:.2})", fmt_num(s), err, ratio)
+                    }
+                    None => "-".into(),
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                if params.is_empty() { "-" } else { &params },
+                threads,
+                cells.join(" | ")
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Why a report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A run file could not be read or parsed.
+    #[error("{0}")]
+    Run(String),
+    /// The verdict file could not be read or parsed.
+    #[error(transparent)]
+    Verdicts(#[from] VerdictReadError),
+    /// A folder could not be listed.
+    #[error("cannot read {path}: {source}")]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// A report or plot file could not be written.
+    #[error("writing {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+}
+
+fn write(path: &Path, contents: &[u8]) -> Result<(), ReportError> {
+    write_atomically(path, contents).map_err(|source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The run's metadata file next to a run file, if it is there and readable.
+fn read_meta(path: &Path) -> Option<RunMeta> {
+    serde_json::from_str(&std::fs::read_to_string(meta_path(path)).ok()?).ok()
+}
+
+/// The entries whose parameters have the values `fix` names.
+fn fixed(entries: &[JmhEntry], fix: &[(String, String)]) -> Vec<JmhEntry> {
+    entries
+        .iter()
+        .filter(|e| {
+            fix.iter().all(|(k, v)| {
+                e.params.as_ref().and_then(|p| p.get(k)).map(String::as_str) == Some(v.as_str())
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+fn relative(from: &Path, to: &Path) -> String {
+    to.strip_prefix(from)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| to.display().to_string())
+}
+
+fn fix_suffix(fix: &[(String, String)]) -> String {
+    if fix.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = fix.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+/// The name of a paired-settings preset, or the settings themselves.
+fn mode_of(s: &PairedSettings) -> String {
+    if *s == PairedSettings::quick() {
+        "quick mode".into()
+    } else if *s == PairedSettings::full() {
+        "full mode".into()
+    } else {
+        format!(
+            "custom settings: {} warmup, {}–{} pairs of {:?}",
+            s.warmup_iterations, s.min_pairs, s.max_pairs, s.iteration_time
+        )
+    }
+}
+
+/// The machine paragraph, from the measurements' own metadata.
+fn machine_note(m: &Machine) -> String {
+    let mut note = format!(
+        "> **Machine.** Measured on {} with {} cores ({}), {} GiB, {}.",
+        m.host, m.cores, m.cpu_model, m.memory_gib, m.rustc
+    );
+    if m.cores < 8 {
+        note.push_str(&format!(
+            " On {} cores, contention effects that need many cores (SOLR-16497's 32-core nodes, the reviewer's 12 threads) are muted, and `4x`/`64` threads oversubscribe the cores, which measures lock hand-off under preemption.",
+            m.cores
+        ));
+    }
+    note.push_str(
+        " Read every figure with that in mind; METHODOLOGY.md lists the other threats.\n",
+    );
+    note
+}
+
+/// The run files of a folder (every `*.json` but metadata and verdicts; the publication set's
+/// files in its order, then any others by name) and its verdict file, if any.
+pub fn run_folder(
+    dir: &Path,
+    publication: &Publication,
+) -> Result<(Vec<PathBuf>, Option<PathBuf>), ReportError> {
+    let listing = std::fs::read_dir(dir).map_err(|source| ReportError::Folder {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut runs: Vec<PathBuf> = listing
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            name.ends_with(".json") && !name.ends_with(".meta.json") && name != "verdicts.json"
+        })
+        .collect();
+    let rank = |p: &PathBuf| {
+        let stem = p.file_stem().map(|s| s.to_string_lossy().to_string());
+        publication.rank(stem.as_deref().unwrap_or(""))
+    };
+    runs.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
+    let verdicts = Some(dir.join("verdicts.json")).filter(|v| v.is_file());
+    Ok((runs, verdicts))
+}
+
+/// Writes `<out>/REPORT.md` (and plots beside the runs) for `runs` and `verdicts`; returns the
+/// report's path.
+pub fn write_report(
+    out: &Path,
+    runs: &[PathBuf],
+    verdicts: Option<&Path>,
+    publication: &Publication,
+) -> Result<PathBuf, ReportError> {
+    let verdict_file = verdicts.map(VerdictFile::read).transpose()?;
+    let mut loaded = Vec::new();
+    for path in runs {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ReportError::Run(format!("cannot read {}: {e}", path.display())))?;
+        let entries = read_entries(&text, &path.display().to_string())
+            .map_err(|e| ReportError::Run(e.to_string()))?;
+        loaded.push((path, entries, read_meta(path)));
+    }
+    let mut md = String::new();
+    let _ = writeln!(md, "# critsec report\n");
+    let _ = writeln!(
+        md,
+        "Generated {} by `critsec report` at commit `{}`.\n",
+        now_utc(),
+        git_commit()
+    );
+    let machine = verdict_file.as_ref().map(|v| &v.machine).or_else(|| {
+        loaded
+            .iter()
+            .find_map(|(_, _, m)| m.as_ref().map(|m| &m.machine))
+    });
+    if let Some(m) = machine {
+        let _ = writeln!(md, "{}", machine_note(m));
+    }
+    if let (Some(v), Some(file)) = (verdicts, &verdict_file) {
+        let _ = writeln!(md, "## Verdicts\n");
+        let _ = writeln!(
+            md,
+            "Measured {} at commit `{}`. Each claim ran as paired A/B iterations in two warm forks ({}); the ratio is contender / baseline with its 99.9% interval. Source: [`{}`]({}).\n",
+            file.created,
+            file.git_commit,
+            mode_of(&file.settings),
+            v.display(),
+            relative(out, v)
+        );
+        md.push_str(&verdict_markdown(&file.outcomes));
+        md.push('\n');
+    }
+    if !loaded.is_empty() {
+        let _ = writeln!(md, "## Runs\n");
+        let _ = writeln!(
+            md,
+            "Cells: score ± 99.9% error, and in parentheses the ratio to the best cell of the row (1.00 = best). `-`: not measured.\n"
+        );
+    }
+    for (path, entries, meta) in &loaded {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let _ = writeln!(md, "### {stem}\n");
+        if let Some(meta) = meta {
+            let s = &meta.settings;
+            let _ = writeln!(
+                md,
+                "[`{}`]({}): {} mode, {} warmup + {} measurement iterations of {:?}, {} fork(s); {} benchmarks, {} failed.\n",
+                path.display(),
+                relative(out, path),
+                s.mode,
+                s.warmup_iterations,
+                s.measurement_iterations,
+                s.measurement_time,
+                s.forks,
+                meta.benchmarks.len(),
+                meta.benchmarks.iter().filter(|b| b.error.is_some()).count()
+            );
+            for b in meta.benchmarks.iter().filter(|b| b.error.is_some()) {
+                let _ = writeln!(
+                    md,
+                    "- error in {} {:?}: {}",
+                    b.scenario,
+                    b.params,
+                    b.error.as_deref().unwrap_or("")
+                );
+            }
+        }
+        let published = publication.find(&stem);
+        let series = published.map(|p| p.series.as_str()).unwrap_or("strategy");
+        md.push_str(&series_markdown(entries, series));
+        let plots = published.map(|p| p.plots.as_slice()).unwrap_or(&[]);
+        let benchmark = entries
+            .first()
+            .map(|e| e.benchmark.clone())
+            .unwrap_or_default();
+        for (i, spec) in plots.iter().enumerate() {
+            let (svg, title) = match spec {
+                PlotSpec::Threads { series, fix } => {
+                    let title = format!("{benchmark}: throughput vs threads{}", fix_suffix(fix));
+                    let svg =
+                        throughput_vs_threads(&fixed(entries, fix), &benchmark, series, &title);
+                    (svg, title)
+                }
+                PlotSpec::Latency {
+                    series,
+                    prefix,
+                    fix,
+                } => {
+                    let title = format!(
+                        "{benchmark}: {prefix} latency percentiles{}",
+                        fix_suffix(fix)
+                    );
+                    let svg = latency_percentiles(
+                        &fixed(entries, fix),
+                        &benchmark,
+                        series,
+                        prefix,
+                        &title,
+                    );
+                    (svg, title)
+                }
+            };
+            match svg {
+                Ok(svg) => {
+                    let plot = path.with_file_name(format!("{stem}-{i}.svg"));
+                    write(&plot, svg.as_bytes())?;
+                    let _ = writeln!(md, "![{title}]({})\n", relative(out, &plot));
+                }
+                Err(e) => {
+                    let _ = writeln!(md, "_(no plot: {e})_\n");
+                }
+            }
+        }
+    }
+    let report = out.join("REPORT.md");
+    write(&report, md.as_bytes())?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use critsec_harness::claims::claim::{Claim, Side};
+    use critsec_harness::claims::reproduce::{SideRecord, Verdict};
+    use critsec_harness::format::jmh::read_entries;
+    use critsec_harness::stats::ratio::RatioInterval;
+
+    fn entry(strategy: &str, threads: u64, score: f64) -> String {
+        format!(
+            r#"{{"benchmark":"registry.request_mix","mode":"thrpt","threads":{threads},"params":{{"strategy":"{strategy}","cores":"10"}},
+               "primaryMetric":{{"score":{score},"scoreError":1.0,"scoreConfidence":[0,0],"scoreUnit":"ops/s"}}}}"#
+        )
+    }
+
+    #[test]
+    fn series_tables_put_strategies_side_by_side_with_ratios_to_the_best() {
+        let json = format!(
+            "[{},{},{}]",
+            entry("mutex", 2, 100.0),
+            entry("snapshot", 2, 400.0),
+            entry("mutex", 8, 50.0)
+        );
+        let entries = read_entries(&json, "t.json").unwrap();
+        let md = series_markdown(&entries, "strategy");
+        assert!(
+            md.contains("| params | threads | mutex | snapshot |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| cores=10 | 2 | 100.0 ± 1.000 (4.00) | 400.0 ± 1.000 (1.00) |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| cores=10 | 8 | 50.000 ± 1.000 (1.00) | - |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn verdict_rows_show_ratio_expectation_and_errors() {
+        let claim = Claim {
+            id: "X-1".into(),
+            title: "t".into(),
+            source: "s".into(),
+            source_figure: "7.0M vs 1.5M | 4.7x".into(),
+            scenario: "a/b".into(),
+            metric: "primary".into(),
+            direction: Direction::Higher,
+            min_effect: 1.05,
+            threads: "1".into(),
+            params: Default::default(),
+            baseline: Side::default(),
+            contender: Side {
+                env: [("K".to_string(), "V".to_string())].into(),
+                ..Side::default()
+            },
+            note: None,
+        };
+        let side = |v: f64| SideRecord {
+            values: vec![v],
+            unit: "ops/s".into(),
+            ..Default::default()
+        };
+        let ok = ClaimOutcome {
+            claim: claim.clone(),
+            baseline: side(100.0),
+            contender: side(200.0),
+            ratios: vec![2.0, 2.0],
+            interval: Some(RatioInterval {
+                ratio: 2.0,
+                low: 1.5,
+                high: 2.5,
+                n: 2,
+                log_sd: 0.1,
+            }),
+            verdict: Ok(Verdict::Reproduced),
+            seconds: 1.0,
+        };
+        let failed = ClaimOutcome {
+            verdict: Err("check failed: wrong core".into()),
+            interval: None,
+            ..ok.clone()
+        };
+        let md = verdict_markdown(&[ok, failed]);
+        assert!(md.contains("| `X-1` | **REPRODUCED** | 2.000 [1.500, 2.500] | ≥ 1.05 | primary | 2 | 100.0 → 200.0 ops/s | 7.0M vs 1.5M \\| 4.7x |"), "{md}");
+        assert!(md.contains("| `X-1` | **ERROR** | - |"), "{md}");
+    }
+}
