@@ -11,7 +11,13 @@ use std::path::{Path, PathBuf};
 fn our_dependencies() -> BTreeMap<String, BTreeSet<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("running cargo metadata");
@@ -49,7 +55,11 @@ fn nothing_points_upward_and_bench_crates_do_not_link_the_presentation_crate() {
         deps.get(name)
             .unwrap_or_else(|| panic!("no package {name} in the workspace"))
     };
-    assert!(of("critsec-core").is_empty(), "core depends on {:?}", of("critsec-core"));
+    assert!(
+        of("critsec-core").is_empty(),
+        "core depends on {:?}",
+        of("critsec-core")
+    );
     assert!(
         of("critsec-harness").is_empty(),
         "the harness depends on {:?}",
@@ -111,5 +121,9 @@ fn the_replication_machines_and_simulation_never_read_the_wall_clock() {
         }
         checked += 1;
     }
-    assert!(checked >= 15, "only {checked} files checked under {}", root.display());
+    assert!(
+        checked >= 15,
+        "only {checked} files checked under {}",
+        root.display()
+    );
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use critsec_harness::RunSettings;
-use critsec_harness::claims::reproduce::{PairedSettings, reproduce_claim};
+use critsec_harness::claims::reproduce::{PairedSettings, reproduce_claims};
 use critsec_harness::format::meta::{RunMeta, write_run};
 use critsec_harness::format::verdict::VerdictFile;
 use critsec_harness::format::write_atomically;
@@ -173,6 +173,7 @@ impl Publication {
         catalog: &std::sync::Arc<Catalog>,
         claims: &[Claim],
         exe: PathBuf,
+        seed: u64,
     ) -> Result<Vec<PathBuf>, PublicationError> {
         let launcher = Launcher::new(std::sync::Arc::clone(catalog), Some(exe));
         let settings = self.run_settings();
@@ -220,17 +221,15 @@ impl Publication {
             })?;
             files.push(path);
         }
-        let paired = PairedSettings::quick();
+        let paired = PairedSettings::quick().with_seed(seed);
         let created = now_utc();
-        let mut outcomes = Vec::new();
-        for c in claims {
-            if interrupted() {
-                return Err(PublicationError::Interrupted);
-            }
-            eprintln!("report: reproducing {}", c.id);
-            outcomes.push(reproduce_claim(&launcher, c, &paired, &mut Silent));
+        eprintln!("report: reproducing {} claims (seed {seed})", claims.len());
+        let outcomes = reproduce_claims(&launcher, claims, claims, &paired, &mut Silent);
+        if interrupted() {
+            return Err(PublicationError::Interrupted);
         }
         let file = VerdictFile {
+            format: VerdictFile::FORMAT,
             created,
             machine: machine(),
             git_commit: git_commit(),

@@ -17,45 +17,42 @@ use critsec_harness::run::environment::{Machine, git_commit, now_utc};
 
 use crate::plot::{latency_percentiles, throughput_vs_threads};
 use crate::publication::{PlotSpec, Publication};
+use crate::verdicts::{ratio_cell, replicates, verdict_cell};
 
 use crate::table::{fmt_num, md_escape};
-use critsec_harness::claims::claim::Direction;
-use critsec_harness::claims::reproduce::ClaimOutcome;
+use critsec_harness::claims::reproduce::{ClaimOutcome, Verdict};
 use critsec_harness::format::jmh::JmhEntry;
 
 /// The verdicts as a Markdown table, then the source's figure next to ours for each claim.
 pub fn verdict_markdown(outcomes: &[ClaimOutcome]) -> String {
     let mut out = String::from(
-        "| Claim | Verdict | Ratio [99.9% CI] | Expected | Metric | Pairs | Baseline → contender (ours) | Source figure |\n|---|---|---|---|---|---|---|---|\n",
+        "| Claim | Verdict | Ratio [99.9% CI] | Expected | Metric | Replicates | Baseline → contender (ours) | Source figure |\n|---|---|---|---|---|---|---|---|\n",
     );
     for o in outcomes {
-        let expected = match o.claim.direction {
-            Direction::Higher => format!("≥ {}", o.claim.min_effect),
-            Direction::Lower => format!("≤ {}", o.claim.min_effect),
-        };
-        let (verdict, ratio, ours) = match (&o.verdict, &o.interval) {
-            (Ok(v), Some(r)) => (
-                format!("**{}**", v.label()),
-                format!("{:.3} [{:.3}, {:.3}]", r.ratio, r.low, r.high),
-                format!(
-                    "{} → {} {}",
-                    fmt_num(o.baseline.mean()),
-                    fmt_num(o.contender.mean()),
-                    o.baseline.unit
-                ),
+        let ours = match (&o.verdict, &o.counts) {
+            (Err(e), _) => md_escape(e),
+            (Ok(Verdict::NotTestable { reason }), _) => md_escape(reason),
+            (Ok(_), Some(c)) => format!(
+                "{:?} → {:?} {} per replicate",
+                c.baseline, c.contender, o.claim.metric
             ),
-            (Ok(v), None) => (format!("**{}**", v.label()), "-".into(), "-".into()),
-            (Err(e), _) => ("**ERROR**".into(), "-".into(), md_escape(e)),
+            (Ok(_), None) if o.baseline.values.is_empty() => "-".into(),
+            (Ok(_), None) => format!(
+                "{} → {} {}",
+                fmt_num(o.baseline.mean()),
+                fmt_num(o.contender.mean()),
+                o.baseline.unit
+            ),
         };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+            "| `{}` | **{}** | {} | {} | {} | {} | {} | {} |",
             o.claim.id,
-            verdict,
-            ratio,
-            expected,
+            verdict_cell(o),
+            ratio_cell(o),
+            md_escape(&o.claim.expected().replace(">=", "≥").replace("<=", "≤")),
             o.claim.metric,
-            o.ratios.len(),
+            replicates(o),
             ours,
             md_escape(&o.claim.source_figure)
         );
@@ -409,8 +406,8 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critsec_harness::claims::claim::{Claim, Side};
-    use critsec_harness::claims::reproduce::{SideRecord, Verdict};
+    use critsec_harness::claims::claim::Claim;
+    use critsec_harness::claims::reproduce::{Replicate, SideRecord};
     use critsec_harness::format::jmh::read_entries;
     use critsec_harness::stats::ratio::RatioInterval;
 
@@ -447,43 +444,45 @@ mod tests {
 
     #[test]
     fn verdict_rows_show_ratio_expectation_and_errors() {
-        let claim = Claim {
-            id: "X-1".into(),
-            title: "t".into(),
-            source: "s".into(),
-            source_figure: "7.0M vs 1.5M | 4.7x".into(),
-            scenario: "a/b".into(),
-            metric: "primary".into(),
-            direction: Direction::Higher,
-            min_effect: 1.05,
-            threads: "1".into(),
-            params: Default::default(),
-            baseline: Side::default(),
-            contender: Side {
-                env: [("K".to_string(), "V".to_string())].into(),
-                ..Side::default()
-            },
-            note: None,
-        };
+        let claim = Claim::parse_file(
+            "[[claim]]\nid='X-1'\ntitle='t'\nsource='s'\nsource_figure='7.0M vs 1.5M | 4.7x'\nscenario='a/b'\ndirection='higher'\nmin_effect=1.05\nbaseline={}\ncontender={env={K='V'}}\n",
+            "x.toml",
+        )
+        .unwrap()
+        .remove(0);
         let side = |v: f64| SideRecord {
             values: vec![v],
             unit: "ops/s".into(),
             ..Default::default()
         };
+        let replicate = Replicate {
+            seed: None,
+            baseline_launched_first: true,
+            env_pad: (0, 0),
+            blocks: vec![(100.0, 200.0, true)],
+            mean_log_ratio: 2f64.ln(),
+        };
         let ok = ClaimOutcome {
             claim: claim.clone(),
+            replicate_kind: "process-pair".into(),
             baseline: side(100.0),
             contender: side(200.0),
-            ratios: vec![2.0, 2.0],
+            replicates: vec![replicate.clone(), replicate],
             interval: Some(RatioInterval {
                 ratio: 2.0,
                 low: 1.5,
                 high: 2.5,
                 n: 2,
                 log_sd: 0.1,
+                confidence: 0.999,
             }),
+            components: None,
+            optimal_blocks: None,
+            counts: None,
+            looks: vec![2],
             verdict: Ok(Verdict::Reproduced),
             seconds: 1.0,
+            group: vec!["X-1".into()],
         };
         let failed = ClaimOutcome {
             verdict: Err("check failed: wrong core".into()),
@@ -491,7 +490,7 @@ mod tests {
             ..ok.clone()
         };
         let md = verdict_markdown(&[ok, failed]);
-        assert!(md.contains("| `X-1` | **REPRODUCED** | 2.000 [1.500, 2.500] | ≥ 1.05 | primary | 2 | 100.0 → 200.0 ops/s | 7.0M vs 1.5M \\| 4.7x |"), "{md}");
+        assert!(md.contains("| `X-1` | **REPRODUCED** | 2.000 [1.500, 2.500] | ≥ 1.05 | primary | 2 pairs | 100.0 → 200.0 ops/s | 7.0M vs 1.5M \\| 4.7x |"), "{md}");
         assert!(md.contains("| `X-1` | **ERROR** | - |"), "{md}");
     }
 }

@@ -3,17 +3,67 @@
 
 use std::fmt::Write as _;
 
-use critsec_harness::claims::claim::{Claim, Direction};
 use critsec_harness::claims::reproduce::{ClaimOutcome, Verdict};
 
 use crate::table::{Align, Table, fmt_num};
 
-/// The claimed effect as the table prints it (`>= 1.05`).
-pub fn expected(c: &Claim) -> String {
-    match c.direction {
-        Direction::Higher => format!(">= {}", c.min_effect),
-        Direction::Lower => format!("<= {}", c.min_effect),
+/// What the replicates were: `5 pairs`, `3 seeds`, or `-`.
+pub fn replicates(o: &ClaimOutcome) -> String {
+    match (o.replicates.len(), o.replicate_kind.as_str()) {
+        (0, _) => "-".into(),
+        (n, "seed") => format!("{n} seeds"),
+        (n, _) => format!("{n} pairs"),
     }
+}
+
+/// The ratio cell: `1.234 [1.100, 1.380]`, or `-` when there is none.
+pub fn ratio_cell(o: &ClaimOutcome) -> String {
+    match (&o.verdict, &o.interval) {
+        (Ok(_), Some(r)) => format!("{:.3} [{:.3}, {:.3}]", r.ratio, r.low, r.high),
+        _ => "-".into(),
+    }
+}
+
+/// The verdict cell: the label, or `ERROR`.
+pub fn verdict_cell(o: &ClaimOutcome) -> &'static str {
+    match &o.verdict {
+        Ok(v) => v.label(),
+        Err(_) => "ERROR",
+    }
+}
+
+/// The per-claim time table: how long each group of claims sharing measurements took.
+pub fn time_table(outcomes: &[ClaimOutcome]) -> String {
+    let mut table = Table::new(&[Align::Left, Align::Left, Align::Right, Align::Left]);
+    table.row(["Claim", "Replicates", "Seconds", "Measured with"]);
+    let mut total = 0.0;
+    let mut seen: Vec<&[String]> = Vec::new();
+    for o in outcomes {
+        if !seen.contains(&o.group.as_slice()) {
+            seen.push(&o.group);
+            total += o.seconds;
+        }
+        let others: Vec<&str> = o
+            .group
+            .iter()
+            .filter(|id| **id != o.claim.id)
+            .map(String::as_str)
+            .collect();
+        table.row([
+            o.claim.id.clone(),
+            replicates(o),
+            format!("{:.1}", o.seconds),
+            if others.is_empty() {
+                "-".to_string()
+            } else {
+                others.join(", ")
+            },
+        ]);
+    }
+    format!(
+        "{}\nTotal: {total:.0} s of measurement\n",
+        table.render(false)
+    )
 }
 
 /// The verdict table, then one block per claim with the source's figure next to ours.
@@ -25,24 +75,16 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
         "Ratio [99.9% CI]",
         "Expected",
         "Metric",
-        "Pairs",
+        "Replicates",
     ]);
     for o in outcomes {
-        let (verdict, ratio) = match (&o.verdict, &o.interval) {
-            (Ok(v), Some(r)) => (
-                v.label().to_string(),
-                format!("{:.3} [{:.3}, {:.3}]", r.ratio, r.low, r.high),
-            ),
-            (Ok(v), None) => (v.label().to_string(), "-".into()),
-            (Err(_), _) => ("ERROR".into(), "-".into()),
-        };
         table.row([
             o.claim.id.clone(),
-            verdict,
-            ratio,
-            expected(&o.claim),
+            verdict_cell(o).to_string(),
+            ratio_cell(o),
+            o.claim.expected(),
             o.claim.metric.clone(),
-            o.ratios.len().to_string(),
+            replicates(o),
         ]);
     }
     let mut out = table.render(false);
@@ -53,22 +95,59 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
         let _ = writeln!(out, "  they saw:  {}", o.claim.source_figure);
         match &o.verdict {
             Ok(v) => {
-                let _ = writeln!(
-                    out,
-                    "  we saw:    baseline {} {u} -> contender {} {u} ({} {} pairs, {:.0} s)",
-                    fmt_num(o.baseline.mean()),
-                    fmt_num(o.contender.mean()),
-                    v.label(),
-                    o.ratios.len(),
-                    o.seconds,
-                    u = o.baseline.unit
-                );
+                if !o.baseline.values.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "  we saw:    baseline {} {u} -> contender {} {u} ({} {}, {:.0} s)",
+                        fmt_num(o.baseline.mean()),
+                        fmt_num(o.contender.mean()),
+                        v.label(),
+                        replicates(o),
+                        o.seconds,
+                        u = o.baseline.unit
+                    );
+                }
+                if let Some(c) = &o.counts {
+                    let rate = |r: &Option<critsec_harness::stats::poisson::RateInterval>| {
+                        r.map(|r| {
+                            format!(
+                                " ({} per 1,000 ops, 99.9% [{}, {}])",
+                                fmt_num(r.rate),
+                                fmt_num(r.low),
+                                fmt_num(r.high)
+                            )
+                        })
+                        .unwrap_or_default()
+                    };
+                    let _ = writeln!(
+                        out,
+                        "  counted:   baseline {:?}{} -> contender {:?}{} per replicate",
+                        c.baseline,
+                        rate(&c.baseline_rate),
+                        c.contender,
+                        rate(&c.contender_rate)
+                    );
+                }
+                if let Some(vc) = &o.components {
+                    let m_star = o
+                        .optimal_blocks
+                        .map(|m| format!("; m* = {m} blocks per pair"))
+                        .unwrap_or_else(|| "; no between-pair variance detected".into());
+                    let _ = writeln!(
+                        out,
+                        "  variance:  within-pair T1² {:.2e}, between-pair T2² {:.2e}, ρ {:.2}, design effect {:.1}{m_star}",
+                        vc.within, vc.between, vc.rho, vc.design_effect
+                    );
+                }
+                if let Verdict::NotTestable { reason } = v {
+                    let _ = writeln!(out, "  not here:  {reason}");
+                }
                 if let Verdict::Inconclusive { pairs_needed } = v {
                     match pairs_needed {
                         Some(n) => {
                             let _ = writeln!(
                                 out,
-                                "  settling:  about {n} pairs at this spread would likely settle it (--pairs {n})"
+                                "  settling:  about {n} replicates at this spread would likely settle it (--pairs {n})"
                             );
                         }
                         None => out.push_str("  settling:  the estimate sits on the claimed bound; more pairs will not settle it\n"),

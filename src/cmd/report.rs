@@ -46,7 +46,11 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         let dir = args.out.join(folder_name(&now_utc()[..10], &machine()));
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let exe = std::env::current_exe().context("locating this executable for forks")?;
-        let runs = publication.measure(&dir, &Arc::new(catalog()), &claims()?, exe)?;
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        let runs = publication.measure(&dir, &Arc::new(catalog()), &claims()?, exe, seed)?;
         (runs, Some(dir.join("verdicts.json")))
     } else {
         if args.runs.is_empty() && args.verdicts.is_none() {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use critsec_harness::Claim;
 use critsec_harness::claims::reproduce::{
-    PairObserver, PairedSettings, reproduce_claim, validate_claim,
+    PairObserver, PairedSettings, reproduce_claims, validate_claim,
 };
 use critsec_harness::format::verdict::VerdictFile;
 use critsec_harness::format::write_atomically;
@@ -16,7 +16,7 @@ use critsec_harness::run::environment::{git_commit, hazards, machine, now_utc};
 use critsec_harness::run::runner::{Launcher, did_you_mean, interrupted};
 use critsec_harness::run::settings::{available_cores, parse_duration};
 use critsec_present::run_table::{hazard_lines, machine_words};
-use critsec_present::verdicts::render;
+use critsec_present::verdicts::{render, time_table};
 
 use super::UsageError;
 use super::run::install_interrupt_handler;
@@ -42,6 +42,10 @@ pub struct ReproduceArgs {
     /// Write the verdicts as JSON here (atomically).
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Seed of every random choice (launch and block orders, environment padding); the default
+    /// is drawn from the clock and printed, so any run can be replayed.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
     /// List the claims and exit.
     #[arg(long)]
     pub list: bool,
@@ -52,16 +56,13 @@ struct Progress {
 }
 
 impl PairObserver for Progress {
-    fn pair_done(&mut self, claim: &Claim, ratios: &[f64]) {
+    fn replicate_done(&mut self, claims: &[String], done: u32, planned: u32) {
+        let line = format!("  {}: {done} of at most {planned}", claims.join(", "));
         if self.tty {
-            let last = ratios.last().copied().unwrap_or(f64::NAN);
-            eprint!(
-                "\r\x1b[2K  {}: pair {} ratio {:.3}",
-                claim.id,
-                ratios.len(),
-                last
-            );
+            eprint!("\r\x1b[2K{line}");
             let _ = std::io::stderr().flush();
+        } else {
+            eprintln!("{line}");
         }
     }
 }
@@ -112,12 +113,22 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
         settings.min_pairs = p;
         settings.max_pairs = settings.max_pairs.max(p);
     }
+    settings.seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
     let m = machine();
     println!(
         "# critsec reproduce: {} claim(s), {} mode, {}",
         selected.len(),
         if args.full { "full" } else { "quick" },
         machine_words(&m)
+    );
+    println!(
+        "# seed {} (replay the same launch and block orders with --seed {})",
+        settings.seed, settings.seed
     );
     let hz = hazards(available_cores() * 4, settings.forked);
     print!("{}", hazard_lines(&hz));
@@ -126,32 +137,18 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("locating this executable for forks")?;
     let launcher = Launcher::new(catalog, Some(exe));
     let tty = std::io::stderr().is_terminal();
-    let mut outcomes = Vec::new();
-    for (i, c) in selected.iter().enumerate() {
-        if interrupted() {
-            break;
-        }
-        eprintln!("[{}/{}] {} ...", i + 1, selected.len(), c.id);
-        let o = reproduce_claim(&launcher, c, &settings, &mut Progress { tty });
-        if tty {
-            eprint!("\r\x1b[2K");
-        }
-        match &o.verdict {
-            Ok(v) => eprintln!(
-                "  {} ({} pairs, {:.1} s)",
-                v.label(),
-                o.ratios.len(),
-                o.seconds
-            ),
-            Err(e) => eprintln!("  ERROR: {e}"),
-        }
-        outcomes.push(o);
+    let selected: Vec<Claim> = selected.into_iter().cloned().collect();
+    let outcomes = reproduce_claims(&launcher, &selected, &all, &settings, &mut Progress { tty });
+    if tty {
+        eprint!("\r\x1b[2K");
     }
     println!();
     print!("{}", render(&outcomes));
+    print!("{}", time_table(&outcomes));
     let failed = outcomes.iter().filter(|o| o.verdict.is_err()).count();
     if let Some(path) = &args.json {
         let file = VerdictFile {
+            format: VerdictFile::FORMAT,
             created,
             machine: m,
             git_commit: git_commit(),

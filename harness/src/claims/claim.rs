@@ -16,7 +16,14 @@
 //! params = { cores = "10" }   # shared by both sides
 //! baseline = { params = { strategy = "rwlock" } }
 //! contender = { params = { strategy = "mutex" }, env = {} }
+//! requires = { cores = 8 }    # optional: what the machine must have (else NOT TESTABLE HERE)
+//! control = "OTHER-CLAIM"     # optional: a claim that must reproduce for this one to count
 //! ```
+//!
+//! Two kinds: `kind = "ratio"` (the default) tests contender / baseline of the metric against
+//! `direction` and `min_effect`; `kind = "count"` tests "none against some": the contender has
+//! zero of the counted metric in every replicate and the baseline at least `k` in every one
+//! (`exposure` names the metric that counts operations, for a rate per 1,000 of them).
 
 use std::collections::BTreeMap;
 
@@ -52,6 +59,30 @@ pub struct Side {
     pub threads: Option<String>,
 }
 
+/// What a claim tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimKind {
+    /// contender / baseline of the metric against `direction` and `min_effect`.
+    #[default]
+    Ratio,
+    /// None against some: zero in every contender replicate, at least `k` in every baseline one.
+    Count,
+}
+
+/// What a claim needs from the machine to be testable at all.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requirements {
+    /// At least this many cores available to the process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<usize>,
+    /// Every side's thread count at most the cores, so that blocked time can show (a CPU
+    /// utilisation claim is forced to ~100% on both sides by oversubscription).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub threads_within_cores: bool,
+}
+
 /// A performance claim from a source, testable by `critsec reproduce`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,10 +100,28 @@ pub struct Claim {
     /// `primary`, or the name of a secondary metric.
     #[serde(default = "primary")]
     pub metric: String,
-    /// Expected direction of contender / baseline.
-    pub direction: Direction,
-    /// The minimum effect: the ratio bound the interval must clear.
-    pub min_effect: f64,
+    /// What the claim tests: a ratio (the default) or a count.
+    #[serde(default)]
+    pub kind: ClaimKind,
+    /// Ratio claims: expected direction of contender / baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
+    /// Ratio claims: the minimum effect, the ratio bound the interval must clear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_effect: Option<f64>,
+    /// Count claims: the least count the baseline must show in every replicate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u64>,
+    /// Count claims: the metric that counts operations per replicate (for a rate per 1,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposure: Option<String>,
+    /// What the machine must have for the claim to be testable.
+    #[serde(default)]
+    pub requires: Requirements,
+    /// A claim that must reproduce on this machine for this one's verdict to count (a positive
+    /// control for a claim of "no effect").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
     /// Thread count for both sides, as `-t` accepts it.
     #[serde(default = "one")]
     pub threads: String,
@@ -99,7 +148,7 @@ fn one() -> String {
 #[serde(deny_unknown_fields)]
 struct ClaimFile {
     #[serde(default)]
-    claim: Vec<Claim>,
+    claim: Vec<toml::Value>,
 }
 
 /// Why a claims file could not be read.
@@ -126,26 +175,98 @@ pub enum ClaimError {
 }
 
 impl Claim {
-    /// Parses a claims file; `origin` names it in errors.
+    /// Parses a claims file; `origin` names it in errors, and each claim's error names the
+    /// claim.
     pub fn parse_file(text: &str, origin: &str) -> Result<Vec<Claim>, ClaimError> {
         let file: ClaimFile = toml::from_str(text).map_err(|e| ClaimError::Parse {
             origin: origin.to_string(),
             message: e.to_string(),
         })?;
-        for c in &file.claim {
-            let invalid = |message: &str| ClaimError::Invalid {
-                id: c.id.clone(),
+        let mut claims: Vec<Claim> = Vec::with_capacity(file.claim.len());
+        for (i, value) in file.claim.into_iter().enumerate() {
+            let id = value
+                .get("id")
+                .and_then(|v| v.as_str())
+                .map(String::from)
+                .unwrap_or_else(|| format!("#{} (no id)", i + 1));
+            let invalid = |message: String| ClaimError::Invalid {
+                id: id.clone(),
                 origin: origin.to_string(),
-                message: message.to_string(),
+                message,
             };
-            if !(c.min_effect.is_finite() && c.min_effect > 0.0) {
-                return Err(invalid("min_effect must be a positive ratio"));
+            let c: Claim = value
+                .try_into()
+                .map_err(|e: toml::de::Error| invalid(e.message().to_string()))?;
+            c.check().map_err(|m| invalid(m.to_string()))?;
+            if claims.iter().any(|o| o.id == c.id) {
+                return Err(invalid("the id is used twice".into()));
             }
-            if c.baseline == c.contender {
-                return Err(invalid("baseline and contender are identical"));
+            claims.push(c);
+        }
+        for c in &claims {
+            if let Some(control) = &c.control
+                && !claims.iter().any(|o| &o.id == control)
+            {
+                return Err(ClaimError::Invalid {
+                    id: c.id.clone(),
+                    origin: origin.to_string(),
+                    message: format!("its control `{control}` is not a claim of this file"),
+                });
             }
         }
-        Ok(file.claim)
+        Ok(claims)
+    }
+
+    /// The claim's own consistency: the fields its kind needs, and no others.
+    fn check(&self) -> Result<(), &'static str> {
+        match self.kind {
+            ClaimKind::Ratio => {
+                if self.direction.is_none() {
+                    return Err("a ratio claim needs `direction` (higher or lower)");
+                }
+                match self.min_effect {
+                    Some(m) if m.is_finite() && m > 0.0 => {}
+                    Some(_) => return Err("min_effect must be a positive ratio"),
+                    None => return Err("a ratio claim needs `min_effect`"),
+                }
+                if self.k.is_some() || self.exposure.is_some() {
+                    return Err("`k` and `exposure` belong to count claims (kind = \"count\")");
+                }
+            }
+            ClaimKind::Count => {
+                match self.k {
+                    Some(k) if k >= 1 => {}
+                    Some(_) => return Err("`k` must be at least 1"),
+                    None => {
+                        return Err(
+                            "a count claim needs `k`, the least count the baseline shows per replicate",
+                        );
+                    }
+                }
+                if self.direction.is_some() || self.min_effect.is_some() {
+                    return Err(
+                        "a count claim has no `direction` or `min_effect`: the contender must show none",
+                    );
+                }
+            }
+        }
+        if self.control.as_deref() == Some(self.id.as_str()) {
+            return Err("a claim cannot be its own control");
+        }
+        if self.baseline == self.contender {
+            return Err("baseline and contender are identical");
+        }
+        Ok(())
+    }
+
+    /// The claimed effect in words: `>= 1.05`, `<= 0.5`, or `0 vs >= 1`.
+    pub fn expected(&self) -> String {
+        match (self.kind, self.direction, self.min_effect) {
+            (ClaimKind::Count, _, _) => format!("0 vs >= {}", self.k.unwrap_or(1)),
+            (_, Some(Direction::Higher), Some(m)) => format!(">= {m}"),
+            (_, Some(Direction::Lower), Some(m)) => format!("<= {m}"),
+            _ => "-".into(),
+        }
     }
 
     /// The scenario, parameters, thread spec and environment of one side.
@@ -203,11 +324,51 @@ contender = { params = { strategy = "mutex" }, env = { RUST_BACKTRACE = "0" } }
     fn rejects_unknown_keys_and_identical_sides() {
         let bad = "[[claim]]\nid='x'\ntitle='t'\nsource='s'\nsource_figure='f'\nscenario='a'\ndirection='up'\nmin_effect=1.0\nbaseline={}\ncontender={}\n";
         let e = Claim::parse_file(bad, "bad.toml").unwrap_err().to_string();
-        assert!(e.contains("bad.toml") && e.contains("direction"), "{e}");
+        assert!(
+            e.contains("claim `x` in bad.toml") && e.contains("expected `higher` or `lower`"),
+            "{e}"
+        );
         let same = bad.replace("'up'", "'higher'");
         let e = Claim::parse_file(&same, "same.toml")
             .unwrap_err()
             .to_string();
         assert!(e.contains("identical"), "{e}");
+    }
+
+    const COUNT: &str = "[[claim]]\nid='c'\ntitle='t'\nsource='s'\nsource_figure='f'\nscenario='a'\nmetric='timeouts'\nkind='count'\nk=1\nbaseline={params={p='1'}}\ncontender={params={p='2'}}\n";
+
+    #[test]
+    fn count_claims_and_requirements_parse() {
+        let claims = Claim::parse_file(COUNT, "c.toml").unwrap();
+        assert_eq!(claims[0].kind, ClaimKind::Count);
+        assert_eq!(claims[0].expected(), "0 vs >= 1");
+        let req = COUNT.replace(
+            "k=1\n",
+            "k=1\nrequires={cores=8, threads_within_cores=true}\n",
+        );
+        let c = &Claim::parse_file(&req, "c.toml").unwrap()[0];
+        assert_eq!(c.requires.cores, Some(8));
+        assert!(c.requires.threads_within_cores);
+    }
+
+    #[test]
+    fn malformed_kinds_requirements_and_controls_name_the_claim_and_the_valid_set() {
+        let err = |text: &str| Claim::parse_file(text, "c.toml").unwrap_err().to_string();
+        let e = err(&COUNT.replace("kind='count'", "kind='median'"));
+        assert!(
+            e.contains("claim `c` in c.toml") && e.contains("expected `ratio` or `count`"),
+            "{e}"
+        );
+        let e = err(&COUNT.replace("k=1\n", ""));
+        assert!(e.contains("claim `c`") && e.contains("needs `k`"), "{e}");
+        let e = err(&COUNT.replace("k=1\n", "k=1\nrequires={gpus=1}\n"));
+        assert!(
+            e.contains("claim `c`") && e.contains("gpus") && e.contains("cores"),
+            "{e}"
+        );
+        let e = err(&COUNT.replace("k=1\n", "k=1\ncontrol='nope'\n"));
+        assert!(e.contains("control `nope`"), "{e}");
+        let e = err(&COUNT.replace("k=1\n", "k=1\ndirection='higher'\n"));
+        assert!(e.contains("no `direction`"), "{e}");
     }
 }

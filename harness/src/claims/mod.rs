@@ -1,5 +1,10 @@
 //! Claims and their reproduction: a claim as data ([`claim`], read from each bench crate's
-//! `claims.toml`), and the paired A/B runs that turn it into a verdict ([`reproduce`]).
+//! `claims.toml`), how the configurations its sides run are measured in replicated rounds or
+//! seeds ([`measure`]), and how the measurements turn into a verdict ([`reproduce`]).
 
 pub mod claim;
+pub mod measure;
 pub mod reproduce;
+
+#[cfg(test)]
+mod tests;

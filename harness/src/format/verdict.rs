@@ -11,6 +11,8 @@ use crate::run::environment::{Hazard, Machine};
 /// The verdict file: the outcomes plus where and how they were measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerdictFile {
+    /// The layout's version: 2 since claims are replicated over process pairs or seeds.
+    pub format: u32,
     /// When the run started (UTC).
     pub created: String,
     /// The machine.
@@ -36,6 +38,15 @@ pub enum VerdictReadError {
         /// What went wrong.
         source: std::io::Error,
     },
+    /// A verdict file of the first layout (one pair of processes per claim), which this
+    /// version does not read.
+    #[error(
+        "{path}: a verdict file of an older critsec (one process pair per claim, before format 2); re-run `critsec reproduce --json FILE` to get replicated verdicts"
+    )]
+    OldFormat {
+        /// The file.
+        path: String,
+    },
     /// The file is not a verdict file of this version of critsec.
     #[error(
         "{path}: not a critsec verdict file (line {line}, column {column}: {message}); write one with `critsec reproduce --json FILE`"
@@ -53,8 +64,19 @@ pub enum VerdictReadError {
 }
 
 impl VerdictFile {
+    /// The layout this version writes.
+    pub const FORMAT: u32 = 2;
+
     /// Parses a verdict file's text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self, VerdictReadError> {
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(text)
+            && value.get("outcomes").is_some()
+            && value.get("format").is_none()
+        {
+            return Err(VerdictReadError::OldFormat {
+                path: origin.to_string(),
+            });
+        }
         serde_json::from_str(text).map_err(|e| VerdictReadError::Malformed {
             path: origin.to_string(),
             line: e.line(),

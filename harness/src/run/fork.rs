@@ -158,6 +158,26 @@ impl TrialHandle {
         catalog: Arc<Catalog>,
         spec: &TrialSpec,
     ) -> Result<(TrialHandle, String), TrialError> {
+        let mut handle = Self::spawn_in_process(catalog, spec)?;
+        let verified = handle.ready()?;
+        Ok((handle, verified))
+    }
+
+    /// Starts a trial in a child process of `exe` (normally `std::env::current_exe()`).
+    pub fn forked(
+        exe: &std::path::Path,
+        spec: &TrialSpec,
+    ) -> Result<(TrialHandle, String), TrialError> {
+        let mut handle = Self::spawn_forked(exe, spec)?;
+        let verified = handle.ready()?;
+        Ok((handle, verified))
+    }
+
+    /// Starts a trial in this process without waiting for its setup: call [`Self::ready`].
+    pub fn spawn_in_process(
+        catalog: Arc<Catalog>,
+        spec: &TrialSpec,
+    ) -> Result<TrialHandle, TrialError> {
         let (cmd_tx, cmd_rx) = mpsc::channel::<Command>();
         let (ev_tx, ev_rx) = mpsc::channel::<Event>();
         let spec = spec.clone();
@@ -182,20 +202,19 @@ impl TrialHandle {
                 what: "spawning the trial thread".into(),
                 message: e.to_string(),
             })?;
-        let mut handle = TrialHandle::InProcess {
+        Ok(TrialHandle::InProcess {
             commands: cmd_tx,
             events: ev_rx,
             thread: Some(thread),
-        };
-        let verified = handle.expect_ready()?;
-        Ok((handle, verified))
+        })
     }
 
-    /// Starts a trial in a child process of `exe` (normally `std::env::current_exe()`).
-    pub fn forked(
+    /// Starts a trial in a child process of `exe` without waiting for its setup, so that
+    /// several forks set up at once: call [`Self::ready`].
+    pub fn spawn_forked(
         exe: &std::path::Path,
         spec: &TrialSpec,
-    ) -> Result<(TrialHandle, String), TrialError> {
+    ) -> Result<TrialHandle, TrialError> {
         let mut cmd = std::process::Command::new(exe);
         cmd.arg(FORK_ARG)
             .stdin(Stdio::piped())
@@ -221,8 +240,7 @@ impl TrialHandle {
         };
         let spec = serde_json::to_string(spec).expect("a trial spec always serialises");
         handle.send(&spec)?;
-        let verified = handle.expect_ready()?;
-        Ok((handle, verified))
+        Ok(handle)
     }
 
     fn send(&mut self, line: &str) -> Result<(), TrialError> {
@@ -270,7 +288,8 @@ impl TrialHandle {
         }
     }
 
-    fn expect_ready(&mut self) -> Result<String, TrialError> {
+    /// Waits until the trial is set up and verified; returns its check value.
+    pub fn ready(&mut self) -> Result<String, TrialError> {
         match self.event()? {
             Event::Ready { verified } => Ok(verified),
             Event::Failed { error } => Err(TrialError::Failed(error)),

@@ -321,6 +321,29 @@ impl Launcher {
         }
     }
 
+    /// Starts several trials at once (their setups overlap), then waits for each to be ready;
+    /// returns the handles and check values in the order of `specs`.
+    pub fn start_all(
+        &self,
+        specs: &[TrialSpec],
+        forked: bool,
+    ) -> Result<Vec<(TrialHandle, String)>, TrialError> {
+        let handles = specs
+            .iter()
+            .map(|spec| match (&self.exe, forked) {
+                (Some(exe), true) => TrialHandle::spawn_forked(exe, spec),
+                _ => TrialHandle::spawn_in_process(Arc::clone(&self.catalog), spec),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        handles
+            .into_iter()
+            .map(|mut h| {
+                let verified = h.ready()?;
+                Ok((h, verified))
+            })
+            .collect()
+    }
+
     /// Runs every fork of one benchmark.
     pub fn run_one(
         &self,

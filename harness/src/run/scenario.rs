@@ -224,6 +224,11 @@ pub trait Trial: Send + Sync {
     ) -> Option<Result<ExternalSample, String>> {
         None
     }
+
+    /// Called after every iteration, before the trial idles: finish or stop background work
+    /// (merges, refreshes) so that a side waiting its turn in a paired run takes no CPU from
+    /// the side being measured. The next iteration may restart it.
+    fn quiesce(&self) {}
 }
 
 /// The result of an iteration a [`Trial`] ran itself (see [`Trial::run_iteration`]).
@@ -254,6 +259,11 @@ pub trait Scenario: Send + Sync {
     /// `op`, with every thread.
     fn groups(&self, _params: &Params, threads: usize) -> Vec<GroupSpec> {
         vec![GroupSpec::new("op", threads)]
+    }
+    /// Whether this combination is a deterministic simulation whose iterations run successive
+    /// seeds: then a claim's replicate is a seed, not a process pair, and nothing is warmed up.
+    fn deterministic(&self, _params: &Params) -> bool {
+        false
     }
     /// Environment variables a fork must set for this combination (e.g. `RUST_BACKTRACE`).
     fn fork_env(&self, _params: &Params) -> Vec<(String, String)> {

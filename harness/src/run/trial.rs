@@ -118,7 +118,11 @@ pub fn run_trial(
                 }
             };
             match result {
-                Ok(r) => command = driver(Event::Iteration(r)),
+                Ok(r) => {
+                    // Outside the window: the trial idles from here until the next command.
+                    trial.quiesce();
+                    command = driver(Event::Iteration(r));
+                }
                 Err(e) => {
                     failed = Some(e);
                     break;

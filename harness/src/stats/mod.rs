@@ -3,14 +3,17 @@
 //! JMH reports `score ± error` where the error is the half-width of the 99.9% confidence
 //! interval of the mean from Student's t distribution over all iteration scores of all forks.
 //! We keep that statistic so our numbers read like JMH's, and add percentiles of the scores.
-//! [`ratio`] is the log-ratio interval of paired A/B runs, [`welch`] the significance test of
-//! `critsec compare`.
+//! [`ratio`] is the log-ratio interval of paired A/B runs, [`hierarchy`] its variance components
+//! (within and between process pairs), [`poisson`] the exact rate interval of count claims,
+//! [`welch`] the significance test of `critsec compare`.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+pub mod hierarchy;
+pub mod poisson;
 pub mod ratio;
 pub mod welch;
 

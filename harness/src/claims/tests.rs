@@ -1,0 +1,244 @@
+//! `reproduce_claims` end to end on a synthetic scenario whose scores are set by its
+//! parameters (no wall time): replicate structure, ABBA balance, recorded randomisation, ERROR
+//! on a failed check, the count kind, NOT TESTABLE HERE, positive controls and seeds.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::claim::Claim;
+use super::reproduce::{PairedSettings, Verdict, reproduce_claims};
+use crate::run::fork::Catalog;
+use crate::run::runner::{Launcher, Silent};
+use crate::run::scenario::{
+    ExternalSample, GroupSpec, Metric, ParamSpec, Params, Scenario, ScenarioError, Trial, Worker,
+};
+
+/// `synthetic/score`: each iteration scores `score` (times a small deterministic wobble) and
+/// counts `timeouts`; `broken = 1` fails its check; `seeded = 1` declares it deterministic.
+struct Synthetic;
+
+impl Scenario for Synthetic {
+    fn name(&self) -> &'static str {
+        "synthetic/score"
+    }
+    fn description(&self) -> &'static str {
+        "test scenario"
+    }
+    fn params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec::free("score", &["100"], "score per iteration"),
+            ParamSpec::free("timeouts", &["0"], "timeouts per iteration"),
+            ParamSpec::free("broken", &["0"], "1: the check fails"),
+            ParamSpec::free("seeded", &["0"], "1: deterministic"),
+        ]
+    }
+    fn deterministic(&self, params: &Params) -> bool {
+        params.get("seeded").is_ok_and(|v| v == "1")
+    }
+    fn setup(&self, p: &Params, _: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError> {
+        Ok(Box::new(SyntheticTrial {
+            score: p.parse("score")?,
+            timeouts: p.parse("timeouts")?,
+            broken: p.get("broken")? == "1",
+            n: AtomicU64::new(0),
+        }))
+    }
+}
+
+struct SyntheticTrial {
+    score: f64,
+    timeouts: f64,
+    broken: bool,
+    n: AtomicU64,
+}
+
+struct NoWorker;
+impl Worker for NoWorker {
+    fn op(&mut self) -> u64 {
+        0
+    }
+}
+
+impl Trial for SyntheticTrial {
+    fn verify(&self) -> Result<String, String> {
+        if self.broken {
+            Err("the synthetic check failed".into())
+        } else {
+            Ok("ok".into())
+        }
+    }
+    fn worker(&self, _: &str, _: usize) -> Box<dyn Worker + '_> {
+        Box::new(NoWorker)
+    }
+    fn run_iteration(&self, _: bool, _: Duration) -> Option<Result<ExternalSample, String>> {
+        let n = self.n.fetch_add(1, Ordering::Relaxed);
+        // ±1% wobble, so intervals have a spread.
+        let wobble = 1.0 + 0.01 * ((n % 3) as f64 - 1.0);
+        Some(Ok(ExternalSample {
+            score: self.score * wobble,
+            unit: "ops/s".into(),
+            secondary: vec![
+                Metric::new("timeouts", self.timeouts, "count"),
+                Metric::new("requests", 1000.0, "count"),
+            ],
+        }))
+    }
+}
+
+fn claims(text: &str) -> Vec<Claim> {
+    Claim::parse_file(text, "test.toml").unwrap()
+}
+
+fn settings() -> PairedSettings {
+    PairedSettings {
+        iteration_time: Duration::from_millis(1),
+        forked: false,
+        ..PairedSettings::quick().with_seed(11)
+    }
+}
+
+fn run(text: &str) -> Vec<super::reproduce::ClaimOutcome> {
+    let launcher = Launcher::new(Arc::new(Catalog::new(vec![Box::new(Synthetic)])), None);
+    let cs = claims(text);
+    reproduce_claims(&launcher, &cs, &cs, &settings(), &mut Silent)
+}
+
+const HEAD: &str = "title='t'\nsource='s'\nsource_figure='f'\nscenario='synthetic/score'\n";
+
+fn ratio(id: &str, base: &str, cont: &str, extra: &str) -> String {
+    format!(
+        "[[claim]]\nid='{id}'\n{HEAD}direction='higher'\nmin_effect=1.5\n{extra}baseline={{params={{score='{base}'}}}}\ncontender={{params={{score='{cont}'}}}}\n"
+    )
+}
+
+#[test]
+fn a_known_ratio_reproduces_with_balanced_recorded_replicates() {
+    let o = &run(&ratio("fast", "100", "200", ""))[0];
+    assert_eq!(o.verdict, Ok(Verdict::Reproduced), "{o:?}");
+    assert_eq!(o.replicate_kind, "process-pair");
+    let r = o.interval.unwrap();
+    assert!((r.ratio - 2.0).abs() < 0.05, "{r:?}");
+    // The pilot decides it: 5 pairs of 2 blocks, one A-B and one B-A each.
+    assert_eq!(o.replicates.len(), 5);
+    assert_eq!(o.looks, vec![5]);
+    for rep in &o.replicates {
+        let firsts: Vec<bool> = rep.blocks.iter().map(|b| b.2).collect();
+        assert_eq!(firsts.len(), 2);
+        assert_ne!(firsts[0], firsts[1], "unbalanced blocks {firsts:?}");
+    }
+    // Launch order and padding are drawn per pair and recorded.
+    let launched: Vec<bool> = o
+        .replicates
+        .iter()
+        .map(|r| r.baseline_launched_first)
+        .collect();
+    assert!(
+        launched.contains(&true) && launched.contains(&false),
+        "{launched:?}"
+    );
+    assert!(o.replicates.iter().any(|r| r.env_pad.0 != r.env_pad.1));
+    assert!(o.components.is_some());
+    assert_eq!(o.baseline.verified_before.len(), 5);
+}
+
+#[test]
+fn the_same_seed_replays_the_same_randomisation() {
+    let a = &run(&ratio("fast", "100", "200", ""))[0];
+    let b = &run(&ratio("fast", "100", "200", ""))[0];
+    let orders = |o: &super::reproduce::ClaimOutcome| {
+        o.replicates
+            .iter()
+            .map(|r| (r.baseline_launched_first, r.env_pad))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(orders(a), orders(b));
+}
+
+#[test]
+fn a_failed_check_is_an_error_never_a_verdict() {
+    let text = ratio("broken", "100", "200", "").replace(
+        "contender={params={score='200'}}",
+        "contender={params={score='200', broken='1'}}",
+    );
+    let o = &run(&text)[0];
+    let e = o.verdict.as_ref().unwrap_err();
+    assert!(e.contains("synthetic check failed"), "{e}");
+}
+
+#[test]
+fn count_claims_test_none_against_some_with_rates() {
+    let count = |id: &str, base: &str, cont: &str| {
+        format!(
+            "[[claim]]\nid='{id}'\n{HEAD}kind='count'\nmetric='timeouts'\nk=2\nexposure='requests'\nbaseline={{params={{timeouts='{base}'}}}}\ncontender={{params={{timeouts='{cont}', score='101'}}}}\n"
+        )
+    };
+    let text = count("none-vs-some", "3", "0")
+        + &count("too-few", "1", "0")
+        + &count("some-left", "3", "1");
+    let out = run(&text);
+    assert_eq!(out[0].verdict, Ok(Verdict::Reproduced), "{:?}", out[0]);
+    let c = out[0].counts.as_ref().unwrap();
+    // 5 pairs × 2 blocks × 3 timeouts per replicate block = 6 per replicate.
+    assert_eq!(c.baseline, vec![6; 5]);
+    assert_eq!(c.contender, vec![0; 5]);
+    let rate = c.baseline_rate.unwrap();
+    assert!((rate.rate - 3.0).abs() < 1e-9, "{rate:?}");
+    assert_eq!(c.contender_rate.unwrap().low, 0.0);
+    // k = 2 per replicate: a baseline of 1 per block is 2 per replicate, enough; but the
+    // contender's 1 per block is not none.
+    assert_eq!(out[1].verdict, Ok(Verdict::Reproduced));
+    assert_eq!(out[2].verdict, Ok(Verdict::NotReproduced));
+}
+
+#[test]
+fn requirements_the_machine_lacks_make_a_claim_not_testable_here() {
+    let o = &run(&ratio("big", "100", "200", "requires={cores=100000}\n"))[0];
+    match &o.verdict {
+        Ok(Verdict::NotTestable { reason }) => assert!(reason.contains("100000 cores"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(o.replicates.is_empty(), "nothing was measured");
+}
+
+#[test]
+fn a_failing_positive_control_makes_a_null_claim_not_testable_here() {
+    // The control claims a 1.5x effect that the synthetic scores do not have (1.01x).
+    let control = ratio("control", "100", "101", "");
+    let null = format!(
+        "[[claim]]\nid='null'\n{HEAD}direction='lower'\nmin_effect=1.3\ncontrol='control'\nbaseline={{params={{score='100'}}}}\ncontender={{params={{score='102'}}}}\n"
+    );
+    let out = run(&(control + &null));
+    assert_eq!(out[0].claim.id, "control");
+    assert_eq!(out[0].verdict, Ok(Verdict::NotReproduced));
+    match &out[1].verdict {
+        Ok(Verdict::NotTestable { reason }) => assert!(reason.contains("control"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    // The null claim's own interval is still reported.
+    assert!(out[1].interval.is_some());
+}
+
+#[test]
+fn claims_on_one_configuration_share_its_measurements() {
+    let text = ratio("a", "100", "200", "") + &ratio("b", "100", "300", "");
+    let out = run(&text);
+    assert_eq!(out[0].group, vec!["a".to_string(), "b".to_string()]);
+    // Both derive from the same rounds: the baseline's values are identical.
+    assert_eq!(out[0].baseline.values, out[1].baseline.values);
+}
+
+#[test]
+fn deterministic_scenarios_replicate_over_seeds() {
+    let text = ratio("sim", "100", "200", "")
+        .replace("score='100'}", "score='100', seeded='1'}")
+        .replace("score='200'}", "score='200', seeded='1'}");
+    let o = &run(&text)[0];
+    assert_eq!(o.replicate_kind, "seed");
+    assert_eq!(o.replicates.len(), 3);
+    assert_eq!(
+        o.replicates.iter().map(|r| r.seed).collect::<Vec<_>>(),
+        vec![Some(0), Some(1), Some(2)]
+    );
+    assert_eq!(o.verdict, Ok(Verdict::Reproduced));
+}
