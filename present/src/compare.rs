@@ -25,8 +25,9 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use critsec_harness::format::jmh::{JmhEntry, JmhMetric};
-use critsec_harness::stats::CONFIDENCE;
+use critsec_harness::stats::hierarchy::components;
 use critsec_harness::stats::welch::{Significance, Test, welch};
+use critsec_harness::stats::{CONFIDENCE, t_quantile};
 
 use crate::table::{Align, Color, Table, fmt_num, md_escape};
 
@@ -159,38 +160,77 @@ pub struct Value {
     /// The iteration scores, for the t-test.
     #[serde(skip)]
     pub raw: Vec<f64>,
+    /// How many forks the file holds iterations of.
+    pub forks: usize,
+    /// Each fork's mean score: the unit of the test and interval when there are two or more.
+    #[serde(skip)]
+    pub fork_means: Vec<f64>,
+    /// Intra-fork correlation ρ of the iteration scores (between-fork share of the variance),
+    /// when there are two forks of two iterations or more.
+    pub fork_rho: Option<f64>,
 }
 
 impl Value {
     /// The value of a metric as a file states it.
+    /// With two forks or more, the fork is the unit: the error is the 99.9% Student-t
+    /// half-width over the fork means (F - 1 degrees of freedom), not JMH's over all iterations,
+    /// which ignores the variation between forks.
     pub fn of(m: &JmhMetric) -> Value {
-        let raw = iteration_scores(m);
+        let forks = fork_scores(m);
+        let raw: Vec<f64> = forks.iter().flatten().copied().collect();
+        let fork_means: Vec<f64> = forks
+            .iter()
+            .map(|f| f.iter().sum::<f64>() / f.len() as f64)
+            .collect();
+        let fork_rho = components(&forks).map(|c| c.rho);
+        let mut error = Some(m.score_error.0).filter(|e| e.is_finite());
+        if fork_means.len() >= 2 {
+            let n = fork_means.len() as f64;
+            let mean = fork_means.iter().sum::<f64>() / n;
+            let var = fork_means.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            error = Some(t_quantile(CONFIDENCE, n - 1.0) * var.sqrt() / n.sqrt())
+                .filter(|e| e.is_finite());
+        }
         Value {
             score: m.score.0,
-            error: Some(m.score_error.0).filter(|e| e.is_finite()),
+            error,
             iterations: raw.len(),
             raw,
+            forks: forks.len(),
+            fork_means,
+            fork_rho,
         }
+    }
+
+    /// Whether the forks disagree: the variance between forks dominates the variance within
+    /// them (ρ > 0.5), as in a bimodal split where some forks settle at another speed.
+    pub fn forks_disagree(&self) -> bool {
+        self.fork_rho.is_some_and(|rho| rho > 0.5)
     }
 
     fn scaled(mut self, factor: f64) -> Value {
         self.score *= factor;
         self.error = self.error.map(|e| e * factor);
         self.raw.iter_mut().for_each(|v| *v *= factor);
+        self.fork_means.iter_mut().for_each(|v| *v *= factor);
         self
     }
 }
 
-/// The iteration scores of a metric: `rawData` flattened over forks, or in sample mode the mean
-/// of each iteration's `rawDataHistogram`; non-finite values are left out.
-pub fn iteration_scores(m: &JmhMetric) -> Vec<f64> {
-    let raw: Vec<f64> = m
+/// The iteration scores of a metric per fork: `rawData`, or in sample mode the mean of each
+/// iteration's `rawDataHistogram`; non-finite values and empty forks are left out.
+pub fn fork_scores(m: &JmhMetric) -> Vec<Vec<f64>> {
+    let raw: Vec<Vec<f64>> = m
         .raw_data
         .iter()
         .flatten()
-        .flatten()
-        .map(|n| n.0)
-        .filter(|v| v.is_finite())
+        .map(|fork| {
+            fork.iter()
+                .map(|n| n.0)
+                .filter(|v| v.is_finite())
+                .collect::<Vec<f64>>()
+        })
+        .filter(|f| !f.is_empty())
         .collect();
     if !raw.is_empty() {
         return raw;
@@ -198,18 +238,38 @@ pub fn iteration_scores(m: &JmhMetric) -> Vec<f64> {
     m.raw_data_histogram
         .iter()
         .flatten()
-        .flatten()
-        .filter_map(|iteration| {
-            let count: u64 = iteration.iter().map(|(_, c)| c).sum();
-            let sum: f64 = iteration.iter().map(|(v, c)| v.0 * *c as f64).sum();
-            (count > 0).then(|| sum / count as f64)
+        .map(|fork| {
+            fork.iter()
+                .filter_map(|iteration| {
+                    let count: u64 = iteration.iter().map(|(_, c)| c).sum();
+                    let sum: f64 = iteration.iter().map(|(v, c)| v.0 * *c as f64).sum();
+                    (count > 0).then(|| sum / count as f64)
+                })
+                .filter(|v| v.is_finite())
+                .collect::<Vec<f64>>()
         })
-        .filter(|v| v.is_finite())
+        .filter(|f| !f.is_empty())
         .collect()
+}
+
+/// The iteration scores of a metric over all forks (see [`fork_scores`]).
+pub fn iteration_scores(m: &JmhMetric) -> Vec<f64> {
+    fork_scores(m).into_iter().flatten().collect()
 }
 
 /// The significance rule of this module (see the module doc) applied to two values.
 pub fn significance(base: &Value, contender: &Value) -> Significance {
+    // Forks are the unit when both sides have several: iterations of one fork are not
+    // independent of each other.
+    if base.forks >= 2
+        && contender.forks >= 2
+        && let Some(s) = welch(&base.fork_means, &contender.fork_means, CONFIDENCE)
+    {
+        return Significance {
+            test: Test::WelchForks,
+            ..s
+        };
+    }
     if let Some(s) = welch(&base.raw, &contender.raw, CONFIDENCE) {
         return s;
     }
@@ -427,7 +487,7 @@ pub struct Comparison {
 }
 
 /// The significance rule as printed in every header.
-pub const RULE: &str = "significance at 99.9%: * Welch's t-test on the iteration scores (rawData) when both sides have >= 2 iterations, else † the two 99.9% intervals do not overlap, ? untestable (no iterations and no interval); better/worse by the metric's direction (throughput up is good; time, latency, waits, timeouts up are bad; other units neutral)";
+pub const RULE: &str = "significance at 99.9%: * Welch's t-test on the fork means when both sides have >= 2 forks (forks are the unit, and the ± is then over fork means), else on the iteration scores (rawData) when both sides have >= 2 iterations, else † the two 99.9% intervals do not overlap, ? untestable (no iterations and no interval); better/worse by the metric's direction (throughput up is good; time, latency, waits, timeouts up are bad; other units neutral)";
 
 /// Compares runs; `runs[0]` is the baseline, the rest are contenders.
 pub fn compare(runs: &[Run]) -> Result<Comparison, CompareError> {
@@ -559,6 +619,28 @@ pub fn compare(runs: &[Run]) -> Result<Comparison, CompareError> {
     let geomeans = (1..runs.len())
         .map(|c| geomean(&labels[c], &in_all, &indexed[0], &indexed[c]))
         .collect();
+    // Rows whose forks disagree: the between-fork variance dominates (ρ > 0.5), so any one fork
+    // would have told another story (JMH pools the forks and hides it).
+    for r in &rows {
+        let values = std::iter::once((labels[0].as_str(), &r.baseline)).chain(
+            r.contenders
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.as_ref().map(|v| (labels[i + 1].as_str(), &v.value))),
+        );
+        for (label, v) in values {
+            if v.forks_disagree() {
+                notes.push(format!(
+                    "forks disagree in {label}, {} {}: between-fork variance dominates (ρ = {:.2} over {} forks); fork means {}",
+                    r.benchmark_label(),
+                    r.metric.as_deref().unwrap_or("primary"),
+                    v.fork_rho.unwrap_or(f64::NAN),
+                    v.forks,
+                    v.fork_means.iter().map(|m| fmt_num(*m)).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+    }
     Ok(Comparison {
         runs: runs
             .iter()
@@ -690,7 +772,7 @@ fn mark(s: &Significance) -> &'static str {
     match (s.test, s.significant) {
         (_, None) => "?",
         (_, Some(false)) => "",
-        (Test::Welch, Some(true)) => "*",
+        (Test::Welch | Test::WelchForks, Some(true)) => "*",
         (_, Some(true)) => "†",
     }
 }
@@ -1080,6 +1162,9 @@ mod tests {
             error,
             iterations: raw.len(),
             raw: raw.to_vec(),
+            forks: 1,
+            fork_means: Vec::new(),
+            fork_rho: None,
         }
     }
 
@@ -1154,7 +1239,7 @@ mod tests {
             "{:?}",
             v.diff_pct
         );
-        assert_eq!(v.significance.test, Test::Welch);
+        assert_eq!(v.significance.test, Test::WelchForks);
         assert_eq!(v.change, Change::Better);
         // mutex at 2 threads: +0.7%, within the noise.
         let row = find(
@@ -1443,5 +1528,52 @@ mod tests {
     #[test]
     fn text_rendering() {
         insta::assert_snapshot!(text(&ours(), false));
+    }
+
+    /// A JMH entry whose forks' iteration scores are `forks`.
+    fn forked(forks: &[&[f64]]) -> String {
+        let e: serde_json::Value = serde_json::from_str::<Vec<serde_json::Value>>(JMH_SYNC)
+            .unwrap()
+            .remove(0);
+        let mut e = e;
+        let all: Vec<f64> = forks.iter().flat_map(|f| f.iter().copied()).collect();
+        let mean = all.iter().sum::<f64>() / all.len() as f64;
+        e["forks"] = forks.len().into();
+        e["primaryMetric"]["score"] = mean.into();
+        e["primaryMetric"]["rawData"] = serde_json::to_value(forks).unwrap();
+        e["secondaryMetrics"] = serde_json::json!({});
+        serde_json::to_string(&vec![e]).unwrap()
+    }
+
+    #[test]
+    fn forks_are_the_unit_and_disagreeing_forks_are_flagged() {
+        // Every fork steady (±0.1%), but the forks differ from each other by 5-10%: pooling
+        // 15 iterations calls a 10% difference significant; over 3 forks a side it is not.
+        let bimodal = forked(&[
+            &[10.0, 10.01, 9.99, 10.0, 10.0],
+            &[10.5, 10.51, 10.49, 10.5, 10.5],
+            &[11.0, 11.01, 10.99, 11.0, 11.0],
+        ]);
+        let steady = forked(&[
+            &[11.0, 11.01, 10.99, 11.0, 11.0],
+            &[11.5, 11.51, 11.49, 11.5, 11.5],
+            &[12.0, 12.01, 11.99, 12.0, 12.0],
+        ]);
+        let c = compare(&[run("a.json", &bimodal), run("b.json", &steady)]).unwrap();
+        let row = &c.rows[0];
+        assert_eq!(row.baseline.forks, 3);
+        assert!(row.baseline.forks_disagree(), "{:?}", row.baseline.fork_rho);
+        let v = row.contenders[0].as_ref().unwrap();
+        assert_eq!(v.significance.test, Test::WelchForks);
+        assert_eq!(v.significance.significant, Some(false));
+        // Pooled iterations would have called it significant.
+        let pooled = welch(&row.baseline.raw, &v.value.raw, CONFIDENCE).unwrap();
+        assert_eq!(pooled.significant, Some(true));
+        assert!(
+            c.notes.iter().any(|n| n.contains("forks disagree in a.json")),
+            "{:?}",
+            c.notes
+        );
+        assert!(v.value.forks_disagree());
     }
 }

@@ -10,6 +10,8 @@ use super::t_quantile;
 pub enum Test {
     /// Welch's unequal-variance t-test on the iteration scores.
     Welch,
+    /// Welch's test on the fork means, when both sides have two forks or more.
+    WelchForks,
     /// Whether the two 99.9% intervals are disjoint.
     Intervals,
     /// Neither applies: fewer than two iterations on a side and no interval.
