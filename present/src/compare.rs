@@ -1570,7 +1570,9 @@ mod tests {
         let pooled = welch(&row.baseline.raw, &v.value.raw, CONFIDENCE).unwrap();
         assert_eq!(pooled.significant, Some(true));
         assert!(
-            c.notes.iter().any(|n| n.contains("forks disagree in a.json")),
+            c.notes
+                .iter()
+                .any(|n| n.contains("forks disagree in a.json")),
             "{:?}",
             c.notes
         );

@@ -964,40 +964,37 @@ fn measure_seeded(
 ) {
     type Seeded = Result<(Vec<IterationResult>, (String, String), f64), String>;
     let mut results: Vec<Option<Seeded>> = (0..group_arms.len()).map(|_| None).collect();
-    let parallel = available_cores().clamp(1, 2);
-    for chunk in (0..group_arms.len()).collect::<Vec<_>>().chunks(parallel) {
-        if interrupted() {
-            break;
-        }
-        let done: Vec<(usize, Seeded)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = chunk
-                .iter()
-                .map(|&g| {
+    // Two workers take arms from one queue, so neither waits for the other's slow arm; this
+    // thread collects their results and reports progress.
+    let workers = available_cores().clamp(1, 2);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Seeded)>();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                loop {
+                    let g = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if g >= group_arms.len() || interrupted() {
+                        break;
+                    }
                     let spec = &arms[group_arms[g]];
-                    scope.spawn(move || {
-                        (
-                            g,
-                            run_seeds(launcher, spec, settings.seeds, settings.forked),
-                        )
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| (usize::MAX, Err("panicked".into())))
-                })
-                .collect()
-        });
-        for (g, r) in done {
-            if g < results.len() {
-                results[g] = Some(r);
-            }
+                    let r = run_seeds(launcher, spec, settings.seeds, settings.forked);
+                    if tx.send((g, r)).is_err() {
+                        break;
+                    }
+                }
+            });
         }
-        let measured = results.iter().filter(|r| r.is_some()).count() as u32;
-        observer.replicate_done(ids, measured, group_arms.len() as u32);
-    }
+        drop(tx);
+        let mut count = 0u32;
+        for (g, r) in rx {
+            results[g] = Some(r);
+            count += 1;
+            observer.replicate_done(ids, count, group_arms.len() as u32);
+        }
+    });
     let local = |arm: usize| group_arms.iter().position(|&x| x == arm).expect("in group");
     for &i in members {
         let (a, b) = planned[i].arms.expect("grouped claims have arms");
