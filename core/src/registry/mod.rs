@@ -8,7 +8,8 @@
 //! Principal types: [`CoreRegistry`] (the trait, with each method's contract), [`Core`] (the
 //! reference count and exactly-once close), [`CoreHandle`] (an open reference, closed on drop),
 //! [`CoreDescriptor`], [`Mdc`] (the per-thread logging context) and [`Container`] (the shared
-//! `CoreContainer` parts). The strategies:
+//! `CoreContainer` parts). The strategies, listed by [`RegistryKind`] (their ids, and
+//! [`RegistryKind::build`] to construct one):
 //!
 //! - [`MutexRegistry`] (`mutex`): upstream Solr, `synchronized (modifyLock)`.
 //! - [`RwLockRegistry`] (`rwlock`): apache/solr PR #1155, a read-write lock with a condition.
@@ -31,7 +32,7 @@ mod tests;
 
 pub use self::core::{Core, CoreId};
 pub use container::{CONTAINER_HANDLERS, Container, LoadHook, RegistryConfig, RequestHandler};
-pub use core_registry::{CoreHandle, CoreRegistry, STRATEGIES, new_registry};
+pub use core_registry::{CoreHandle, CoreRegistry, RegistryKind};
 pub use descriptor::{CloudDescriptor, CoreDescriptor};
 pub use error::RegistryError;
 pub use mdc::{MAX_MDC_PUTS, MDC_KEYS, Mdc, MdcEntries, NODE_KEY};

@@ -4,10 +4,11 @@
 
 use super::container::{self, Container, RegistryConfig, StateAccess};
 use super::core::{Core, CoreId};
-use super::core_registry::{CoreHandle, CoreRegistry};
+use super::core_registry::{CoreHandle, CoreRegistry, RegistryKind};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::registry_state::RegistryState;
+use crate::kind::StrategyKind;
 use crate::sync::primitive::Arc;
 use crate::sync::{Condvar, Mutex};
 
@@ -89,8 +90,8 @@ impl StateAccess for MutexRegistry {
 }
 
 impl CoreRegistry for MutexRegistry {
-    fn strategy(&self) -> &'static str {
-        "mutex"
+    fn id(&self) -> &'static str {
+        RegistryKind::Mutex.id()
     }
 
     fn container(&self) -> &Container {

@@ -19,10 +19,11 @@
 
 use super::container::{self, Container, RegistryConfig, StateAccess};
 use super::core::{Core, CoreId};
-use super::core_registry::{CoreHandle, CoreRegistry};
+use super::core_registry::{CoreHandle, CoreRegistry, RegistryKind};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::registry_state::RegistryState;
+use crate::kind::StrategyKind;
 use crate::sync::primitive::Arc;
 use crate::sync::{Condvar, Mutex, RwLock};
 
@@ -118,8 +119,8 @@ impl StateAccess for RwLockRegistry {
 }
 
 impl CoreRegistry for RwLockRegistry {
-    fn strategy(&self) -> &'static str {
-        "rwlock"
+    fn id(&self) -> &'static str {
+        RegistryKind::RwLock.id()
     }
 
     fn container(&self) -> &Container {

@@ -31,11 +31,12 @@
 
 use super::container::{self, Container, RegistryConfig, StateAccess};
 use super::core::{Core, CoreId};
-use super::core_registry::{CoreHandle, CoreRegistry};
+use super::core_registry::{CoreHandle, CoreRegistry, RegistryKind};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::registry_state::{Maps, RegistryState};
 use super::snapshot_cell::SnapshotCell;
+use crate::kind::StrategyKind;
 use crate::sync::primitive::Arc;
 use crate::sync::{Condvar, Mutex};
 
@@ -136,8 +137,8 @@ impl StateAccess for SnapshotRegistry {
 }
 
 impl CoreRegistry for SnapshotRegistry {
-    fn strategy(&self) -> &'static str {
-        "snapshot"
+    fn id(&self) -> &'static str {
+        RegistryKind::Snapshot.id()
     }
 
     fn container(&self) -> &Container {

@@ -5,6 +5,7 @@
 //! atomic swap, shutdown ending waits); Solr has no single upstream test of these to mirror.
 
 use super::*;
+use crate::kind::{StrategyKind, ids};
 use std::collections::HashSet;
 use std::sync::Barrier;
 
@@ -31,17 +32,12 @@ fn with_cores(r: &dyn CoreRegistry, names: &[&str]) -> Vec<CoreId> {
 fn assert_quiescent(r: &dyn CoreRegistry) {
     for name in r.loaded_names() {
         let core = r.get_loaded_core_without_increment(&name).expect("loaded");
-        assert_eq!(
-            core.ref_count(),
-            1,
-            "{}: {name} still referenced",
-            r.strategy()
-        );
+        assert_eq!(core.ref_count(), 1, "{}: {name} still referenced", r.id());
         assert_eq!(
             core.closes_run(),
             0,
             "{}: {name} closed while registered",
-            r.strategy()
+            r.id()
         );
         assert_eq!(core.over_closes(), 0);
     }
@@ -369,7 +365,7 @@ macro_rules! conformance {
 
             fn registry() -> Box<dyn CoreRegistry> {
                 let r = super::$strategy(RegistryConfig::default());
-                assert_eq!(r.strategy(), stringify!($strategy));
+                assert_eq!(r.id(), stringify!($strategy));
                 r
             }
 
@@ -411,16 +407,13 @@ conformance!(snapshot);
 
 #[test]
 fn strategies_are_built_by_id() {
-    for id in STRATEGIES {
-        assert_eq!(
-            new_registry(id, RegistryConfig::default())
-                .unwrap()
-                .strategy(),
-            *id
-        );
+    for kind in RegistryKind::ALL {
+        assert_eq!(kind.build(RegistryConfig::default()).id(), kind.id());
+        assert_eq!(kind.id().parse::<RegistryKind>(), Ok(*kind));
+        assert_eq!(kind.to_string(), kind.id());
     }
-    assert!(matches!(
-        new_registry("spinlock", RegistryConfig::default()),
-        Err(RegistryError::UnknownStrategy { given, .. }) if given == "spinlock"
-    ));
+    assert_eq!(ids::<RegistryKind>(), ["mutex", "rwlock", "snapshot"]);
+    let e = "spinlock".parse::<RegistryKind>().unwrap_err();
+    assert_eq!(e.given, "spinlock");
+    assert_eq!(e.valid, "mutex, rwlock, snapshot");
 }
