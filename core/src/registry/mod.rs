@@ -24,7 +24,6 @@ mod mdc;
 mod mutex_registry;
 mod registry_state;
 mod rwlock_registry;
-mod snapshot_cell;
 mod snapshot_registry;
 
 #[cfg(all(test, not(loom)))]

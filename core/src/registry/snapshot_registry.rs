@@ -35,10 +35,9 @@ use super::core_registry::{CoreHandle, CoreRegistry, RegistryKind};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::registry_state::{Maps, RegistryState};
-use super::snapshot_cell::SnapshotCell;
 use crate::kind::StrategyKind;
 use crate::sync::primitive::Arc;
-use crate::sync::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex, SnapshotCell};
 
 /// Ours: lock-free readers over a published snapshot; writers serialised by a mutex.
 pub struct SnapshotRegistry {
