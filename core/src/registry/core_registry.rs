@@ -1,6 +1,8 @@
 //! The `CoreRegistry` trait: `SolrCores` plus the `CoreContainer` methods that use it.
 //!
-//! Three strategies implement it, differing only in how they make readers and writers agree:
+//! Three strategies implement it, differing only in how they make readers and writers agree. Each
+//! states just that (the crate-private `StateAccess`, one file per strategy); the methods of this
+//! trait are written once on top of it, in `state_access.rs`.
 //!
 //! - [`MutexRegistry`](super::MutexRegistry) (`mutex`): upstream Solr, one monitor over
 //!   everything, `open()` and its logging-context puts inside it. Pick it to reproduce Solr.

@@ -14,6 +14,11 @@
 //! - [`MutexRegistry`] (`mutex`): upstream Solr, `synchronized (modifyLock)`.
 //! - [`RwLockRegistry`] (`rwlock`): apache/solr PR #1155, a read-write lock with a condition.
 //! - [`SnapshotRegistry`] (`snapshot`): ours, lock-free readers over an arc-swap snapshot.
+//!
+//! Layout: the trait and the catalog in `core_registry.rs`; the state `SolrCores` guards and its
+//! `*_locked` steps in `registry_state.rs`; each strategy file says only how it reaches that state
+//! (`StateAccess`, with its hot-path lookup), and `state_access.rs` writes every `CoreRegistry`
+//! method once on top of it; `tests.rs` is the conformance suite.
 
 mod container;
 mod core;
@@ -25,6 +30,7 @@ mod mutex_registry;
 mod registry_state;
 mod rwlock_registry;
 mod snapshot_registry;
+mod state_access;
 
 #[cfg(all(test, not(loom)))]
 mod tests;
