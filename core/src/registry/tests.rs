@@ -98,6 +98,50 @@ pub(super) fn check_lookups(r: &dyn CoreRegistry) {
     assert_quiescent(r);
 }
 
+/// Issue #18, bug 1: once a thread's last open core closes, its logging context holds no core's
+/// keys, whichever core closes last. Solr's `MDCLoggingContext.clear()` removes the fixed set of
+/// per-core keys whenever the depth is back at 1 or less; removing only the closing core's keys
+/// left the first core's collection, shard and replica behind when closes were not LIFO.
+pub(super) fn check_mdc_empty_after_any_close_order(r: &dyn CoreRegistry) {
+    with_cores(r, &["cloud"]);
+    r.create(CoreDescriptor::new("standalone")).unwrap();
+    let per_core = MDC_KEYS.iter().filter(|k| **k != NODE_KEY);
+    let per_core: Vec<&str> = per_core.copied().collect();
+    for (open, close) in [
+        (["cloud", "standalone"], [0, 1]),
+        (["standalone", "cloud"], [0, 1]),
+        (["cloud", "standalone"], [1, 0]),
+    ] {
+        let mut handles: Vec<Option<CoreHandle>> = open
+            .iter()
+            .map(|n| Some(r.get_core(n).unwrap().expect("loaded")))
+            .collect();
+        assert_eq!(
+            Mdc::get("core").as_deref(),
+            Some(open[0]),
+            "the outer open put"
+        );
+        for i in close {
+            drop(handles[i].take());
+        }
+        assert_eq!(Mdc::depth(), 0, "{open:?} closed in order {close:?}");
+        for key in &per_core {
+            assert_eq!(
+                Mdc::get(key),
+                None,
+                "{}: `{key}` left behind after opening {open:?} and closing in order {close:?}",
+                r.id()
+            );
+        }
+        assert_eq!(
+            Mdc::get(NODE_KEY).as_deref(),
+            Some("node1:8983_solr"),
+            "the node name stays"
+        );
+    }
+    assert_quiescent(r);
+}
+
 /// `get_core_with_id` opens only the instance with that id; a reload makes the old id miss.
 pub(super) fn check_id_mismatch(r: &dyn CoreRegistry) {
     let ids = with_cores(r, &["a", "b"]);
@@ -372,6 +416,10 @@ macro_rules! conformance {
             #[test]
             fn lookups() {
                 check_lookups(&*registry());
+            }
+            #[test]
+            fn mdc_empty_after_any_close_order() {
+                check_mdc_empty_after_any_close_order(&*registry());
             }
             #[test]
             fn id_mismatch() {
