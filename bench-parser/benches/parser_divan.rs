@@ -4,7 +4,7 @@ use std::backtrace::{Backtrace, BacktraceStatus};
 use std::cell::{Cell, RefCell};
 use std::sync::LazyLock;
 
-use bench_parser::parse::{ParseTrial, parse_fingerprint};
+use bench_parser::parse::{ParseTrial, parse_fingerprint, strategies};
 use critsec_core::parser::QueryParser;
 use critsec_harness::Params;
 
@@ -12,14 +12,21 @@ fn main() {
     divan::main();
 }
 
-const CASES: &[&str] = &[
-    "backtracking/complex",
-    "predictive/complex",
-    "tantivy/complex",
-    "backtracking/medium",
-    "predictive/medium",
-    "tantivy/medium",
-];
+/// The cases, `strategy/class`: every strategy of the scenario on complex, then medium queries.
+static CASES: LazyLock<Vec<String>> = LazyLock::new(|| {
+    ["complex", "medium"]
+        .into_iter()
+        .flat_map(|class| {
+            strategies()
+                .into_iter()
+                .map(move |s| format!("{s}/{class}"))
+        })
+        .collect()
+});
+
+fn cases() -> Vec<String> {
+    CASES.clone()
+}
 
 /// Verified trials, built once per case.
 static TRIALS: LazyLock<Vec<ParseTrial>> = LazyLock::new(|| {
@@ -51,7 +58,7 @@ thread_local! {
     static PARSERS: RefCell<Parsers> = const { RefCell::new(Vec::new()) };
 }
 
-#[divan::bench(args = CASES, threads = [1, 2])]
+#[divan::bench(args = cases(), threads = [1, 2])]
 fn parse(bencher: divan::Bencher, case: &str) {
     let index = CASES.iter().position(|c| *c == case).expect("known case");
     let trial = &TRIALS[index];

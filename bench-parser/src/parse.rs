@@ -7,7 +7,10 @@
 
 use std::backtrace::{Backtrace, BacktraceStatus};
 
-use critsec_core::parser::{self, BacktrackingParser, ErrorClass, ParseError, Query, QueryParser};
+use critsec_core::kind::ids;
+use critsec_core::parser::{
+    self, BacktrackingParser, ErrorClass, ParseError, ParserKind, Query, QueryParser,
+};
 use critsec_harness::{GroupSpec, ParamSpec, Params, Scenario, ScenarioError, Trial, Worker};
 use tantivy_query_grammar::{UserInputAst, UserInputLeaf};
 
@@ -17,8 +20,15 @@ use crate::corpus::{self, Class, Entry, Expect};
 #[derive(Debug, Default)]
 pub struct ParseScenario;
 
-/// Strategy ids, as parameter values.
-const STRATEGIES: [&str; 3] = ["backtracking", "predictive", "tantivy"];
+/// The id of the peer, tantivy's query grammar, as a `strategy` value.
+const TANTIVY: &str = "tantivy";
+
+/// The `strategy` parameter's values: our parsers' ids from the catalog, then the peer.
+pub fn strategies() -> Vec<&'static str> {
+    let mut all = ids::<ParserKind>();
+    all.push(TANTIVY);
+    all
+}
 
 impl Scenario for ParseScenario {
     fn name(&self) -> &'static str {
@@ -38,8 +48,8 @@ impl Scenario for ParseScenario {
         vec![
             ParamSpec::choice(
                 "strategy",
-                &STRATEGIES,
-                &STRATEGIES,
+                &strategies(),
+                &strategies(),
                 "parser: ours (backtracking, predictive) or tantivy's grammar",
             ),
             ParamSpec::choice(
@@ -87,7 +97,7 @@ impl Scenario for ParseScenario {
 /// Which parser a trial runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Strategy {
-    Ours(&'static str),
+    Ours(ParserKind),
     Tantivy,
 }
 
@@ -99,14 +109,6 @@ pub struct ParseTrial {
     backtrace: bool,
     entries: Vec<Entry>,
     expected: Vec<u64>,
-}
-
-fn bad(name: &str, value: &str, reason: impl Into<String>) -> ScenarioError {
-    ScenarioError::BadParam {
-        name: name.to_string(),
-        value: value.to_string(),
-        reason: reason.into(),
-    }
 }
 
 /// Cheap fingerprint of one of our results: the tree's node count, or the error class.
@@ -178,36 +180,41 @@ impl ParseTrial {
     /// Builds and verifies a trial for `params` (the scenario's parameters).
     pub fn new(params: &Params) -> Result<Self, ScenarioError> {
         let strategy = match params.get("strategy")? {
-            "tantivy" => Strategy::Tantivy,
-            "backtracking" => Strategy::Ours("backtracking"),
-            "predictive" => Strategy::Ours("predictive"),
-            other => {
-                return Err(bad(
+            TANTIVY => Strategy::Tantivy,
+            other => Strategy::Ours(other.parse().map_err(|_| {
+                ScenarioError::bad(
                     "strategy",
                     other,
-                    format!("valid: {}", STRATEGIES.join(", ")),
-                ));
-            }
+                    format!("valid: {}", strategies().join(", ")),
+                )
+            })?),
         };
         let class_id = params.get("class")?;
-        let class = Class::from_id(class_id)
-            .ok_or_else(|| bad("class", class_id, "valid: simple, medium, complex, long"))?;
+        let class = Class::from_id(class_id).ok_or_else(|| {
+            ScenarioError::bad("class", class_id, "valid: simple, medium, complex, long")
+        })?;
         let backtrace = match params.get("backtrace")? {
             "0" => false,
             "1" => true,
-            other => return Err(bad("backtrace", other, "valid: 0, 1")),
+            other => return Err(ScenarioError::bad("backtrace", other, "valid: 0, 1")),
         };
         let shared_only = match (params.get("subset").unwrap_or("auto"), strategy) {
             ("auto", Strategy::Tantivy) | ("shared", _) => true,
             ("auto", _) | ("all", Strategy::Ours(_)) => false,
             ("all", Strategy::Tantivy) => {
-                return Err(bad(
+                return Err(ScenarioError::bad(
                     "subset",
                     "all",
                     "tantivy only runs the shared subset; use auto or shared",
                 ));
             }
-            (other, _) => return Err(bad("subset", other, "valid: auto, all, shared")),
+            (other, _) => {
+                return Err(ScenarioError::bad(
+                    "subset",
+                    other,
+                    "valid: auto, all, shared",
+                ));
+            }
         };
         let entries = corpus::entries(class, shared_only);
         if entries.is_empty() {
@@ -240,7 +247,7 @@ impl ParseTrial {
     /// A parser of this trial's strategy (`None` for tantivy, which needs none).
     pub fn parser(&self) -> Option<Box<dyn QueryParser>> {
         match self.strategy {
-            Strategy::Ours(id) => parser::parser_for(id, corpus::options()).ok(),
+            Strategy::Ours(kind) => Some(kind.build(corpus::options())),
             Strategy::Tantivy => None,
         }
     }
@@ -270,8 +277,8 @@ impl ParseTrial {
             }
             successes += stats.successes;
             fingerprints.push(match self.strategy {
-                Strategy::Ours("backtracking") => fingerprint(&b),
-                Strategy::Ours(_) => fingerprint(&p),
+                Strategy::Ours(ParserKind::Backtracking) => fingerprint(&b),
+                Strategy::Ours(ParserKind::Predictive) => fingerprint(&p),
                 Strategy::Tantivy => {
                     let tree = p.as_ref().map_err(|err| {
                         format!("query {:?} in shared subset fails: {err}", e.query)
@@ -387,7 +394,7 @@ mod tests {
     #[test]
     fn every_default_combination_sets_up_verifies_and_runs() {
         let s = ParseScenario;
-        for strategy in STRATEGIES {
+        for strategy in strategies() {
             for class in Class::ALL {
                 let p = params(strategy, class.id(), "auto");
                 let groups = s.groups(&p, 2);

@@ -2,15 +2,16 @@
 //! five logging-context puts per open. The uncontended cost of each strategy's hot path.
 use bench_registry::{build_registry, verify_registry};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use critsec_core::registry::STRATEGIES;
+use critsec_core::kind::StrategyKind;
+use critsec_core::registry::RegistryKind;
 use std::hint::black_box;
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("registry/get_close_single_thread");
-    for strategy in STRATEGIES {
-        let (registry, names) = build_registry(strategy, 10, 5).expect("valid parameters");
+    for kind in RegistryKind::ALL {
+        let (registry, names) = build_registry(*kind, 10, 5).expect("valid parameters");
         let mut next = 0;
-        group.bench_function(BenchmarkId::from_parameter(strategy), |b| {
+        group.bench_function(BenchmarkId::from_parameter(kind), |b| {
             b.iter(|| {
                 next = (next + 1) % names.len();
                 let handle = registry

@@ -2,6 +2,8 @@
 //! 10 SolrCloud cores with Solr's five logging-context puts per open (the micro-benchmark with
 //! realistic work inside the critical section).
 use bench_registry::{build_registry, verify_registry};
+use critsec_core::kind::StrategyKind;
+use critsec_core::registry::RegistryKind;
 use divan::Bencher;
 use std::cell::Cell;
 use std::hint::black_box;
@@ -32,9 +34,9 @@ fn next_index() -> usize {
     })
 }
 
-#[divan::bench(args = ["mutex", "rwlock", "snapshot"], threads = [1, 2, 4, 8])]
-fn get_close(bencher: Bencher, strategy: &str) {
-    let (registry, names) = build_registry(strategy, CORES, 5).expect("valid parameters");
+#[divan::bench(args = RegistryKind::ALL, threads = [1, 2, 4, 8])]
+fn get_close(bencher: Bencher, kind: RegistryKind) {
+    let (registry, names) = build_registry(kind, CORES, 5).expect("valid parameters");
     bencher.bench(|| {
         let name = &names[next_index()];
         let handle = registry.get_core(name).expect("no error").expect("loaded");

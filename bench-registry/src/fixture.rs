@@ -1,33 +1,21 @@
 //! What both scenarios share: building a registry of cloud cores, the lock-wait probe, and the
 //! post-run verification of reference counts and closes.
 
-use critsec_core::registry::{Core, CoreDescriptor, CoreRegistry, RegistryConfig, new_registry};
+use critsec_core::registry::{Core, CoreDescriptor, CoreRegistry, RegistryConfig, RegistryKind};
 use critsec_core::sync::{lock_stats, reset_lock_stats};
 use critsec_harness::{LockWaitProbe, LockWaits, ScenarioError};
 use std::sync::Arc;
 
-/// The strategy parameter's accepted values (the registry's strategy ids).
-pub(crate) const STRATEGIES: &[&str] = critsec_core::registry::STRATEGIES;
-
-/// A registry of strategy `strategy` with `cores` loaded SolrCloud cores `core0..`, each in its own shard of one collection,
+/// A registry of strategy `kind` with `cores` (the scenarios require at least one) loaded SolrCloud cores `core0..`, each in its own shard of one collection,
 /// on a node with a name (so an open can put all five of Solr's logging-context keys).
 pub fn build(
-    strategy: &str,
+    kind: RegistryKind,
     cores: usize,
     mdc_puts: usize,
 ) -> Result<(Box<dyn CoreRegistry>, Vec<String>), ScenarioError> {
-    let bad = |name: &str, value: String, reason: String| ScenarioError::BadParam {
-        name: name.to_string(),
-        value,
-        reason,
-    };
-    if cores == 0 {
-        return Err(bad("cores", "0".into(), "need at least one core".into()));
-    }
     let config = RegistryConfig::new(Some("node1:8983_solr".into()), mdc_puts)
-        .map_err(|e| bad("mdc_puts", mdc_puts.to_string(), e.to_string()))?;
-    let registry = new_registry(strategy, config)
-        .map_err(|e| bad("strategy", strategy.into(), e.to_string()))?;
+        .map_err(|e| ScenarioError::bad("mdc_puts", &mdc_puts.to_string(), e.to_string()))?;
+    let registry = kind.build(config);
     let names: Vec<String> = (0..cores).map(|i| format!("core{i}")).collect();
     for (i, name) in names.iter().enumerate() {
         let d = CoreDescriptor::cloud(

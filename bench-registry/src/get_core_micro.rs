@@ -14,7 +14,8 @@
 //!   contended cache line that is not part of the registry.
 
 use crate::fixture;
-use critsec_core::registry::CoreRegistry;
+use critsec_core::kind::ids;
+use critsec_core::registry::{CoreRegistry, RegistryKind};
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
 };
@@ -40,8 +41,8 @@ impl Scenario for GetCoreMicro {
         vec![
             ParamSpec::choice(
                 "strategy",
-                fixture::STRATEGIES,
-                fixture::STRATEGIES,
+                &ids::<RegistryKind>(),
+                &ids::<RegistryKind>(),
                 "registry strategy",
             ),
             ParamSpec::free("cores", &["10"], "number of loaded cores"),
@@ -57,9 +58,9 @@ impl Scenario for GetCoreMicro {
         params: &Params,
         _groups: &[GroupSpec],
     ) -> Result<Box<dyn Trial>, ScenarioError> {
-        let strategy = params.get("strategy")?;
-        let cores: usize = params.parse("cores")?;
-        let (registry, names) = fixture::build(strategy, cores, 0)?;
+        let kind: RegistryKind = params.parse("strategy")?;
+        let cores: usize = params.parse_in("cores", 1..)?;
+        let (registry, names) = fixture::build(kind, cores, 0)?;
         Ok(Box::new(MicroTrial {
             registry,
             names,
@@ -141,8 +142,8 @@ mod tests {
 
     #[test]
     fn every_strategy_runs_and_verifies() {
-        for strategy in fixture::STRATEGIES {
-            let params = Params::from_pairs([("strategy", *strategy), ("cores", "10")]);
+        for strategy in ids::<RegistryKind>() {
+            let params = Params::from_pairs([("strategy", strategy), ("cores", "10")]);
             let groups = GetCoreMicro.groups(&params, 2);
             let trial = GetCoreMicro.setup(&params, &groups).unwrap();
             trial.verify().unwrap();
@@ -174,5 +175,8 @@ mod tests {
         let params = Params::from_pairs([("strategy", "spinlock"), ("cores", "10")]);
         let e = GetCoreMicro.setup(&params, &[]).err().unwrap().to_string();
         assert!(e.contains("spinlock") && e.contains("snapshot"), "{e}");
+        let params = Params::from_pairs([("strategy", "mutex"), ("cores", "0")]);
+        let e = GetCoreMicro.setup(&params, &[]).err().unwrap().to_string();
+        assert!(e.contains("`cores`") && e.contains("1.."), "{e}");
     }
 }

@@ -13,7 +13,8 @@
 //! core created under the requested name or under its pair partner's.
 
 use crate::fixture;
-use critsec_core::registry::{CONTAINER_HANDLERS, Core, CoreId, CoreRegistry};
+use critsec_core::kind::ids;
+use critsec_core::registry::{CONTAINER_HANDLERS, Core, CoreId, CoreRegistry, RegistryKind};
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
 };
@@ -58,8 +59,8 @@ impl Scenario for RequestMix {
         vec![
             ParamSpec::choice(
                 "strategy",
-                fixture::STRATEGIES,
-                fixture::STRATEGIES,
+                &ids::<RegistryKind>(),
+                &ids::<RegistryKind>(),
                 "registry strategy",
             ),
             ParamSpec::free("cores", &["10"], "number of loaded cores"),
@@ -99,11 +100,11 @@ impl Scenario for RequestMix {
         params: &Params,
         _groups: &[GroupSpec],
     ) -> Result<Box<dyn Trial>, ScenarioError> {
-        let strategy = params.get("strategy")?;
-        let cores: usize = params.parse("cores")?;
+        let kind: RegistryKind = params.parse("strategy")?;
+        let cores: usize = params.parse_in("cores", 1..)?;
         let mdc_puts: usize = params.parse("mdc_puts")?;
         let writer_ms: u64 = params.parse("writer_interval_ms")?;
-        let (registry, names) = fixture::build(strategy, cores, mdc_puts)?;
+        let (registry, names) = fixture::build(kind, cores, mdc_puts)?;
         Ok(Box::new(MixTrial {
             registry,
             names,
@@ -342,7 +343,7 @@ mod tests {
 
     #[test]
     fn every_strategy_runs_and_verifies_with_and_without_a_writer() {
-        for strategy in fixture::STRATEGIES {
+        for strategy in ids::<RegistryKind>() {
             let quiet = run(strategy, "0");
             assert!(
                 quiet.contains("6000 ops verified, 0 id lookups outdated"),

@@ -2,6 +2,7 @@
 //! tantivy term dictionaries (a miss visits every segment; a hit in the oldest segment too).
 use bench_versionlookup::setup::{LookupIndex, Pattern};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use critsec_core::kind::StrategyKind;
 use critsec_core::versionlookup::{CacheKind, LookupStats};
 use std::hint::black_box;
 
@@ -11,7 +12,7 @@ fn bench(c: &mut Criterion) {
     for pattern in [Pattern::Miss, Pattern::HitOld] {
         let mut group = c.benchmark_group(format!("versionlookup/lookup/{pattern:?}"));
         for segments in [1u64, 10, 30] {
-            for kind in CacheKind::ALL {
+            for &kind in CacheKind::ALL {
                 let index = LookupIndex::build(kind, segments, PER_SEGMENT).expect("index builds");
                 let probes = index.probes(pattern, 1024);
                 let mut stats = LookupStats::default();

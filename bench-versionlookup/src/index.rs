@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use critsec_core::kind::ids;
 use critsec_core::versionlookup::{
     AutoIds, CacheKind, Engine, EngineConfig, LookupStats, LookupTimer, RallyIds,
 };
@@ -96,8 +97,8 @@ impl Scenario for IndexScenario {
         vec![
             ParamSpec::choice(
                 "strategy",
-                &["per-segment", "per-reader", "pruned"],
-                &["per-segment", "per-reader", "pruned"],
+                &ids::<CacheKind>(),
+                &ids::<CacheKind>(),
                 "lookup cache strategy",
             ),
             ParamSpec::free(
@@ -130,27 +131,14 @@ impl Scenario for IndexScenario {
         groups: &[GroupSpec],
     ) -> Result<Box<dyn Trial>, ScenarioError> {
         let kind: CacheKind = params.parse("strategy")?;
-        let segments: u64 = params.parse("segments")?;
-        let per_segment: u64 = params.parse("docs_per_segment")?;
-        let refresh_every: u64 = params.parse("refresh_every")?;
+        let segments: u64 = params.parse_in("segments", 1..)?;
+        let per_segment: u64 = params.parse_in("docs_per_segment", 1..)?;
+        let refresh_every: u64 = params.parse_in("refresh_every", 1..)?;
         let provided = match params.get("ids")? {
             "provided" => true,
             "auto" => false,
-            other => {
-                return Err(ScenarioError::BadParam {
-                    name: "ids".into(),
-                    value: other.into(),
-                    reason: "valid: provided, auto".into(),
-                });
-            }
+            other => return Err(ScenarioError::bad("ids", other, "valid: provided, auto")),
         };
-        if segments == 0 || per_segment == 0 || refresh_every == 0 {
-            return Err(ScenarioError::BadParam {
-                name: "segments/docs_per_segment/refresh_every".into(),
-                value: format!("{segments}/{per_segment}/{refresh_every}"),
-                reason: "all must be at least 1".into(),
-            });
-        }
         let threads = groups.iter().map(|g| g.threads).sum::<usize>().max(1) as u64;
         let config = EngineConfig {
             refresh_every_ops: Some(refresh_every),

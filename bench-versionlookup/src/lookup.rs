@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use critsec_core::kind::ids;
 use critsec_core::versionlookup::{CacheKind, LookupStats};
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
@@ -44,8 +45,8 @@ impl Scenario for LookupScenario {
         vec![
             ParamSpec::choice(
                 "strategy",
-                &["per-segment", "per-reader", "pruned"],
-                &["per-segment", "per-reader", "pruned"],
+                &ids::<CacheKind>(),
+                &ids::<CacheKind>(),
                 "lookup cache strategy",
             ),
             ParamSpec::free("segments", &["1", "10", "30"], "segments in the index"),
@@ -69,20 +70,15 @@ impl Scenario for LookupScenario {
         groups: &[GroupSpec],
     ) -> Result<Box<dyn Trial>, ScenarioError> {
         let kind: CacheKind = params.parse("strategy")?;
-        let segments: u64 = params.parse("segments")?;
-        let per_segment: u64 = params.parse("docs_per_segment")?;
-        if segments == 0 || per_segment == 0 {
-            return Err(ScenarioError::BadParam {
-                name: "segments/docs_per_segment".into(),
-                value: format!("{segments}/{per_segment}"),
-                reason: "both must be at least 1".into(),
-            });
-        }
+        let segments: u64 = params.parse_in("segments", 1..)?;
+        let per_segment: u64 = params.parse_in("docs_per_segment", 1..)?;
         let pattern_raw = params.get("pattern")?;
-        let pattern = Pattern::parse(pattern_raw).ok_or_else(|| ScenarioError::BadParam {
-            name: "pattern".into(),
-            value: pattern_raw.into(),
-            reason: format!("valid: {}", Pattern::IDS.join(", ")),
+        let pattern = Pattern::parse(pattern_raw).ok_or_else(|| {
+            ScenarioError::bad(
+                "pattern",
+                pattern_raw,
+                format!("valid: {}", Pattern::IDS.join(", ")),
+            )
         })?;
         let index = LookupIndex::build(kind, segments, per_segment)
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;
@@ -187,7 +183,7 @@ mod tests {
 
     #[test]
     fn every_strategy_and_pattern_verifies_and_counts() {
-        for strategy in ["per-segment", "per-reader", "pruned"] {
+        for strategy in ids::<CacheKind>() {
             for pattern in Pattern::IDS {
                 let params = Params::from_pairs([
                     ("strategy", strategy),
@@ -240,5 +236,17 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("sometimes") && e.contains("hit-old"), "{e}");
+        let params = Params::from_pairs([
+            ("strategy", "per-segment"),
+            ("segments", "0"),
+            ("pattern", "miss"),
+            ("docs_per_segment", "10"),
+        ]);
+        let e = LookupScenario
+            .setup(&params, &[GroupSpec::new("op", 1)])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("`segments`") && e.contains("1.."), "{e}");
     }
 }

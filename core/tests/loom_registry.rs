@@ -7,7 +7,7 @@
 //! closed core, and a registered core is loaded once however many callers race to load it.
 //!
 //! The snapshot strategy's arc-swap cell is replaced by a loom-visible mutex under `cfg(loom)`
-//! (see `registry/snapshot_cell.rs`), so these models check our reference-count protocol, including
+//! (see `sync/snapshot_cell.rs`), so these models check our reference-count protocol, including
 //! the race between a snapshot load and a concurrent close.
 #![cfg(loom)]
 

@@ -48,7 +48,7 @@ pub struct ParseArgs {
     pub max_clause_count: usize,
 
     /// Parsing strategy: `predictive` (ours) or `backtracking` (JavaCC's shape).
-    #[arg(long, default_value = "predictive", value_parser = clap::builder::PossibleValuesParser::new(parser::STRATEGIES))]
+    #[arg(long, default_value = "predictive", value_parser = clap::builder::PossibleValuesParser::new(critsec_core::kind::ids::<parser::ParserKind>()))]
     pub strategy: String,
 }
 
@@ -77,7 +77,10 @@ impl ParseArgs {
 
 /// Runs the subcommand: exit 0 when every query parsed, 1 when any query was an error.
 pub fn run(args: &ParseArgs) -> anyhow::Result<ExitCode> {
-    let parser = parser::parser_for(&args.strategy, args.options())?;
+    let parser = args
+        .strategy
+        .parse::<parser::ParserKind>()?
+        .build(args.options());
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut failed = false;

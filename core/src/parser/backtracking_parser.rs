@@ -19,7 +19,8 @@ use super::parser_base::{
     RANGE_END, RANGE_ENDPOINT, allowed_post_multi_term, boost_tail, clause_body_expected,
     continues_query, handle_boost, term_tail,
 };
-use super::query_parser::QueryParser;
+use super::query_parser::{ParserKind, QueryParser};
+use crate::kind::StrategyKind;
 
 /// Java's `LookaheadSuccess`: the value that signals a *successful* lookahead. Like a Java
 /// exception it records where it was raised; with backtraces disabled the capture is a cheap
@@ -115,7 +116,7 @@ impl BacktrackingParser {
 
 impl QueryParser for BacktrackingParser {
     fn id(&self) -> &'static str {
-        "backtracking"
+        ParserKind::Backtracking.id()
     }
 
     fn options(&self) -> &ParserOptions {

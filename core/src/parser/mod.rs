@@ -9,7 +9,7 @@
 //! parsing of range endpoints, no validation of `/regexp/` syntax, a nesting limit of
 //! [`parser_base::MAX_DEPTH`] groups, and lexical-error columns taken from the offending character rather than JavaCC's stream state.
 //!
-//! Strategies:
+//! Strategies, listed by [`ParserKind`] (their ids, and [`ParserKind::build`] to construct one):
 //! - [`BacktrackingParser`] (`backtracking`): JavaCC's shape; lookahead success is an error value carrying a captured backtrace.
 //! - [`PredictiveParser`] (`predictive`): single pass, three-token window, no error values on the success path.
 
@@ -34,5 +34,5 @@ pub use backtracking_parser::{BacktrackingParser, LookaheadStats, LookaheadSucce
 pub use error::{Cause, ErrorClass, ParseError};
 pub use options::{Operator, OptionsError, ParserOptions};
 pub use predictive_parser::PredictiveParser;
-pub use query_parser::{QueryParser, STRATEGIES, parser_for};
+pub use query_parser::{ParserKind, QueryParser};
 pub use render::java_float_to_string;

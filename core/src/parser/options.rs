@@ -65,14 +65,6 @@ pub enum OptionsError {
         /// The accepted names.
         valid: &'static str,
     },
-    /// The parsing strategy is not known.
-    #[error("unknown parser strategy `{given}`; valid: {valid}")]
-    UnknownStrategy {
-        /// The name given.
-        given: String,
-        /// The accepted names.
-        valid: &'static str,
-    },
 }
 
 /// Everything that changes how a query text is read. Defaults are Lucene's, except that Lucene has

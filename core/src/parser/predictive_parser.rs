@@ -16,7 +16,8 @@ use super::parser_base::{
     RANGE_END, RANGE_ENDPOINT, allowed_post_multi_term, boost_tail, clause_body_expected,
     continues_query, handle_boost, term_tail,
 };
-use super::query_parser::QueryParser;
+use super::query_parser::{ParserKind, QueryParser};
+use crate::kind::StrategyKind;
 
 /// The predictive strategy (`predictive`).
 #[derive(Debug, Clone)]
@@ -35,7 +36,7 @@ impl PredictiveParser {
 
 impl QueryParser for PredictiveParser {
     fn id(&self) -> &'static str {
-        "predictive"
+        ParserKind::Predictive.id()
     }
 
     fn options(&self) -> &ParserOptions {

@@ -1,10 +1,14 @@
 //! The strategy trait: text in, a Lucene query tree or a Lucene-classed error out.
 
+use std::fmt;
+use std::str::FromStr;
+
 use super::ast::Query;
 use super::backtracking_parser::BacktrackingParser;
 use super::error::ParseError;
-use super::options::{OptionsError, ParserOptions};
+use super::options::ParserOptions;
 use super::predictive_parser::PredictiveParser;
+use crate::kind::{StrategyKind, UnknownStrategy};
 
 /// A classic-syntax query parser.
 ///
@@ -22,7 +26,7 @@ use super::predictive_parser::PredictiveParser;
 /// query text wherever unescaping and analysis left them unchanged (no reference counts are
 /// touched and nothing is copied per node); [`Query::into_owned`] detaches a tree from both.
 pub trait QueryParser: Send + Sync {
-    /// The strategy's id: its file stem in kebab-case.
+    /// The strategy's id, its [`ParserKind`]'s (the file stem in kebab-case).
     fn id(&self) -> &'static str;
 
     /// The options the parser was built with.
@@ -34,17 +38,66 @@ pub trait QueryParser: Send + Sync {
     fn parse<'a>(&'a self, query: &'a str) -> Result<Query<'a>, ParseError>;
 }
 
-/// The ids of all strategies.
-pub const STRATEGIES: [&str; 2] = ["backtracking", "predictive"];
+/// The parsing strategies, as the command line and benchmark parameters name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ParserKind {
+    /// [`BacktrackingParser`]: JavaCC's shape.
+    Backtracking,
+    /// [`PredictiveParser`]: ours.
+    Predictive,
+}
 
-/// Builds the strategy named `id` with `options`.
-pub fn parser_for(id: &str, options: ParserOptions) -> Result<Box<dyn QueryParser>, OptionsError> {
-    match id {
-        "backtracking" => Ok(Box::new(BacktrackingParser::new(options))),
-        "predictive" => Ok(Box::new(PredictiveParser::new(options))),
-        _ => Err(OptionsError::UnknownStrategy {
-            given: id.to_string(),
-            valid: "backtracking, predictive",
-        }),
+impl StrategyKind for ParserKind {
+    const ALL: &'static [Self] = &[ParserKind::Backtracking, ParserKind::Predictive];
+
+    fn id(self) -> &'static str {
+        match self {
+            ParserKind::Backtracking => "backtracking",
+            ParserKind::Predictive => "predictive",
+        }
+    }
+}
+
+impl ParserKind {
+    /// A parser of this strategy with `options`.
+    pub fn build(self, options: ParserOptions) -> Box<dyn QueryParser> {
+        match self {
+            ParserKind::Backtracking => Box::new(BacktrackingParser::new(options)),
+            ParserKind::Predictive => Box::new(PredictiveParser::new(options)),
+        }
+    }
+}
+
+impl fmt::Display for ParserKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for ParserKind {
+    type Err = UnknownStrategy;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::from_id(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kind::ids;
+
+    #[test]
+    fn strategies_are_built_by_id() {
+        for &kind in ParserKind::ALL {
+            assert_eq!(kind.build(ParserOptions::default()).id(), kind.id());
+            assert_eq!(kind.id().parse::<ParserKind>(), Ok(kind));
+            assert_eq!(kind.to_string(), kind.id());
+        }
+        assert_eq!(ids::<ParserKind>(), ["backtracking", "predictive"]);
+        let e = "lalr".parse::<ParserKind>().unwrap_err();
+        assert_eq!(
+            (e.given.as_str(), e.valid.as_str()),
+            ("lalr", "backtracking, predictive")
+        );
     }
 }

@@ -534,7 +534,11 @@ fn check_error_messages(p: &dyn QueryParser) {
         "Cannot parse '\"a': Lexical error at line 1, column 3.  Encountered: <EOF> (in lexical state 2)"
     );
     let opts = with(|o| o.max_clause_count = 2);
-    let p2 = parser_for(p.id(), opts).expect("known strategy");
+    let p2 = p
+        .id()
+        .parse::<ParserKind>()
+        .expect("known strategy")
+        .build(opts);
     let e = p2.parse("one two three").unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -682,7 +686,11 @@ fn check_nesting_limit(p: &dyn QueryParser) {
 fn check_trees_not_strings(p: &dyn QueryParser) {
     // `a\*` (a term) and `a*` (a prefix) print the same but are different queries.
     let opts = with(|o| o.analyzer = Analyzer::Whitespace);
-    let p = parser_for(p.id(), opts).expect("known strategy");
+    let p = p
+        .id()
+        .parse::<ParserKind>()
+        .expect("known strategy")
+        .build(opts);
     let term = p.parse("a\\*").expect("parses");
     let prefix = p.parse("a*").expect("parses");
     assert_eq!(

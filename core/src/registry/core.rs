@@ -151,7 +151,7 @@ impl Core {
         } else {
             Ok(false)
         };
-        Mdc::clear(&self.mdc);
+        Mdc::clear();
         result
     }
 

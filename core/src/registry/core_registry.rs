@@ -1,6 +1,8 @@
 //! The `CoreRegistry` trait: `SolrCores` plus the `CoreContainer` methods that use it.
 //!
-//! Three strategies implement it, differing only in how they make readers and writers agree:
+//! Three strategies implement it, differing only in how they make readers and writers agree. Each
+//! states just that (the crate-private `StateAccess`, one file per strategy); the methods of this
+//! trait are written once on top of it, in `state_access.rs`.
 //!
 //! - [`MutexRegistry`](super::MutexRegistry) (`mutex`): upstream Solr, one monitor over
 //!   everything, `open()` and its logging-context puts inside it. Pick it to reproduce Solr.
@@ -22,9 +24,11 @@ use super::core::{Core, CoreId};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::{MutexRegistry, RwLockRegistry, SnapshotRegistry};
+use crate::kind::{StrategyKind, UnknownStrategy};
 use crate::sync::primitive::Arc;
 use std::fmt;
 use std::ops::Deref;
+use std::str::FromStr;
 
 /// An open reference to a core; closes it (Solr's `SolrCore.close()`) on drop.
 pub struct CoreHandle {
@@ -65,29 +69,62 @@ impl fmt::Debug for CoreHandle {
     }
 }
 
-/// The strategy ids, as the command line and benchmark parameters spell them.
-pub const STRATEGIES: &[&str] = &["mutex", "rwlock", "snapshot"];
+/// The registry strategies, as the command line and benchmark parameters name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RegistryKind {
+    /// [`MutexRegistry`]: upstream Solr.
+    Mutex,
+    /// [`RwLockRegistry`]: apache/solr PR #1155.
+    RwLock,
+    /// [`SnapshotRegistry`]: ours.
+    Snapshot,
+}
 
-/// A registry of the strategy `id` (one of [`STRATEGIES`]).
-pub fn new_registry(
-    id: &str,
-    config: RegistryConfig,
-) -> Result<Box<dyn CoreRegistry>, RegistryError> {
-    match id {
-        "mutex" => Ok(Box::new(MutexRegistry::new(config))),
-        "rwlock" => Ok(Box::new(RwLockRegistry::new(config))),
-        "snapshot" => Ok(Box::new(SnapshotRegistry::new(config))),
-        _ => Err(RegistryError::UnknownStrategy {
-            given: id.to_string(),
-            valid: STRATEGIES,
-        }),
+impl StrategyKind for RegistryKind {
+    const ALL: &'static [Self] = &[
+        RegistryKind::Mutex,
+        RegistryKind::RwLock,
+        RegistryKind::Snapshot,
+    ];
+
+    fn id(self) -> &'static str {
+        match self {
+            RegistryKind::Mutex => "mutex",
+            RegistryKind::RwLock => "rwlock",
+            RegistryKind::Snapshot => "snapshot",
+        }
+    }
+}
+
+impl RegistryKind {
+    /// An empty registry of this strategy.
+    pub fn build(self, config: RegistryConfig) -> Box<dyn CoreRegistry> {
+        match self {
+            RegistryKind::Mutex => Box::new(MutexRegistry::new(config)),
+            RegistryKind::RwLock => Box::new(RwLockRegistry::new(config)),
+            RegistryKind::Snapshot => Box::new(SnapshotRegistry::new(config)),
+        }
+    }
+}
+
+impl fmt::Display for RegistryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for RegistryKind {
+    type Err = UnknownStrategy;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::from_id(s)
     }
 }
 
 /// The core registry: lookups with reference counting, registration, and the load path.
 pub trait CoreRegistry: Send + Sync {
-    /// The strategy id (the file stem in kebab-case: `mutex`, `rwlock`, `snapshot`).
-    fn strategy(&self) -> &'static str;
+    /// The strategy's id, its [`RegistryKind`]'s (the file stem in kebab-case: `mutex`, `rwlock`,
+    /// `snapshot`).
+    fn id(&self) -> &'static str;
 
     /// Configuration, request handlers and the created-cores counter.
     fn container(&self) -> &Container;

@@ -70,12 +70,4 @@ pub enum RegistryError {
         /// The largest supported number.
         max: usize,
     },
-    /// A strategy id that names no strategy.
-    #[error("unknown registry strategy `{given}`; valid: {valid:?}")]
-    UnknownStrategy {
-        /// The id given.
-        given: String,
-        /// The valid ids.
-        valid: &'static [&'static str],
-    },
 }

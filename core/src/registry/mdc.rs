@@ -3,7 +3,9 @@
 //! Mirrors Solr's `MDCLoggingContext`: a thread-local call depth plus the logging framework's
 //! thread-local map (log4j2's garbage-free `ThreadContext`). `set_core` bumps the depth and,
 //! only when it was 0, puts the node, core, collection, shard and replica names; `clear` lowers
-//! the depth and removes the per-core keys once it is back at 1 or less. In Solr this runs inside
+//! the depth and, once it is back at 1 or less, removes the per-core keys: a fixed set (every key
+//! but the node name), whichever core is closing, since with a non-LIFO close order the last core
+//! to close need not be the one whose open put the keys. In Solr this runs inside
 //! `SolrCores.modifyLock` on every request, which is why its size matters: the number of puts per
 //! open is a registry parameter ([`super::RegistryConfig::mdc_puts`]).
 //!
@@ -75,8 +77,9 @@ impl Context {
         }
     }
 
-    fn remove(&mut self, key: &'static str) {
-        if let Some(slot) = self.slots.iter_mut().find(|s| s.key == key) {
+    /// Removes every key but the node name, in one pass over the slots.
+    fn remove_per_core_keys(&mut self) {
+        for slot in self.slots.iter_mut().filter(|s| s.key != NODE_KEY) {
             slot.present = false;
         }
     }
@@ -104,15 +107,17 @@ impl Mdc {
         });
     }
 
-    /// `MDCLoggingContext.clear`: one level up; at depth 1 or less also remove the per-core keys.
-    pub fn clear(entries: &[(&'static str, Box<str>)]) {
+    /// `MDCLoggingContext.clear`: one level up; at depth 1 or less also remove the per-core keys,
+    /// all of them, not only those of the core being closed (issue #18).
+    ///
+    /// Deviation: Solr's fixed set is collection, core, replica and shard; ours is every key but
+    /// [`NODE_KEY`], which adds the padding keys that stand for a larger per-core context.
+    pub fn clear() {
         CONTEXT.with(|c| {
             let mut c = c.borrow_mut();
             if c.depth <= 1 {
                 c.depth = 0;
-                for (key, _) in entries.iter().filter(|(k, _)| *k != NODE_KEY) {
-                    c.remove(key);
-                }
+                c.remove_per_core_keys();
             } else {
                 c.depth -= 1;
             }
@@ -160,9 +165,9 @@ mod tests {
             Some("a"),
             "a nested open keeps the outer core"
         );
-        Mdc::clear(&b);
+        Mdc::clear();
         assert_eq!(Mdc::get("core").as_deref(), Some("a"));
-        Mdc::clear(&a);
+        Mdc::clear();
         assert_eq!(Mdc::depth(), 0);
         assert_eq!(Mdc::get("core"), None);
         assert_eq!(
@@ -171,7 +176,7 @@ mod tests {
             "the node name stays"
         );
         // An unbalanced clear at depth 0 stays at 0, as in Solr.
-        Mdc::clear(&a);
+        Mdc::clear();
         assert_eq!(Mdc::depth(), 0);
     }
 }

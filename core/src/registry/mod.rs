@@ -8,11 +8,17 @@
 //! Principal types: [`CoreRegistry`] (the trait, with each method's contract), [`Core`] (the
 //! reference count and exactly-once close), [`CoreHandle`] (an open reference, closed on drop),
 //! [`CoreDescriptor`], [`Mdc`] (the per-thread logging context) and [`Container`] (the shared
-//! `CoreContainer` parts). The strategies:
+//! `CoreContainer` parts). The strategies, listed by [`RegistryKind`] (their ids, and
+//! [`RegistryKind::build`] to construct one):
 //!
 //! - [`MutexRegistry`] (`mutex`): upstream Solr, `synchronized (modifyLock)`.
 //! - [`RwLockRegistry`] (`rwlock`): apache/solr PR #1155, a read-write lock with a condition.
 //! - [`SnapshotRegistry`] (`snapshot`): ours, lock-free readers over an arc-swap snapshot.
+//!
+//! Layout: the trait and the catalog in `core_registry.rs`; the state `SolrCores` guards and its
+//! `*_locked` steps in `registry_state.rs`; each strategy file says only how it reaches that state
+//! (`StateAccess`, with its hot-path lookup), and `state_access.rs` writes every `CoreRegistry`
+//! method once on top of it; `tests.rs` is the conformance suite.
 
 mod container;
 mod core;
@@ -23,15 +29,15 @@ mod mdc;
 mod mutex_registry;
 mod registry_state;
 mod rwlock_registry;
-mod snapshot_cell;
 mod snapshot_registry;
+mod state_access;
 
 #[cfg(all(test, not(loom)))]
 mod tests;
 
 pub use self::core::{Core, CoreId};
 pub use container::{CONTAINER_HANDLERS, Container, LoadHook, RegistryConfig, RequestHandler};
-pub use core_registry::{CoreHandle, CoreRegistry, STRATEGIES, new_registry};
+pub use core_registry::{CoreHandle, CoreRegistry, RegistryKind};
 pub use descriptor::{CloudDescriptor, CoreDescriptor};
 pub use error::RegistryError;
 pub use mdc::{MAX_MDC_PUTS, MDC_KEYS, Mdc, MdcEntries, NODE_KEY};

@@ -7,8 +7,10 @@
 //! publish a snapshot, so the snapshot strategy's readers use the same read helpers.
 
 use super::core::{Core, CoreId};
+use super::core_registry::CoreHandle;
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
+use super::state_access::Lookup;
 use crate::sync::primitive::Arc;
 use indexmap::IndexMap;
 use std::collections::HashSet;
@@ -61,6 +63,24 @@ impl Maps {
             .filter(|core| id.is_none_or(|id| core.id() == id))
     }
 
+    /// The hot path of the locking strategies, `getCoreFromAnyList(name, true, id)`: the lookup
+    /// and Solr's unconditional `open()`. Callers hold a lock under which the registry's
+    /// reference to every core in here stays put, which is what makes `open()` safe.
+    #[inline]
+    pub(crate) fn open_locked(
+        &self,
+        name: &str,
+        id: Option<CoreId>,
+    ) -> Result<Lookup, RegistryError> {
+        match self.lookup(name, id) {
+            Some(core) => {
+                core.open()?;
+                Ok(Lookup::Opened(CoreHandle::from_open(Arc::clone(core))))
+            }
+            None => Ok(Lookup::Missed),
+        }
+    }
+
     pub(crate) fn descriptor(&self, name: &str) -> Option<Arc<CoreDescriptor>> {
         self.resident_descriptors.get(name).cloned()
     }
@@ -101,6 +121,14 @@ impl Maps {
     }
 }
 
+/// What one pass of `waitAddPendingCoreOps` decided ([`RegistryState::claim_locked`]).
+pub(crate) enum Claim {
+    /// `name` is now claimed by the caller; its loaded core, if any, without an increment.
+    Claimed(Option<Arc<Core>>),
+    /// An operation or close on `name` is pending: wait for a change, then ask again.
+    Busy,
+}
+
 /// Everything `SolrCores` guards with its one monitor.
 #[derive(Default)]
 pub(crate) struct RegistryState {
@@ -120,14 +148,35 @@ pub(crate) struct RegistryState {
 }
 
 impl RegistryState {
+    /// One pass of Solr's `waitAddPendingCoreOps` loop: an error once the container is shut
+    /// down, else the claim on `name` (with its loaded core, no increment) unless an operation or
+    /// a close is pending on it, in which case the caller waits for a change and asks again.
+    pub(crate) fn claim_locked(
+        &mut self,
+        name: &str,
+        action: &'static str,
+    ) -> Result<Claim, RegistryError> {
+        if self.shutdown {
+            return Err(RegistryError::ShutDown {
+                action,
+                name: name.to_string(),
+            });
+        }
+        if self.must_wait_locked(name) {
+            Ok(Claim::Busy)
+        } else {
+            Ok(Claim::Claimed(self.add_pending_core_op_locked(name)))
+        }
+    }
+
     /// Whether an operation on `name` must wait (Solr's loop condition in `waitAddPendingCoreOps`).
-    pub(crate) fn must_wait_locked(&self, name: &str) -> bool {
+    fn must_wait_locked(&self, name: &str) -> bool {
         self.pending_core_ops.contains(name)
             || self.pending_closes.iter().any(|(n, _)| &**n == name)
     }
 
     /// Claims `name` for an operation and returns its loaded core, if any (no increment).
-    pub(crate) fn add_pending_core_op_locked(&mut self, name: &str) -> Option<Arc<Core>> {
+    fn add_pending_core_op_locked(&mut self, name: &str) -> Option<Arc<Core>> {
         self.pending_core_ops.insert(name.into());
         self.maps.loaded_core(name)
     }

@@ -16,17 +16,23 @@
 //! while the waiter sleeps, because the waiter holds the epoch mutex from reading it until the
 //! condvar releases it. No deadlock: both sides take the write lock before the epoch mutex, and
 //! the waiter drops the epoch mutex before it re-takes the write lock.
+//!
+//! This file says only how the strategy reaches its state ([`StateAccess`]); the registry itself
+//! ([`CoreRegistry`](super::CoreRegistry)) is the shared implementation in `state_access.rs`.
 
-use super::container::{self, Container, RegistryConfig, StateAccess};
+use super::container::{Container, RegistryConfig};
 use super::core::{Core, CoreId};
-use super::core_registry::{CoreHandle, CoreRegistry};
-use super::descriptor::CoreDescriptor;
+use super::core_registry::RegistryKind;
 use super::error::RegistryError;
-use super::registry_state::RegistryState;
+use super::registry_state::{Claim, RegistryState};
+use super::state_access::{Lookup, StateAccess};
 use crate::sync::primitive::Arc;
 use crate::sync::{Condvar, Mutex, RwLock};
 
 /// PR #1155: readers share `registry.rw_lock`; writers and waiters take it exclusively.
+///
+/// Its [`CoreRegistry`](super::CoreRegistry) methods are the ones every strategy shares; this type
+/// supplies only its state and the way to reach it.
 pub struct RwLockRegistry {
     container: Container,
     /// The PR's `READ_WRITE_LOCK`.
@@ -47,29 +53,20 @@ impl RwLockRegistry {
             changed: Condvar::new(),
         }
     }
-
-    /// `getCoreFromAnyList(name, incRefCount = true, id)`: lookup and `open()` under the read lock,
-    /// so many readers open cores at once.
-    /// `None` when no loaded core has that name (and id).
-    fn open_loaded(
-        &self,
-        name: &str,
-        id: Option<CoreId>,
-    ) -> Result<Option<CoreHandle>, RegistryError> {
-        let state = self.state.read();
-        match state.maps.lookup(name, id) {
-            Some(core) => {
-                core.open()?;
-                Ok(Some(CoreHandle::from_open(Arc::clone(core))))
-            }
-            None => Ok(None),
-        }
-    }
 }
 
 impl StateAccess for RwLockRegistry {
+    const KIND: RegistryKind = RegistryKind::RwLock;
+
     fn container(&self) -> &Container {
         &self.container
+    }
+
+    /// `getCoreFromAnyList(name, incRefCount = true, id)`: lookup and `open()` under the read
+    /// lock, so many readers open cores at once.
+    fn open_loaded(&self, name: &str, id: Option<CoreId>) -> Result<Lookup, RegistryError> {
+        let state = self.state.read();
+        state.maps.open_locked(name, id)
     }
 
     fn read<R>(&self, f: impl FnOnce(&RegistryState) -> R) -> R {
@@ -97,14 +94,8 @@ impl StateAccess for RwLockRegistry {
     ) -> Result<Option<Arc<Core>>, RegistryError> {
         loop {
             let mut state = self.state.write();
-            if state.shutdown {
-                return Err(RegistryError::ShutDown {
-                    action,
-                    name: name.to_string(),
-                });
-            }
-            if !state.must_wait_locked(name) {
-                return Ok(state.add_pending_core_op_locked(name));
+            if let Claim::Claimed(core) = state.claim_locked(name, action)? {
+                return Ok(core);
             }
             // Read the epoch before giving up the write lock, then sleep until it moves.
             let mut epoch = self.signal.lock();
@@ -114,102 +105,5 @@ impl StateAccess for RwLockRegistry {
                 self.changed.wait(&mut epoch);
             }
         }
-    }
-}
-
-impl CoreRegistry for RwLockRegistry {
-    fn strategy(&self) -> &'static str {
-        "rwlock"
-    }
-
-    fn container(&self) -> &Container {
-        &self.container
-    }
-
-    fn get_core(&self, name: &str) -> Result<Option<CoreHandle>, RegistryError> {
-        match self.open_loaded(name, None)? {
-            Some(handle) => Ok(Some(handle)),
-            None => container::load_core(self, name),
-        }
-    }
-
-    fn get_core_with_id(
-        &self,
-        name: &str,
-        id: CoreId,
-    ) -> Result<Option<CoreHandle>, RegistryError> {
-        self.open_loaded(name, Some(id))
-    }
-
-    fn get_core_descriptor(&self, name: &str) -> Option<Arc<CoreDescriptor>> {
-        self.state.read().maps.descriptor(name)
-    }
-
-    fn get_loaded_core_without_increment(&self, name: &str) -> Option<Arc<Core>> {
-        self.state.read().maps.loaded_core(name)
-    }
-
-    fn add_core_descriptor(&self, descriptor: CoreDescriptor) -> Result<(), RegistryError> {
-        container::add_core_descriptor(self, descriptor)
-    }
-
-    fn put_core(&self, core: Arc<Core>) -> Result<Option<CoreHandle>, RegistryError> {
-        container::put_core(self, core)
-    }
-
-    fn remove(&self, name: &str) -> Option<CoreHandle> {
-        container::remove(self, name)
-    }
-
-    fn swap(&self, a: &str, b: &str) -> Result<(), RegistryError> {
-        container::swap(self, a, b)
-    }
-
-    fn unload(&self, name: &str) -> Result<(), RegistryError> {
-        container::unload(self, name)
-    }
-
-    fn reload(&self, name: &str) -> Result<CoreId, RegistryError> {
-        container::reload(self, name)
-    }
-
-    fn loaded_names(&self) -> Vec<String> {
-        self.state.read().maps.loaded_names()
-    }
-
-    fn all_names(&self) -> Vec<String> {
-        self.state.read().maps.all_names()
-    }
-
-    fn loaded_cores(&self) -> Vec<(String, CoreId)> {
-        self.state.read().maps.loaded_cores()
-    }
-
-    fn num_loaded(&self) -> usize {
-        self.state.read().maps.num_loaded()
-    }
-
-    fn num_unloaded(&self) -> usize {
-        self.state.read().maps.num_unloaded()
-    }
-
-    fn num_all(&self) -> usize {
-        self.state.read().maps.num_all()
-    }
-
-    fn is_loaded(&self, name: &str) -> bool {
-        self.state.read().maps.cores.contains_key(name)
-    }
-
-    fn is_core_loading(&self, name: &str) -> bool {
-        self.state.read().currently_loading.contains(name)
-    }
-
-    fn has_pending_core_ops(&self, name: &str) -> bool {
-        self.state.read().pending_core_ops.contains(name)
-    }
-
-    fn shutdown(&self) {
-        container::shutdown(self)
     }
 }

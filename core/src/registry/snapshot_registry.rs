@@ -28,18 +28,24 @@
 //!   lock-free, not wait-free, and only a writer can make them retry.
 //!
 //! loom checks this in `core/tests/loom_registry.rs`.
+//!
+//! This file says only how the strategy reaches its state ([`StateAccess`]): the lock-free lookup,
+//! the snapshot for reads, the writer lock for writes and waits. The registry itself
+//! ([`CoreRegistry`](super::CoreRegistry)) is the shared implementation in `state_access.rs`.
 
-use super::container::{self, Container, RegistryConfig, StateAccess};
+use super::container::{Container, RegistryConfig};
 use super::core::{Core, CoreId};
-use super::core_registry::{CoreHandle, CoreRegistry};
-use super::descriptor::CoreDescriptor;
+use super::core_registry::{CoreHandle, RegistryKind};
 use super::error::RegistryError;
-use super::registry_state::{Maps, RegistryState};
-use super::snapshot_cell::SnapshotCell;
+use super::registry_state::{Claim, Maps, RegistryState};
+use super::state_access::{Lookup, StateAccess};
 use crate::sync::primitive::Arc;
-use crate::sync::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex, SnapshotCell};
 
 /// Ours: lock-free readers over a published snapshot; writers serialised by a mutex.
+///
+/// Its [`CoreRegistry`](super::CoreRegistry) methods are the ones every strategy shares; this type
+/// supplies only its state and the way to reach it.
 pub struct SnapshotRegistry {
     container: Container,
     /// The authoritative state; only writers and waiters take this lock.
@@ -61,24 +67,6 @@ impl SnapshotRegistry {
         }
     }
 
-    /// The lock-free `getCoreFromAnyList(name, true, id)`: `Ok` with an open handle, or `Err`
-    /// saying whether the snapshot that missed had `name` registered (then a load may be due).
-    fn open_loaded(&self, name: &str, id: Option<CoreId>) -> Result<CoreHandle, bool> {
-        loop {
-            let attempt = self.view.read(|view| match view.lookup(name, id) {
-                None => Some(Err(view.resident_descriptors.contains_key(name))),
-                Some(core) => core
-                    .try_open()
-                    .then(|| Ok(CoreHandle::from_open(Arc::clone(core)))),
-            });
-            if let Some(result) = attempt {
-                return result;
-            }
-            // The core closed after we read the snapshot: it was unpublished before it closed,
-            // so a fresh read no longer holds it (module doc).
-        }
-    }
-
     /// Runs `f` under the writer lock and publishes the maps if `f` changed them.
     fn write_locked<R>(
         &self,
@@ -96,12 +84,43 @@ impl SnapshotRegistry {
 }
 
 impl StateAccess for SnapshotRegistry {
+    const KIND: RegistryKind = RegistryKind::Snapshot;
+
     fn container(&self) -> &Container {
         &self.container
     }
 
+    /// The lock-free `getCoreFromAnyList(name, true, id)`. A miss reports whether the snapshot
+    /// had `name` registered: only then may a load be due, and only then is the writer lock taken.
+    fn open_loaded(&self, name: &str, id: Option<CoreId>) -> Result<Lookup, RegistryError> {
+        loop {
+            let attempt = self.view.read(|view| match view.lookup(name, id) {
+                None if view.resident_descriptors.contains_key(name) => Some(Lookup::Missed),
+                None => Some(Lookup::Unregistered),
+                Some(core) => core
+                    .try_open()
+                    .then(|| Lookup::Opened(CoreHandle::from_open(Arc::clone(core)))),
+            });
+            if let Some(found) = attempt {
+                return Ok(found);
+            }
+            // The core closed after we read the snapshot: it was unpublished before it closed,
+            // so a fresh read no longer holds it (module doc).
+        }
+    }
+
     fn read<R>(&self, f: impl FnOnce(&RegistryState) -> R) -> R {
         f(&self.writer.lock())
+    }
+
+    /// Requests read the published snapshot through this thread's cache, taking no lock.
+    fn read_view<R>(&self, f: impl FnOnce(&Maps) -> R) -> R {
+        self.view.read(f)
+    }
+
+    /// Observers take a plain load of the snapshot, which pins nothing once they are done.
+    fn observe_view<R>(&self, f: impl FnOnce(&Maps) -> R) -> R {
+        f(&self.view.load())
     }
 
     fn write<R>(&self, f: impl FnOnce(&mut RegistryState) -> R) -> R {
@@ -121,116 +140,10 @@ impl StateAccess for SnapshotRegistry {
     ) -> Result<Option<Arc<Core>>, RegistryError> {
         let mut state = self.writer.lock();
         loop {
-            if state.shutdown {
-                return Err(RegistryError::ShutDown {
-                    action,
-                    name: name.to_string(),
-                });
+            match state.claim_locked(name, action)? {
+                Claim::Claimed(core) => return Ok(core),
+                Claim::Busy => self.changed.wait(&mut state),
             }
-            if !state.must_wait_locked(name) {
-                return Ok(state.add_pending_core_op_locked(name));
-            }
-            self.changed.wait(&mut state);
         }
-    }
-}
-
-impl CoreRegistry for SnapshotRegistry {
-    fn strategy(&self) -> &'static str {
-        "snapshot"
-    }
-
-    fn container(&self) -> &Container {
-        &self.container
-    }
-
-    fn get_core(&self, name: &str) -> Result<Option<CoreHandle>, RegistryError> {
-        match self.open_loaded(name, None) {
-            Ok(handle) => Ok(Some(handle)),
-            // Unknown in the snapshot: answer the miss without the writer lock. A registration
-            // racing this call is ordered after it, as it would be had we locked first.
-            Err(false) => Ok(None),
-            Err(true) => container::load_core(self, name),
-        }
-    }
-
-    fn get_core_with_id(
-        &self,
-        name: &str,
-        id: CoreId,
-    ) -> Result<Option<CoreHandle>, RegistryError> {
-        Ok(self.open_loaded(name, Some(id)).ok())
-    }
-
-    fn get_core_descriptor(&self, name: &str) -> Option<Arc<CoreDescriptor>> {
-        self.view.read(|view| view.descriptor(name))
-    }
-
-    fn get_loaded_core_without_increment(&self, name: &str) -> Option<Arc<Core>> {
-        self.view.load().loaded_core(name)
-    }
-
-    fn add_core_descriptor(&self, descriptor: CoreDescriptor) -> Result<(), RegistryError> {
-        container::add_core_descriptor(self, descriptor)
-    }
-
-    fn put_core(&self, core: Arc<Core>) -> Result<Option<CoreHandle>, RegistryError> {
-        container::put_core(self, core)
-    }
-
-    fn remove(&self, name: &str) -> Option<CoreHandle> {
-        container::remove(self, name)
-    }
-
-    fn swap(&self, a: &str, b: &str) -> Result<(), RegistryError> {
-        container::swap(self, a, b)
-    }
-
-    fn unload(&self, name: &str) -> Result<(), RegistryError> {
-        container::unload(self, name)
-    }
-
-    fn reload(&self, name: &str) -> Result<CoreId, RegistryError> {
-        container::reload(self, name)
-    }
-
-    fn loaded_names(&self) -> Vec<String> {
-        self.view.load().loaded_names()
-    }
-
-    fn all_names(&self) -> Vec<String> {
-        self.view.load().all_names()
-    }
-
-    fn loaded_cores(&self) -> Vec<(String, CoreId)> {
-        self.view.load().loaded_cores()
-    }
-
-    fn num_loaded(&self) -> usize {
-        self.view.load().num_loaded()
-    }
-
-    fn num_unloaded(&self) -> usize {
-        self.view.load().num_unloaded()
-    }
-
-    fn num_all(&self) -> usize {
-        self.view.load().num_all()
-    }
-
-    fn is_loaded(&self, name: &str) -> bool {
-        self.view.read(|view| view.cores.contains_key(name))
-    }
-
-    fn is_core_loading(&self, name: &str) -> bool {
-        self.writer.lock().currently_loading.contains(name)
-    }
-
-    fn has_pending_core_ops(&self, name: &str) -> bool {
-        self.writer.lock().pending_core_ops.contains(name)
-    }
-
-    fn shutdown(&self) {
-        container::shutdown(self)
     }
 }

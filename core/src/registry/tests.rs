@@ -5,6 +5,7 @@
 //! atomic swap, shutdown ending waits); Solr has no single upstream test of these to mirror.
 
 use super::*;
+use crate::kind::{StrategyKind, ids};
 use std::collections::HashSet;
 use std::sync::Barrier;
 
@@ -31,17 +32,12 @@ fn with_cores(r: &dyn CoreRegistry, names: &[&str]) -> Vec<CoreId> {
 fn assert_quiescent(r: &dyn CoreRegistry) {
     for name in r.loaded_names() {
         let core = r.get_loaded_core_without_increment(&name).expect("loaded");
-        assert_eq!(
-            core.ref_count(),
-            1,
-            "{}: {name} still referenced",
-            r.strategy()
-        );
+        assert_eq!(core.ref_count(), 1, "{}: {name} still referenced", r.id());
         assert_eq!(
             core.closes_run(),
             0,
             "{}: {name} closed while registered",
-            r.strategy()
+            r.id()
         );
         assert_eq!(core.over_closes(), 0);
     }
@@ -99,6 +95,50 @@ pub(super) fn check_lookups(r: &dyn CoreRegistry) {
         r.add_core_descriptor(cloud("a")),
         Err(RegistryError::AlreadyRegistered { name, .. }) if name == "a"
     ));
+    assert_quiescent(r);
+}
+
+/// Issue #18, bug 1: once a thread's last open core closes, its logging context holds no core's
+/// keys, whichever core closes last. Solr's `MDCLoggingContext.clear()` removes the fixed set of
+/// per-core keys whenever the depth is back at 1 or less; removing only the closing core's keys
+/// left the first core's collection, shard and replica behind when closes were not LIFO.
+pub(super) fn check_mdc_empty_after_any_close_order(r: &dyn CoreRegistry) {
+    with_cores(r, &["cloud"]);
+    r.create(CoreDescriptor::new("standalone")).unwrap();
+    let per_core = MDC_KEYS.iter().filter(|k| **k != NODE_KEY);
+    let per_core: Vec<&str> = per_core.copied().collect();
+    for (open, close) in [
+        (["cloud", "standalone"], [0, 1]),
+        (["standalone", "cloud"], [0, 1]),
+        (["cloud", "standalone"], [1, 0]),
+    ] {
+        let mut handles: Vec<Option<CoreHandle>> = open
+            .iter()
+            .map(|n| Some(r.get_core(n).unwrap().expect("loaded")))
+            .collect();
+        assert_eq!(
+            Mdc::get("core").as_deref(),
+            Some(open[0]),
+            "the outer open put"
+        );
+        for i in close {
+            drop(handles[i].take());
+        }
+        assert_eq!(Mdc::depth(), 0, "{open:?} closed in order {close:?}");
+        for key in &per_core {
+            assert_eq!(
+                Mdc::get(key),
+                None,
+                "{}: `{key}` left behind after opening {open:?} and closing in order {close:?}",
+                r.id()
+            );
+        }
+        assert_eq!(
+            Mdc::get(NODE_KEY).as_deref(),
+            Some("node1:8983_solr"),
+            "the node name stays"
+        );
+    }
     assert_quiescent(r);
 }
 
@@ -369,13 +409,17 @@ macro_rules! conformance {
 
             fn registry() -> Box<dyn CoreRegistry> {
                 let r = super::$strategy(RegistryConfig::default());
-                assert_eq!(r.strategy(), stringify!($strategy));
+                assert_eq!(r.id(), stringify!($strategy));
                 r
             }
 
             #[test]
             fn lookups() {
                 check_lookups(&*registry());
+            }
+            #[test]
+            fn mdc_empty_after_any_close_order() {
+                check_mdc_empty_after_any_close_order(&*registry());
             }
             #[test]
             fn id_mismatch() {
@@ -411,16 +455,13 @@ conformance!(snapshot);
 
 #[test]
 fn strategies_are_built_by_id() {
-    for id in STRATEGIES {
-        assert_eq!(
-            new_registry(id, RegistryConfig::default())
-                .unwrap()
-                .strategy(),
-            *id
-        );
+    for kind in RegistryKind::ALL {
+        assert_eq!(kind.build(RegistryConfig::default()).id(), kind.id());
+        assert_eq!(kind.id().parse::<RegistryKind>(), Ok(*kind));
+        assert_eq!(kind.to_string(), kind.id());
     }
-    assert!(matches!(
-        new_registry("spinlock", RegistryConfig::default()),
-        Err(RegistryError::UnknownStrategy { given, .. }) if given == "spinlock"
-    ));
+    assert_eq!(ids::<RegistryKind>(), ["mutex", "rwlock", "snapshot"]);
+    let e = "spinlock".parse::<RegistryKind>().unwrap_err();
+    assert_eq!(e.given, "spinlock");
+    assert_eq!(e.valid, "mutex, rwlock, snapshot");
 }

@@ -2,17 +2,21 @@
 //!
 //! Layered like parking_lot: [`primitive`] picks the raw primitives (parking_lot normally, loom
 //! under `cfg(loom)`), [`lock_stats`] keeps the per-name counters, and the wrappers add the
-//! accounting. Every lock protocol in `core` uses these types, so one `--cfg loom` build model-
+//! accounting. Beside them, `SnapshotCell` (crate-private) is an atomically replaceable `Arc`
+//! for lock-free readers: arc-swap normally, a loom-visible cell under `cfg(loom)`. These two
+//! modules are the only places in the crate that pick an implementation by `cfg(loom)`. Every lock protocol in `core` uses these types, so one `--cfg loom` build model-
 //! checks all of them, and one benchmark run can say which named lock threads waited on.
 
 pub mod lock_stats;
 mod mutex;
 pub mod primitive;
 mod rwlock;
+mod snapshot_cell;
 
 pub use lock_stats::{LockStats, LockStatsSnapshot, lock_stats, reset_lock_stats};
 pub use mutex::{Condvar, Mutex, MutexGuard};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub(crate) use snapshot_cell::SnapshotCell;
 
 #[cfg(all(test, not(loom)))]
 mod tests {

@@ -3,7 +3,8 @@
 //! Every lock protocol in `core` takes its atomics, `Arc`, threads, thread-locals and raw locks
 //! from here, so building with `RUSTFLAGS="--cfg loom"` swaps all of them at once and loom sees
 //! every synchronisation step of the protocol under test. Nothing else in the crate may name
-//! `loom` or pick a primitive by `cfg`.
+//! `loom` or pick a primitive by `cfg`, except `sync/snapshot_cell.rs` next door: arc-swap has no
+//! loom counterpart, so that cell swaps it for a loom-visible one built from these primitives.
 
 // The re-exported names are std's and loom's own, documented there.
 #![allow(missing_docs)]

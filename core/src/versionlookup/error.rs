@@ -14,14 +14,6 @@ pub enum VersionLookupError {
         /// What was wrong, and what a valid encoding looks like.
         reason: &'static str,
     },
-    /// A lookup-cache strategy name that is not one of ours.
-    #[error("unknown lookup cache strategy `{given}`; valid: {valid}")]
-    UnknownStrategy {
-        /// The name given.
-        given: String,
-        /// The accepted names, comma-separated.
-        valid: &'static str,
-    },
     /// An engine setting out of range.
     #[error("bad engine setting `{name}` = {value}: {reason}")]
     BadConfig {

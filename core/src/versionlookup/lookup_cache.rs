@@ -3,6 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::kind::{StrategyKind, UnknownStrategy};
+
 use super::error::VersionLookupError;
 use super::leaf_lookup::{DocVersion, ReaderGeneration};
 use super::per_reader_cache::PerReaderCache;
@@ -59,8 +61,8 @@ impl LookupStats {
 ///   it; caches drop entries that only older generations can use. A lookup racing with it on an
 ///   older generation still answers correctly (it may rebuild a state that the next refresh drops).
 pub trait LookupCache: Send + Sync {
-    /// The strategy's id (its file stem in kebab-case).
-    fn name(&self) -> &'static str;
+    /// The strategy's id, its [`CacheKind`]'s (the file stem in kebab-case).
+    fn id(&self) -> &'static str;
 
     /// The version of the live document with encoded id `uid` in `reader`, adding the cost to
     /// `stats`.
@@ -89,24 +91,23 @@ pub enum CacheKind {
     Pruned,
 }
 
-impl CacheKind {
-    /// Every strategy, in story order.
-    pub const ALL: [CacheKind; 3] = [
+impl StrategyKind for CacheKind {
+    const ALL: &'static [Self] = &[
         CacheKind::PerSegment,
         CacheKind::PerReader,
         CacheKind::Pruned,
     ];
-    const VALID: &'static str = "per-segment, per-reader, pruned";
 
-    /// The CLI id.
-    pub fn id(self) -> &'static str {
+    fn id(self) -> &'static str {
         match self {
             CacheKind::PerSegment => "per-segment",
             CacheKind::PerReader => "per-reader",
             CacheKind::Pruned => "pruned",
         }
     }
+}
 
+impl CacheKind {
     /// A fresh, empty cache of this kind.
     pub fn build(self) -> Box<dyn LookupCache> {
         match self {
@@ -124,15 +125,9 @@ impl fmt::Display for CacheKind {
 }
 
 impl FromStr for CacheKind {
-    type Err = VersionLookupError;
+    type Err = UnknownStrategy;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        CacheKind::ALL
-            .into_iter()
-            .find(|k| k.id() == s)
-            .ok_or_else(|| VersionLookupError::UnknownStrategy {
-                given: s.to_string(),
-                valid: Self::VALID,
-            })
+        Self::from_id(s)
     }
 }
 
@@ -142,9 +137,10 @@ mod tests {
 
     #[test]
     fn strategy_ids_parse_and_bad_ones_list_the_valid_set() {
-        for k in CacheKind::ALL {
+        for &k in CacheKind::ALL {
             assert_eq!(k.id().parse::<CacheKind>().unwrap(), k);
-            assert_eq!(k.build().name(), k.id());
+            assert_eq!(k.build().id(), k.id());
+            assert_eq!(k.to_string(), k.id());
         }
         let e = "lru".parse::<CacheKind>().unwrap_err().to_string();
         assert!(e.contains("lru") && e.contains("per-reader"), "{e}");

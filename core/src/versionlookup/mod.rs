@@ -6,7 +6,7 @@
 //! newest first: a term seek of the [`Uid`]-encoded id per segment, skipping deleted docs,
 //! reading `_version` on a hit. PR #19856 is about what the cache costs per segment visited.
 //!
-//! Strategies:
+//! Strategies, listed by [`CacheKind`] (their ids, and [`CacheKind::build`] to construct one):
 //! - [`PerSegmentCache`]: map get + thread-local get per segment visited (before #19856).
 //! - [`PerReaderCache`]: one map get + one thread-local get per lookup (#19856).
 //! - [`PrunedCache`]: per-reader plus a per-segment bloom filter that skips segments (ours).

@@ -13,7 +13,8 @@ use thread_local::ThreadLocal;
 use super::cache_map::CacheMap;
 use super::error::VersionLookupError;
 use super::leaf_lookup::{DocVersion, LeafLookup, ReaderGeneration};
-use super::lookup_cache::{LookupCache, LookupStats};
+use super::lookup_cache::{CacheKind, LookupCache, LookupStats};
+use crate::kind::StrategyKind;
 
 pub(crate) type ReaderStates = ThreadLocal<RefCell<Vec<LeafLookup>>>;
 
@@ -55,8 +56,8 @@ pub(crate) fn walk_leaves(
 }
 
 impl LookupCache for PerReaderCache {
-    fn name(&self) -> &'static str {
-        "per-reader"
+    fn id(&self) -> &'static str {
+        CacheKind::PerReader.id()
     }
 
     fn lookup(

@@ -13,7 +13,8 @@ use thread_local::ThreadLocal;
 use super::cache_map::CacheMap;
 use super::error::VersionLookupError;
 use super::leaf_lookup::{DocVersion, LeafLookup, ReaderGeneration};
-use super::lookup_cache::{LookupCache, LookupStats};
+use super::lookup_cache::{CacheKind, LookupCache, LookupStats};
+use crate::kind::StrategyKind;
 
 type ThreadStates = ThreadLocal<RefCell<LeafLookup>>;
 
@@ -44,8 +45,8 @@ impl PerSegmentCache {
 }
 
 impl LookupCache for PerSegmentCache {
-    fn name(&self) -> &'static str {
-        "per-segment"
+    fn id(&self) -> &'static str {
+        CacheKind::PerSegment.id()
     }
 
     fn lookup(

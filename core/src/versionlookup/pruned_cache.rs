@@ -14,8 +14,9 @@ use super::bloom_filter::{BloomFilter, IdHash};
 use super::cache_map::CacheMap;
 use super::error::VersionLookupError;
 use super::leaf_lookup::{DocVersion, ReaderGeneration};
-use super::lookup_cache::{LookupCache, LookupStats};
+use super::lookup_cache::{CacheKind, LookupCache, LookupStats};
 use super::per_reader_cache::{ReaderStates, walk_leaves};
+use crate::kind::StrategyKind;
 
 /// One generation's filters, newest first, and its per-thread states.
 struct PrunedEntry {
@@ -89,8 +90,8 @@ impl PrunedCache {
 }
 
 impl LookupCache for PrunedCache {
-    fn name(&self) -> &'static str {
-        "pruned"
+    fn id(&self) -> &'static str {
+        CacheKind::Pruned.id()
     }
 
     fn lookup(

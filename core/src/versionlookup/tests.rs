@@ -185,7 +185,7 @@ pub(super) fn check_mmap_directory(make: Make) {
     let dir = std::env::temp_dir().join(format!(
         "critsec-versionlookup-{}-{}",
         std::process::id(),
-        make().name()
+        make().id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     let config = EngineConfig {

@@ -1,4 +1,9 @@
-//! `SnapshotCell`: the snapshot registry's published pointer; the one place chosen by `cfg`.
+//! `SnapshotCell`: an atomically replaceable `Arc<T>` with a per-thread cached read path (the
+//! snapshot registry's published pointer), arc-swap normally and a loom-visible cell under loom.
+//!
+//! It lives in `sync/` beside [`primitive`](super::primitive) because it is the other place that
+//! picks an implementation by `cfg(loom)`; keeping both here leaves `sync/` the only module with
+//! such a switch.
 //!
 //! Normally an `arc_swap::ArcSwap` plus, per reading thread, an `arc_swap::Cache` of the last
 //! value that thread saw. [`SnapshotCell::read`], the hot path, checks the cache against the
@@ -8,8 +13,9 @@
 //! every reader shares. [`SnapshotCell::load`], for observers, is the plain `ArcSwap::load`.
 //!
 //! arc-swap is not loom-aware, so under `cfg(loom)` the cell is a loom-visible `Mutex<Arc<T>>`
-//! with the same contract. That contract is all the registry relies on: `store` replaces the
-//! pointer atomically, and a read that happens after a `store` sees that value or a later one.
+//! with the same contract. That contract is all its user, the snapshot registry, relies on:
+//! `store` replaces the pointer atomically, and a read that happens after a `store` sees that
+//! value or a later one.
 //! `ArcSwap` gives this (its operations are `SeqCst`), a mutex gives it, and so does the cache:
 //! its check is a load of the same pointer, and read-read and write-read coherence hold for every
 //! atomic, Relaxed included, so a check that happens after a store reads that store or a later
@@ -22,7 +28,7 @@
 //! it reads again or the cell is dropped, so a retired snapshot (and the memory, not the
 //! reference count, of the cores it lists) can outlive its replacement by a while.
 
-use crate::sync::primitive::Arc;
+use super::primitive::Arc;
 use std::ops::Deref;
 
 #[cfg(not(loom))]
@@ -81,6 +87,7 @@ mod imp {
 
     impl<T> Cell<T> {
         pub(crate) fn new(value: Arc<T>) -> Self {
+            // Named for its one user, the snapshot registry, whose lock names start `registry.`.
             Cell(Mutex::new("registry.snapshot_cell", value))
         }
         pub(crate) fn load(&self) -> Guard<T> {
