@@ -12,11 +12,11 @@
 
 use std::collections::VecDeque;
 
-use super::collections::Slab;
 use super::error::ConfigError;
 use super::message::{Key, Msg, NodeId, Output};
 use super::node::{ClusterConfig, GetPlan, Node, NodeCore, ProtocolLogic};
-use super::timeouts::{Deadline, DeadlineKey};
+use super::parts::collections::Slab;
+use super::parts::timeouts::{Deadline, DeadlineKey};
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
 
 /// The key-queue strategy (`key-queue`).

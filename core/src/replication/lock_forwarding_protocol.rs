@@ -12,8 +12,8 @@
 use super::error::ConfigError;
 use super::message::{Key, Msg, NodeId, OpError, Output};
 use super::node::{ClusterConfig, GetPlan, Node, NodeCore, ProtocolLogic};
-use super::pool::Slot;
-use super::timeouts::Deadline;
+use super::parts::pool::Slot;
+use super::parts::timeouts::Deadline;
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
 
 /// The lock-forwarding strategy (`lock-forwarding`).

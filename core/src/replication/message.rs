@@ -13,7 +13,7 @@
 // cannot hold an unsized `[u8]`.
 use std::sync::Arc;
 
-use super::pool::SlotKind;
+use super::parts::pool::SlotKind;
 
 /// A node's index in the cluster view (0-based).
 pub type NodeId = u16;

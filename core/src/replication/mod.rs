@@ -4,8 +4,8 @@
 //! Models `NonTxDistributionInterceptor` (Infinispan <= 8), Bela Ban's 2014 key-queue proposal
 //! and `TriangleDistributionInterceptor` + `TriangleOrderManager` (Infinispan 9, ISPN-6919). The
 //! protocols are sans-IO state machines ([`NodeMachine`]) over shared parts: consistent hashing
-//! ([`hashing`]), per-key locks with FIFO waiters ([`key_lock`]), bounded pools whose slots a
-//! command holds while it waits ([`pool`]; under the `block` policy a full pool blocks the node's
+//! ([`parts::hashing`]), per-key locks with FIFO waiters ([`parts::key_lock`]), bounded pools whose slots a
+//! command holds while it waits ([`parts::pool`]; under the `block` policy a full pool blocks the node's
 //! whole inbound path, replies included, as a JGroups receiver thread blocked in a full executor
 //! does: see [`node`]). Two drivers run the same machines: a seeded
 //! discrete-event simulation in virtual time ([`sim`]) for 100-node clusters, and real threads
@@ -29,18 +29,13 @@
 //! - [`KeyQueueProtocol`] (`key-queue`): unlock, then a de-duplicating key FIFO replicated by a worker.
 //! - [`TriangleProtocol`] (`triangle`): per-segment sequence numbers; backups ack the originator.
 
-pub mod collections;
-pub mod data_container;
 pub mod error;
-pub mod hashing;
-pub mod key_lock;
 pub mod local;
 pub mod message;
 pub mod node;
-pub mod pool;
+pub mod parts;
 pub mod sim;
 pub mod threads;
-pub mod timeouts;
 pub mod triangle_order;
 pub mod verifier;
 pub mod workload;
@@ -54,12 +49,12 @@ mod triangle_protocol;
 mod tests;
 
 pub use error::{ConfigError, VerifyError};
-pub use hashing::ConsistentHash;
 pub use key_queue_protocol::{DeDupQueue, KeyQueueProtocol};
 pub use lock_forwarding_protocol::LockForwardingProtocol;
 pub use message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, Value, Versioned};
 pub use node::{ClusterConfig, NodeCore};
-pub use pool::RejectionPolicy;
+pub use parts::hashing::ConsistentHash;
+pub use parts::pool::RejectionPolicy;
 pub use triangle_protocol::TriangleProtocol;
 pub use verifier::{AckLog, VerifyReport};
 pub use write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};

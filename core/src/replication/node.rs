@@ -21,16 +21,16 @@
 
 use std::collections::VecDeque;
 
-use super::collections::{IdMap, Slab};
-use super::data_container::DataContainer;
 use super::error::ConfigError;
-use super::hashing::{ConsistentHash, Owners};
-use super::key_lock::{KeyLockTable, LockAttempt};
 use super::message::{
     ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, PutResult, Value, Versioned,
 };
-use super::pool::{Pool, RejectionPolicy, Slot};
-use super::timeouts::{Deadline, DeadlineKey, Timeouts};
+use super::parts::collections::{IdMap, Slab};
+use super::parts::data_container::DataContainer;
+use super::parts::hashing::{ConsistentHash, Owners};
+use super::parts::key_lock::{KeyLockTable, LockAttempt};
+use super::parts::pool::{Pool, RejectionPolicy, Slot};
+use super::parts::timeouts::{Deadline, DeadlineKey, Timeouts};
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind};
 
 /// Settings every node of a cluster shares.
@@ -984,7 +984,7 @@ impl<L: ProtocolLogic> NodeMachine for Node<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replication::pool::SlotKind;
+    use crate::replication::parts::pool::SlotKind;
     use crate::replication::{LockForwardingProtocol, WriteProtocol};
 
     fn step(m: &mut dyn NodeMachine, input: Input) -> Vec<Output> {

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use super::error::ConfigError;
 use super::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Versioned};
 use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
-use super::timeouts::Deadline;
+use super::parts::timeouts::Deadline;
 use super::triangle_order::TriangleOrderManager;
 use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
 

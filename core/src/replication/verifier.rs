@@ -7,10 +7,10 @@
 //! its version or a later one, and the same value at that version); for Triangle, every backup
 //! delivered exactly the sequence numbers its segment's primary handed out (no gap, no excess).
 
-use super::data_container::DataContainer;
 use super::error::VerifyError;
-use super::hashing::ConsistentHash;
 use super::message::{Key, NodeId, Versioned};
+use super::parts::data_container::DataContainer;
+use super::parts::hashing::ConsistentHash;
 use super::write_protocol::{NodeMachine, ProtocolKind};
 
 /// The newest acknowledged write per key, as the requesters saw it.

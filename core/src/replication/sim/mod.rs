@@ -407,7 +407,7 @@ mod tests {
                 "triangle_protocol.rs",
                 include_str!("../triangle_protocol.rs"),
             ),
-            ("timeouts.rs", include_str!("../timeouts.rs")),
+            ("parts/timeouts.rs", include_str!("../parts/timeouts.rs")),
         ];
         // Built by concatenation so this test does not match itself.
         let forbidden = [
