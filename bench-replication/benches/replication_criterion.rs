@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use critsec_core::replication::local::LocalCluster;
+use critsec_core::replication::driver::local::LocalCluster;
 use critsec_core::replication::workload::WorkloadConfig;
 use critsec_core::replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
 

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
-use critsec_core::replication::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
+use critsec_core::replication::driver::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
 use critsec_core::replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
 
 fn main() {

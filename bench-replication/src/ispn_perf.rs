@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use critsec_core::replication::sim::cpu::CpuConfig;
-use critsec_core::replication::sim::network::NetworkConfig;
-use critsec_core::replication::sim::{SimConfig, SimReport, simulate};
-use critsec_core::replication::threads::{
+use critsec_core::replication::driver::sim::cpu::CpuConfig;
+use critsec_core::replication::driver::sim::network::NetworkConfig;
+use critsec_core::replication::driver::sim::{SimConfig, SimReport, simulate};
+use critsec_core::replication::driver::threads::{
     ClusterClient, DriverStats, ThreadCluster, ThreadsConfig,
 };
 use critsec_core::replication::workload::{

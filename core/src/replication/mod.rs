@@ -8,9 +8,9 @@
 //! command holds while it waits ([`parts::pool`]; under the `block` policy a full pool blocks the node's
 //! whole inbound path, replies included, as a JGroups receiver thread blocked in a full executor
 //! does: see [`node`]). Two drivers run the same machines: a seeded
-//! discrete-event simulation in virtual time ([`sim`]) for 100-node clusters, and real threads
-//! over crossbeam channels, with real bounded pools whose threads block ([`threads`]), for small
-//! ones; [`local`] runs a cluster on the calling thread with instant delivery, for a protocol's
+//! discrete-event simulation in virtual time ([`driver::sim`]) for 100-node clusters, and real threads
+//! over crossbeam channels, with real bounded pools whose threads block ([`driver::threads`]), for small
+//! ones; [`driver::local`] runs a cluster on the calling thread with instant delivery, for a protocol's
 //! bare CPU cost. The [`verifier`] checks a quiescent cluster. A put carries real value bytes
 //! ([`Value`], `value_size` of them): the threads and local drivers copy them once per hop
 //! between nodes (marshalling), the simulation shares them.
@@ -29,13 +29,11 @@
 //! - [`KeyQueueProtocol`] (`key-queue`): unlock, then a de-duplicating key FIFO replicated by a worker.
 //! - [`TriangleProtocol`] (`triangle`): per-segment sequence numbers; backups ack the originator.
 
+pub mod driver;
 pub mod error;
-pub mod local;
 pub mod message;
 pub mod node;
 pub mod parts;
-pub mod sim;
-pub mod threads;
 pub mod triangle_order;
 pub mod verifier;
 pub mod workload;

@@ -1,10 +1,10 @@
 //! Conformance suite: every check runs against every protocol, through the simulation and (where
 //! a real-time run stays cheap) the threads driver.
 
+use super::driver::sim::cpu::CpuConfig;
+use super::driver::sim::network::NetworkConfig;
+use super::driver::sim::{SimConfig, SimReport, Simulation};
 use super::message::{ClientOp, Value, Versioned};
-use super::sim::cpu::CpuConfig;
-use super::sim::network::NetworkConfig;
-use super::sim::{SimConfig, SimReport, Simulation};
 use super::workload::WorkloadConfig;
 use super::{ClusterConfig, NodeStats, ProtocolKind, RejectionPolicy, WriteProtocol};
 
@@ -185,7 +185,7 @@ fn check_single_owner(p: &dyn WriteProtocol) {
 /// Reading your own write: a requester that puts then gets the key sees its value, from the
 /// originator and from another node (the in-thread driver delivers everything at once).
 fn check_read_your_write(p: &dyn WriteProtocol) {
-    use super::local::LocalCluster;
+    use super::driver::local::LocalCluster;
     use super::message::Outcome;
     let cfg = ClusterConfig {
         nodes: 4,
@@ -253,7 +253,7 @@ fn hot_key_backlog(p: &dyn WriteProtocol) -> SimReport {
 /// Requester threads on every node of a threads cluster, a hot key included: replies are
 /// plausible and the quiescent cluster verifies.
 fn check_threads_concurrent(p: &dyn WriteProtocol) {
-    let cfg = super::threads::ThreadsConfig {
+    let cfg = super::driver::threads::ThreadsConfig {
         cluster: ClusterConfig {
             nodes: 3,
             keys: 100,
@@ -261,7 +261,7 @@ fn check_threads_concurrent(p: &dyn WriteProtocol) {
         },
         latency_us: 100,
         jitter_us: 100,
-        ..super::threads::ThreadsConfig::default()
+        ..super::driver::threads::ThreadsConfig::default()
     };
     threads_run(p, cfg);
 }
@@ -269,7 +269,7 @@ fn check_threads_concurrent(p: &dyn WriteProtocol) {
 /// The threads driver with lost transmissions, tiny pools that reject, and short timeouts: the
 /// cluster still drains and verifies.
 fn check_threads_faults(p: &dyn WriteProtocol) {
-    let cfg = super::threads::ThreadsConfig {
+    let cfg = super::driver::threads::ThreadsConfig {
         cluster: ClusterConfig {
             nodes: 3,
             keys: 100,
@@ -284,7 +284,7 @@ fn check_threads_faults(p: &dyn WriteProtocol) {
         jitter_us: 500,
         retransmit_us: 1_000,
         drop_per_mille: 50,
-        ..super::threads::ThreadsConfig::default()
+        ..super::driver::threads::ThreadsConfig::default()
     };
     threads_run(p, cfg);
 }
@@ -293,7 +293,7 @@ fn check_threads_faults(p: &dyn WriteProtocol) {
 /// really stop delivering while a command waits for a slot, and the cluster still drains and
 /// verifies.
 fn check_threads_block_policy(p: &dyn WriteProtocol) {
-    let cfg = super::threads::ThreadsConfig {
+    let cfg = super::driver::threads::ThreadsConfig {
         cluster: ClusterConfig {
             nodes: 3,
             keys: 100,
@@ -305,14 +305,14 @@ fn check_threads_block_policy(p: &dyn WriteProtocol) {
         },
         latency_us: 200,
         jitter_us: 300,
-        ..super::threads::ThreadsConfig::default()
+        ..super::driver::threads::ThreadsConfig::default()
     };
     threads_run(p, cfg);
 }
 
 /// Merges the requesters' ack logs and verifies the threads cluster once it is quiescent.
 fn verify_acked(
-    cluster: &super::threads::ThreadCluster,
+    cluster: &super::driver::threads::ThreadCluster,
     keys: u32,
     logs: &[super::AckLog],
 ) -> (super::VerifyReport, NodeStats) {
@@ -325,8 +325,8 @@ fn verify_acked(
         .expect("verifies")
 }
 
-fn threads_run(p: &dyn WriteProtocol, cfg: super::threads::ThreadsConfig) {
-    use super::threads::ThreadCluster;
+fn threads_run(p: &dyn WriteProtocol, cfg: super::driver::threads::ThreadsConfig) {
+    use super::driver::threads::ThreadCluster;
     use super::workload::OpGenerator;
     let keys = cfg.cluster.keys;
     let cluster = ThreadCluster::start(p, cfg).expect("config");
@@ -720,7 +720,7 @@ fn block_policy_figures() {
 /// thread waits, and the cluster recovers through its timeouts and verifies.
 #[test]
 fn threads_block_policy_holds_the_inbound_path() {
-    let cfg = super::threads::ThreadsConfig {
+    let cfg = super::driver::threads::ThreadsConfig {
         cluster: ClusterConfig {
             nodes: 3,
             keys: 64,
@@ -732,7 +732,7 @@ fn threads_block_policy_holds_the_inbound_path() {
         },
         latency_us: 2_000,
         jitter_us: 1_000,
-        ..super::threads::ThreadsConfig::default()
+        ..super::driver::threads::ThreadsConfig::default()
     };
     let (lf, lf_threads) = threads_hot_key(&super::LockForwardingProtocol, cfg, 4, 5);
     // Eight writers of one key against two slots: a third concurrent put always finds the
@@ -747,11 +747,11 @@ fn threads_block_policy_holds_the_inbound_path() {
 /// counters and what the real threads did.
 fn threads_hot_key(
     p: &dyn WriteProtocol,
-    cfg: super::threads::ThreadsConfig,
+    cfg: super::driver::threads::ThreadsConfig,
     per_node: u16,
     puts: u64,
-) -> (NodeStats, super::threads::DriverStats) {
-    use super::threads::ThreadCluster;
+) -> (NodeStats, super::driver::threads::DriverStats) {
+    use super::driver::threads::ThreadCluster;
     let hash = cfg.cluster.hash().expect("config");
     let key = (0..cfg.cluster.keys)
         .find(|&k| hash.primary(k) == 0)
@@ -792,7 +792,7 @@ fn threads_hot_key(
 /// for the local apply, has no lock timeouts and fewer rejections. Counts only, no wall time.
 #[test]
 fn threads_pool_exhaustion_under_lock_forwarding() {
-    let cfg = super::threads::ThreadsConfig {
+    let cfg = super::driver::threads::ThreadsConfig {
         cluster: ClusterConfig {
             nodes: 3,
             keys: 64,
@@ -806,7 +806,7 @@ fn threads_pool_exhaustion_under_lock_forwarding() {
         latency_us: 2_000,
         jitter_us: 1_000,
         retransmit_us: 2_000,
-        ..super::threads::ThreadsConfig::default()
+        ..super::driver::threads::ThreadsConfig::default()
     };
     let (lf, lf_threads) = threads_hot_key(&super::LockForwardingProtocol, cfg.clone(), 4, 5);
     // The OOB thread blocked in a command makes the primary drop arriving messages, backup

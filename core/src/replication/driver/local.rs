@@ -3,18 +3,18 @@
 //! and gives tests a fully predictable cluster. Timers are ignored: nothing ever waits.
 //!
 //! A message between two nodes is delivered as its
-//! [`marshalled`](super::message::Msg::marshalled) copy: its value bytes are copied into a fresh
+//! [`marshalled`](crate::replication::message::Msg::marshalled) copy: its value bytes are copied into a fresh
 //! buffer, standing in for the transport's marshal + unmarshal (one copy, where a real transport
 //! makes two), so a put's cost includes the copies its hops make.
 
 use std::collections::VecDeque;
 
-use super::error::ConfigError;
-use super::error::VerifyError;
-use super::message::{ClientOp, Input, NodeId, Outcome, Output};
-use super::node::ClusterConfig;
-use super::verifier::{AckLog, VerifyReport, verify};
-use super::write_protocol::{NodeMachine, WriteProtocol, build_cluster};
+use crate::replication::error::ConfigError;
+use crate::replication::error::VerifyError;
+use crate::replication::message::{ClientOp, Input, NodeId, Outcome, Output};
+use crate::replication::node::ClusterConfig;
+use crate::replication::verifier::{AckLog, VerifyReport, verify};
+use crate::replication::write_protocol::{NodeMachine, WriteProtocol, build_cluster};
 
 /// A cluster whose nodes all run on the calling thread.
 pub struct LocalCluster {

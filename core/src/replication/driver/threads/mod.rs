@@ -12,7 +12,7 @@
 //!   and block on their reply channel.
 //!
 //! The machine stays the single source of truth: it admits, queues or rejects a command
-//! ([`Pool`](super::parts::pool::Pool)), grants key locks in FIFO order and runs every timeout, exactly
+//! ([`Pool`](crate::replication::parts::pool::Pool)), grants key locks in FIFO order and runs every timeout, exactly
 //! as in the simulation. The machine is switched to real slots
 //! ([`NodeMachine::use_real_slots`]), so an admitted command is not run by whoever delivered it
 //! but parked and announced ([`Output::Execute`]); a thread of the slot's pool takes it and from
@@ -94,13 +94,13 @@ use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::error::ConfigError;
-use super::message::{ClientOp, Input, Key, Msg, NodeId, Outcome, Output, Value};
-use super::node::ClusterConfig;
-use super::parts::collections::IdMap;
-use super::parts::pool::{RejectionPolicy, SlotKind};
-use super::verifier::{AckLog, NodeSnapshot, VerifyReport, verify_snapshots};
-use super::write_protocol::{NodeMachine, NodeStats, WriteProtocol, build_cluster};
+use crate::replication::error::ConfigError;
+use crate::replication::message::{ClientOp, Input, Key, Msg, NodeId, Outcome, Output, Value};
+use crate::replication::node::ClusterConfig;
+use crate::replication::parts::collections::IdMap;
+use crate::replication::parts::pool::{RejectionPolicy, SlotKind};
+use crate::replication::verifier::{AckLog, NodeSnapshot, VerifyReport, verify_snapshots};
+use crate::replication::write_protocol::{NodeMachine, NodeStats, WriteProtocol, build_cluster};
 use crate::sync::Mutex;
 // Plain std types for the driver's own bookkeeping: the driver is measured, not model-checked
 // (the wait/wake hand-off it relies on is [`SlotSignal`], which loom checks).

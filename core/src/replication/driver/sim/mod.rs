@@ -24,12 +24,14 @@ use cpu::{CpuConfig, CpuUsage, Cpus};
 use event_queue::{EventKind, EventQueue};
 use network::{Network, NetworkConfig};
 
-use super::error::{ConfigError, VerifyError};
-use super::message::{Input, NodeId, Outcome, Output};
-use super::node::ClusterConfig;
-use super::verifier::{AckLog, VerifyReport, verify};
-use super::workload::{OpGenerator, RequesterStats, WorkloadConfig};
-use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol, build_cluster};
+use crate::replication::error::{ConfigError, VerifyError};
+use crate::replication::message::{Input, NodeId, Outcome, Output};
+use crate::replication::node::ClusterConfig;
+use crate::replication::verifier::{AckLog, VerifyReport, verify};
+use crate::replication::workload::{OpGenerator, RequesterStats, WorkloadConfig};
+use crate::replication::write_protocol::{
+    NodeMachine, NodeStats, ProtocolKind, WriteProtocol, build_cluster,
+};
 
 /// Everything a simulated run needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -358,8 +360,10 @@ impl Simulation {
                     let idx = node as usize * self.cfg.workload.requesters_per_node as usize
                         + requester as usize;
                     let latency = self.now - self.started.get(idx).copied().unwrap_or(self.now);
-                    if let (Outcome::Put(entry), super::message::ClientOp::Put(key, _)) =
-                        (&outcome, &op)
+                    if let (
+                        Outcome::Put(entry),
+                        crate::replication::message::ClientOp::Put(key, _),
+                    ) = (&outcome, &op)
                     {
                         self.acks.record(*key, entry);
                     }
@@ -394,20 +398,20 @@ mod tests {
             ("sim/event_queue.rs", include_str!("event_queue.rs")),
             ("sim/network.rs", include_str!("network.rs")),
             ("sim/cpu.rs", include_str!("cpu.rs")),
-            ("node.rs", include_str!("../node.rs")),
+            ("node.rs", include_str!("../../node.rs")),
             (
                 "lock_forwarding_protocol.rs",
-                include_str!("../lock_forwarding_protocol.rs"),
+                include_str!("../../lock_forwarding_protocol.rs"),
             ),
             (
                 "key_queue_protocol.rs",
-                include_str!("../key_queue_protocol.rs"),
+                include_str!("../../key_queue_protocol.rs"),
             ),
             (
                 "triangle_protocol.rs",
-                include_str!("../triangle_protocol.rs"),
+                include_str!("../../triangle_protocol.rs"),
             ),
-            ("parts/timeouts.rs", include_str!("../parts/timeouts.rs")),
+            ("parts/timeouts.rs", include_str!("../../parts/timeouts.rs")),
         ];
         // Built by concatenation so this test does not match itself.
         let forbidden = [
