@@ -1,6 +1,6 @@
 //! A seeded discrete-event simulation of a whole cluster in virtual time.
 //!
-//! Every node is a sans-IO [`NodeMachine`]; the simulation owns the clock, the network
+//! Every node is a sans-IO [`NodeMachine`](crate::replication::NodeMachine); the simulation owns the clock, the network
 //! ([`network`]) and the requesters (closed loop, no think time, as IspnPerfTest's invoker
 //! threads). It never reads the wall clock, and one seed fixes every random choice, so a run
 //! repeats exactly. After the measured window requesters stop issuing; the run continues until
@@ -15,23 +15,27 @@
 //! simulation accounts for the bytes through its CPU cost model instead.
 //!
 //! Architecture invariant: nothing in this module reads the wall clock (tested below).
+//!
+//! Files: [`simulation`] runs the event loop (requesters, deliveries, timers, the drain and its
+//! cap); [`event_queue`] orders events in virtual time; [`network`] delays and loses messages;
+//! [`cpu`] models the nodes' cores; [`report`] is what a run returns.
 
 pub mod cpu;
 pub mod event_queue;
 pub mod network;
+pub mod report;
+pub mod simulation;
 
-use cpu::{CpuConfig, CpuUsage, Cpus};
-use event_queue::{EventKind, EventQueue};
-use network::{Network, NetworkConfig};
+pub use report::SimReport;
+pub use simulation::Simulation;
 
-use crate::replication::error::{ConfigError, VerifyError};
-use crate::replication::message::{Input, NodeId, Outcome, Output};
+use cpu::CpuConfig;
+use network::NetworkConfig;
+
+use crate::replication::error::ConfigError;
 use crate::replication::node::ClusterConfig;
-use crate::replication::verifier::{AckLog, VerifyReport, verify};
-use crate::replication::workload::{OpGenerator, RequesterStats, WorkloadConfig};
-use crate::replication::write_protocol::{
-    NodeMachine, NodeStats, ProtocolKind, WriteProtocol, build_cluster,
-};
+use crate::replication::workload::WorkloadConfig;
+use crate::replication::write_protocol::ProtocolKind;
 
 /// Everything a simulated run needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,322 +70,6 @@ impl Default for SimConfig {
     }
 }
 
-/// The outcome of a simulated run.
-#[derive(Debug, Clone)]
-pub struct SimReport {
-    /// The protocol simulated.
-    pub protocol: ProtocolKind,
-    /// Cluster size.
-    pub nodes: usize,
-    /// The measured window in virtual µs.
-    pub window_us: u64,
-    /// Virtual time of the last message or reply: when the cluster became quiescent (stale
-    /// wake-ups of expired deadlines after it are not counted).
-    pub end_us: u64,
-    /// Events processed.
-    pub events: u64,
-    /// What the requesters saw inside the window.
-    pub requesters: RequesterStats,
-    /// Operations completed after the window (drain), not counted in throughput.
-    pub drained_ops: u64,
-    /// Node counters summed over the cluster.
-    pub stats: NodeStats,
-    /// Transmissions lost (and retransmitted).
-    pub drops: u64,
-    /// Messages that hit a latency spike.
-    pub spikes: u64,
-    /// CPU model: what the cores did inside the measured window (zero without a model).
-    pub cpu: CpuUsage,
-    /// Processors per node (0: no CPU model).
-    pub cores: u32,
-    /// The verifier's verdict after quiescence.
-    pub verify: Result<VerifyReport, VerifyError>,
-}
-
-impl SimReport {
-    /// Successful requests per second per node in virtual time (IspnPerfTest's `reqs/sec/node`).
-    pub fn req_per_s_per_node(&self) -> f64 {
-        self.req_per_s_cluster() / self.nodes.max(1) as f64
-    }
-
-    /// Successful requests per second over the cluster in virtual time.
-    pub fn req_per_s_cluster(&self) -> f64 {
-        self.requesters.ok_ops() as f64 / (self.window_us.max(1) as f64 / 1e6)
-    }
-
-    /// CPU model: the fraction of the cluster's core time in use in the window (0 without).
-    pub fn cpu_utilisation(&self) -> f64 {
-        let capacity = self.window_us.max(1) as f64 * self.cores as f64 * self.nodes as f64;
-        if capacity == 0.0 {
-            0.0
-        } else {
-            self.cpu.busy_us as f64 / capacity
-        }
-    }
-
-    /// CPU model: the mean time an input waited for a core in the window, in µs.
-    pub fn cpu_wait_mean_us(&self) -> f64 {
-        self.cpu.wait_us as f64 / self.cpu.inputs.max(1) as f64
-    }
-}
-
-/// A simulated cluster.
-pub struct Simulation {
-    cfg: SimConfig,
-    nodes: Vec<Box<dyn NodeMachine>>,
-    queue: EventQueue,
-    network: Network,
-    cpus: Cpus,
-    ops_gen: OpGenerator,
-    /// Start time of each requester's current op, by `node * requesters + requester`.
-    started: Vec<u64>,
-    /// Ops issued per requester.
-    issued: Vec<u64>,
-    acks: AckLog,
-    requesters: RequesterStats,
-    drained_ops: u64,
-    now: u64,
-    last_activity: u64,
-    events: u64,
-    out: Vec<Output>,
-    /// Requesters whose op completed in the current event; they issue their next op right away
-    /// (no think time) without a trip through the event queue.
-    reissue: std::collections::VecDeque<(NodeId, u32)>,
-}
-
-impl std::fmt::Debug for Simulation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Simulation")
-            .field("now", &self.now)
-            .field("events", &self.events)
-            .finish()
-    }
-}
-
-impl Simulation {
-    /// A cluster running `protocol` configured by `cfg`.
-    pub fn new(protocol: &dyn WriteProtocol, cfg: SimConfig) -> Result<Self, ConfigError> {
-        cfg.cpu.check()?;
-        cfg.workload.check()?;
-        let nodes = build_cluster(protocol, &cfg.cluster)?;
-        let per_node = cfg.workload.requesters_per_node as usize;
-        let total = per_node * nodes.len();
-        let ops_gen = OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed);
-        let network = Network::new(cfg.network.clone(), cfg.seed);
-        let acks = AckLog::new(cfg.cluster.keys);
-        let cpus = Cpus::new(cfg.cpu.clone(), nodes.len(), cfg.seed);
-        Ok(Simulation {
-            cpus,
-            nodes,
-            queue: EventQueue::default(),
-            network,
-            ops_gen,
-            started: vec![0; total],
-            issued: vec![0; total],
-            acks,
-            requesters: RequesterStats::default(),
-            drained_ops: 0,
-            now: 0,
-            last_activity: 0,
-            events: 0,
-            out: Vec::with_capacity(64),
-            reissue: std::collections::VecDeque::new(),
-            cfg,
-        })
-    }
-
-    /// The nodes (for inspection after a run).
-    pub fn nodes(&self) -> &[Box<dyn NodeMachine>] {
-        &self.nodes
-    }
-
-    /// Runs the window, drains to quiescence and verifies.
-    pub fn run(mut self) -> SimReport {
-        let per_node = self.cfg.workload.requesters_per_node;
-        let active = self
-            .cfg
-            .workload
-            .requester_nodes
-            .unwrap_or(self.nodes.len())
-            .min(self.nodes.len());
-        for node in 0..active {
-            for r in 0..per_node {
-                let at = self.ops_gen.below(self.cfg.start_spread_us);
-                self.queue.push(
-                    at,
-                    EventKind::Issue {
-                        node: node as NodeId,
-                        requester: r,
-                    },
-                );
-            }
-        }
-        // Every wait in the protocols is bounded by a lock or reply timeout, so a run drains long
-        // before this; the cap only guards against a protocol bug looping forever (the verifier
-        // then reports the node that is still busy).
-        let cap = self.cfg.duration_us.saturating_add(
-            100 * (self.cfg.cluster.reply_timeout_us + self.cfg.cluster.lock_timeout_us),
-        );
-        // The cores' usage when the window closed (work queued before it and ending after it
-        // counts in full: a few inputs' worth).
-        let mut window_cpu = None;
-        while let Some(ev) = self.queue.pop() {
-            if ev.time > cap {
-                break;
-            }
-            if ev.time >= self.cfg.duration_us && window_cpu.is_none() {
-                window_cpu = Some(self.cpus.usage);
-            }
-            self.now = ev.time;
-            self.events += 1;
-            match ev.kind {
-                EventKind::Deliver { to, from, msg } => {
-                    let bytes = msg.payload_len();
-                    self.handle(to, Input::Message { from, msg }, bytes);
-                }
-                EventKind::Timer { node } => {
-                    // A timer thread needs no core, but a stop-the-world pause stops it too.
-                    let at = self.cpus.after_pause(node as usize, self.now);
-                    if at > self.now {
-                        self.queue.push(
-                            at,
-                            EventKind::Handle {
-                                node,
-                                input: Input::Timer,
-                            },
-                        );
-                    } else {
-                        self.step(node, Input::Timer);
-                    }
-                }
-                EventKind::Handle { node, input } => self.step(node, input),
-                EventKind::Issue { node, requester } => self.issue(node, requester),
-            }
-            while let Some((node, requester)) = self.reissue.pop_front() {
-                self.issue(node, requester);
-            }
-        }
-        let mut stats = NodeStats::default();
-        for n in &self.nodes {
-            stats.add(&n.stats());
-        }
-        let verify = verify(&self.nodes, &self.acks);
-        SimReport {
-            protocol: self
-                .nodes
-                .first()
-                .map(|n| n.kind())
-                .unwrap_or(ProtocolKind::LockForwarding),
-            nodes: self.nodes.len(),
-            window_us: self.cfg.duration_us,
-            end_us: self.last_activity,
-            events: self.events,
-            requesters: self.requesters,
-            drained_ops: self.drained_ops,
-            stats,
-            drops: self.network.drops,
-            spikes: self.network.spikes,
-            cpu: window_cpu.unwrap_or(self.cpus.usage),
-            cores: self.cpus.config().cores,
-            verify,
-        }
-    }
-
-    fn issue(&mut self, node: NodeId, requester: u32) {
-        if self.now >= self.cfg.duration_us {
-            return;
-        }
-        let idx =
-            node as usize * self.cfg.workload.requesters_per_node as usize + requester as usize;
-        if let Some(limit) = self.cfg.workload.ops_per_requester {
-            if self.issued[idx] >= limit {
-                return;
-            }
-        }
-        self.issued[idx] += 1;
-        self.started[idx] = self.now;
-        let op = self.ops_gen.next_op();
-        let bytes = op.payload_len();
-        self.handle(node, Input::Client { requester, op }, bytes);
-    }
-
-    /// `input` reaches `node` now: handled at once, or once a core has done its work.
-    fn handle(&mut self, node: NodeId, input: Input, payload_bytes: usize) {
-        if !self.cpus.config().enabled() {
-            return self.step(node, input);
-        }
-        let at = self.cpus.schedule(node as usize, self.now, payload_bytes);
-        self.queue.push(at, EventKind::Handle { node, input });
-    }
-
-    fn step(&mut self, node: NodeId, input: Input) {
-        let mut out = std::mem::take(&mut self.out);
-        self.nodes[node as usize].handle(self.now, input, &mut out);
-        if out.iter().any(|o| !matches!(o, Output::SetTimer { .. })) {
-            self.last_activity = self.now;
-        }
-        for o in out.drain(..) {
-            match o {
-                Output::Send { to, msg } => {
-                    let at = self.now + self.network.delay(to);
-                    self.queue.push(
-                        at,
-                        EventKind::Deliver {
-                            to,
-                            from: node,
-                            msg,
-                        },
-                    );
-                }
-                Output::Rejected { from, msg } => {
-                    let at = self.now + self.network.config().retransmit_us.max(1);
-                    self.queue.push(
-                        at,
-                        EventKind::Deliver {
-                            to: node,
-                            from,
-                            msg,
-                        },
-                    );
-                }
-                Output::SetTimer { at } => {
-                    self.queue.push(at.max(self.now), EventKind::Timer { node });
-                }
-                // Real-slot outputs: the simulation never switches its machines to real slots.
-                Output::Execute { .. }
-                | Output::Resume { .. }
-                | Output::SlotFreed { .. }
-                | Output::InboundResumed => {}
-                Output::Reply {
-                    requester,
-                    op,
-                    outcome,
-                } => {
-                    let idx = node as usize * self.cfg.workload.requesters_per_node as usize
-                        + requester as usize;
-                    let latency = self.now - self.started.get(idx).copied().unwrap_or(self.now);
-                    if let (
-                        Outcome::Put(entry),
-                        crate::replication::message::ClientOp::Put(key, _),
-                    ) = (&outcome, &op)
-                    {
-                        self.acks.record(*key, entry);
-                    }
-                    if self.now <= self.cfg.duration_us {
-                        let value_size = self.cfg.workload.value_size as usize;
-                        self.requesters.record(&op, &outcome, latency, value_size);
-                    } else {
-                        self.drained_ops += 1;
-                    }
-                    self.queue
-                        .push(self.now, EventKind::Issue { node, requester });
-                }
-            }
-        }
-        self.out = out;
-    }
-}
-
 /// Runs one simulation of `kind` with `cfg`.
 pub fn simulate(kind: ProtocolKind, cfg: SimConfig) -> Result<SimReport, ConfigError> {
     Ok(Simulation::new(kind.protocol(), cfg)?.run())
@@ -395,6 +83,8 @@ mod tests {
     fn never_reads_the_wall_clock() {
         let sources = [
             ("sim/mod.rs", include_str!("mod.rs")),
+            ("sim/simulation.rs", include_str!("simulation.rs")),
+            ("sim/report.rs", include_str!("report.rs")),
             ("sim/event_queue.rs", include_str!("event_queue.rs")),
             ("sim/network.rs", include_str!("network.rs")),
             ("sim/cpu.rs", include_str!("cpu.rs")),

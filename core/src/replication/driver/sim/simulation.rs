@@ -1,0 +1,273 @@
+//! The simulation loop: requesters issue operations in a closed loop, the event queue delivers
+//! messages, timers and CPU-delayed inputs to the node machines in virtual-time order, and after
+//! the window the run drains to quiescence (or a cap) and the verifier checks the cluster.
+
+use super::SimConfig;
+use super::cpu::Cpus;
+use super::event_queue::{EventKind, EventQueue};
+use super::network::Network;
+use super::report::SimReport;
+use crate::replication::error::ConfigError;
+use crate::replication::message::{Input, NodeId, Outcome, Output};
+use crate::replication::verifier::{AckLog, verify};
+use crate::replication::workload::{OpGenerator, RequesterStats};
+use crate::replication::write_protocol::{
+    NodeMachine, NodeStats, ProtocolKind, WriteProtocol, build_cluster,
+};
+
+/// A simulated cluster.
+pub struct Simulation {
+    cfg: SimConfig,
+    nodes: Vec<Box<dyn NodeMachine>>,
+    queue: EventQueue,
+    network: Network,
+    cpus: Cpus,
+    ops_gen: OpGenerator,
+    /// Start time of each requester's current op, by `node * requesters + requester`.
+    started: Vec<u64>,
+    /// Ops issued per requester.
+    issued: Vec<u64>,
+    acks: AckLog,
+    requesters: RequesterStats,
+    drained_ops: u64,
+    now: u64,
+    last_activity: u64,
+    events: u64,
+    out: Vec<Output>,
+    /// Requesters whose op completed in the current event; they issue their next op right away
+    /// (no think time) without a trip through the event queue.
+    reissue: std::collections::VecDeque<(NodeId, u32)>,
+}
+
+impl std::fmt::Debug for Simulation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulation")
+            .field("now", &self.now)
+            .field("events", &self.events)
+            .finish()
+    }
+}
+
+impl Simulation {
+    /// A cluster running `protocol` configured by `cfg`.
+    pub fn new(protocol: &dyn WriteProtocol, cfg: SimConfig) -> Result<Self, ConfigError> {
+        cfg.cpu.check()?;
+        cfg.workload.check()?;
+        let nodes = build_cluster(protocol, &cfg.cluster)?;
+        let per_node = cfg.workload.requesters_per_node as usize;
+        let total = per_node * nodes.len();
+        let ops_gen = OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed);
+        let network = Network::new(cfg.network.clone(), cfg.seed);
+        let acks = AckLog::new(cfg.cluster.keys);
+        let cpus = Cpus::new(cfg.cpu.clone(), nodes.len(), cfg.seed);
+        Ok(Simulation {
+            cpus,
+            nodes,
+            queue: EventQueue::default(),
+            network,
+            ops_gen,
+            started: vec![0; total],
+            issued: vec![0; total],
+            acks,
+            requesters: RequesterStats::default(),
+            drained_ops: 0,
+            now: 0,
+            last_activity: 0,
+            events: 0,
+            out: Vec::with_capacity(64),
+            reissue: std::collections::VecDeque::new(),
+            cfg,
+        })
+    }
+
+    /// The nodes (for inspection after a run).
+    pub fn nodes(&self) -> &[Box<dyn NodeMachine>] {
+        &self.nodes
+    }
+
+    /// Runs the window, drains to quiescence and verifies.
+    pub fn run(mut self) -> SimReport {
+        let per_node = self.cfg.workload.requesters_per_node;
+        let active = self
+            .cfg
+            .workload
+            .requester_nodes
+            .unwrap_or(self.nodes.len())
+            .min(self.nodes.len());
+        for node in 0..active {
+            for r in 0..per_node {
+                let at = self.ops_gen.below(self.cfg.start_spread_us);
+                self.queue.push(
+                    at,
+                    EventKind::Issue {
+                        node: node as NodeId,
+                        requester: r,
+                    },
+                );
+            }
+        }
+        // Every wait in the protocols is bounded by a lock or reply timeout, so a run drains long
+        // before this; the cap only guards against a protocol bug looping forever (the verifier
+        // then reports the node that is still busy).
+        let cap = self.cfg.duration_us.saturating_add(
+            100 * (self.cfg.cluster.reply_timeout_us + self.cfg.cluster.lock_timeout_us),
+        );
+        // The cores' usage when the window closed (work queued before it and ending after it
+        // counts in full: a few inputs' worth).
+        let mut window_cpu = None;
+        while let Some(ev) = self.queue.pop() {
+            if ev.time > cap {
+                break;
+            }
+            if ev.time >= self.cfg.duration_us && window_cpu.is_none() {
+                window_cpu = Some(self.cpus.usage);
+            }
+            self.now = ev.time;
+            self.events += 1;
+            match ev.kind {
+                EventKind::Deliver { to, from, msg } => {
+                    let bytes = msg.payload_len();
+                    self.handle(to, Input::Message { from, msg }, bytes);
+                }
+                EventKind::Timer { node } => {
+                    // A timer thread needs no core, but a stop-the-world pause stops it too.
+                    let at = self.cpus.after_pause(node as usize, self.now);
+                    if at > self.now {
+                        self.queue.push(
+                            at,
+                            EventKind::Handle {
+                                node,
+                                input: Input::Timer,
+                            },
+                        );
+                    } else {
+                        self.step(node, Input::Timer);
+                    }
+                }
+                EventKind::Handle { node, input } => self.step(node, input),
+                EventKind::Issue { node, requester } => self.issue(node, requester),
+            }
+            while let Some((node, requester)) = self.reissue.pop_front() {
+                self.issue(node, requester);
+            }
+        }
+        let mut stats = NodeStats::default();
+        for n in &self.nodes {
+            stats.add(&n.stats());
+        }
+        let verify = verify(&self.nodes, &self.acks);
+        SimReport {
+            protocol: self
+                .nodes
+                .first()
+                .map(|n| n.kind())
+                .unwrap_or(ProtocolKind::LockForwarding),
+            nodes: self.nodes.len(),
+            window_us: self.cfg.duration_us,
+            end_us: self.last_activity,
+            events: self.events,
+            requesters: self.requesters,
+            drained_ops: self.drained_ops,
+            stats,
+            drops: self.network.drops,
+            spikes: self.network.spikes,
+            cpu: window_cpu.unwrap_or(self.cpus.usage),
+            cores: self.cpus.config().cores,
+            verify,
+        }
+    }
+
+    fn issue(&mut self, node: NodeId, requester: u32) {
+        if self.now >= self.cfg.duration_us {
+            return;
+        }
+        let idx =
+            node as usize * self.cfg.workload.requesters_per_node as usize + requester as usize;
+        if let Some(limit) = self.cfg.workload.ops_per_requester {
+            if self.issued[idx] >= limit {
+                return;
+            }
+        }
+        self.issued[idx] += 1;
+        self.started[idx] = self.now;
+        let op = self.ops_gen.next_op();
+        let bytes = op.payload_len();
+        self.handle(node, Input::Client { requester, op }, bytes);
+    }
+
+    /// `input` reaches `node` now: handled at once, or once a core has done its work.
+    fn handle(&mut self, node: NodeId, input: Input, payload_bytes: usize) {
+        if !self.cpus.config().enabled() {
+            return self.step(node, input);
+        }
+        let at = self.cpus.schedule(node as usize, self.now, payload_bytes);
+        self.queue.push(at, EventKind::Handle { node, input });
+    }
+
+    fn step(&mut self, node: NodeId, input: Input) {
+        let mut out = std::mem::take(&mut self.out);
+        self.nodes[node as usize].handle(self.now, input, &mut out);
+        if out.iter().any(|o| !matches!(o, Output::SetTimer { .. })) {
+            self.last_activity = self.now;
+        }
+        for o in out.drain(..) {
+            match o {
+                Output::Send { to, msg } => {
+                    let at = self.now + self.network.delay(to);
+                    self.queue.push(
+                        at,
+                        EventKind::Deliver {
+                            to,
+                            from: node,
+                            msg,
+                        },
+                    );
+                }
+                Output::Rejected { from, msg } => {
+                    let at = self.now + self.network.config().retransmit_us.max(1);
+                    self.queue.push(
+                        at,
+                        EventKind::Deliver {
+                            to: node,
+                            from,
+                            msg,
+                        },
+                    );
+                }
+                Output::SetTimer { at } => {
+                    self.queue.push(at.max(self.now), EventKind::Timer { node });
+                }
+                // Real-slot outputs: the simulation never switches its machines to real slots.
+                Output::Execute { .. }
+                | Output::Resume { .. }
+                | Output::SlotFreed { .. }
+                | Output::InboundResumed => {}
+                Output::Reply {
+                    requester,
+                    op,
+                    outcome,
+                } => {
+                    let idx = node as usize * self.cfg.workload.requesters_per_node as usize
+                        + requester as usize;
+                    let latency = self.now - self.started.get(idx).copied().unwrap_or(self.now);
+                    if let (
+                        Outcome::Put(entry),
+                        crate::replication::message::ClientOp::Put(key, _),
+                    ) = (&outcome, &op)
+                    {
+                        self.acks.record(*key, entry);
+                    }
+                    if self.now <= self.cfg.duration_us {
+                        let value_size = self.cfg.workload.value_size as usize;
+                        self.requesters.record(&op, &outcome, latency, value_size);
+                    } else {
+                        self.drained_ops += 1;
+                    }
+                    self.queue
+                        .push(self.now, EventKind::Issue { node, requester });
+                }
+            }
+        }
+        self.out = out;
+    }
+}
