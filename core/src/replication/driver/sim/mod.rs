@@ -1,10 +1,10 @@
 //! A seeded discrete-event simulation of a whole cluster in virtual time.
 //!
-//! Every node is a sans-IO [`NodeMachine`](crate::replication::NodeMachine); the simulation owns the clock, the network
-//! ([`network`]) and the requesters (closed loop, no think time, as IspnPerfTest's invoker
-//! threads). It never reads the wall clock, and one seed fixes every random choice, so a run
-//! repeats exactly. After the measured window requesters stop issuing; the run continues until
-//! no event is left (quiescence), then the verifier checks the cluster.
+//! Every node is a sans-IO [`NodeMachine`](crate::replication::NodeMachine); the simulation owns
+//! the clock, the network ([`network`]) and the requesters (closed loop, no think time, as
+//! IspnPerfTest's invoker threads). It never reads the wall clock, and one seed fixes every random
+//! choice, so a run repeats exactly. After the measured window requesters stop issuing; the run
+//! continues until no event is left (quiescence), then the verifier checks the cluster.
 //!
 //! With a CPU model ([`cpu`], off by default) a node's inputs queue for its cores and its cores
 //! pause for GC, so a run can be CPU-bound and hiccup as real nodes do; without one, a node
