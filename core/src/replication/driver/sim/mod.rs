@@ -88,7 +88,7 @@ mod tests {
             ("sim/event_queue.rs", include_str!("event_queue.rs")),
             ("sim/network.rs", include_str!("network.rs")),
             ("sim/cpu.rs", include_str!("cpu.rs")),
-            ("node.rs", include_str!("../../node.rs")),
+            ("node/mod.rs", include_str!("../../node/mod.rs")),
             (
                 "lock_forwarding_protocol.rs",
                 include_str!("../../lock_forwarding_protocol.rs"),
