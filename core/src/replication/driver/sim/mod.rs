@@ -89,6 +89,18 @@ mod tests {
             ("sim/network.rs", include_str!("network.rs")),
             ("sim/cpu.rs", include_str!("cpu.rs")),
             ("node/mod.rs", include_str!("../../node/mod.rs")),
+            ("node/config.rs", include_str!("../../node/config.rs")),
+            ("node/base.rs", include_str!("../../node/base.rs")),
+            (
+                "node/originator.rs",
+                include_str!("../../node/originator.rs"),
+            ),
+            ("node/primary.rs", include_str!("../../node/primary.rs")),
+            ("node/logic.rs", include_str!("../../node/logic.rs")),
+            (
+                "node/event_loop.rs",
+                include_str!("../../node/event_loop.rs"),
+            ),
             (
                 "lock_forwarding_protocol.rs",
                 include_str!("../../lock_forwarding_protocol.rs"),
