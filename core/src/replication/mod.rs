@@ -34,25 +34,20 @@ pub mod error;
 pub mod message;
 pub mod node;
 pub mod parts;
-pub mod triangle_order;
+pub mod protocol;
 pub mod verifier;
 pub mod workload;
-pub mod write_protocol;
-
-mod key_queue_protocol;
-mod lock_forwarding_protocol;
-mod triangle_protocol;
 
 #[cfg(test)]
 mod tests;
 
 pub use error::{ConfigError, VerifyError};
-pub use key_queue_protocol::{DeDupQueue, KeyQueueProtocol};
-pub use lock_forwarding_protocol::LockForwardingProtocol;
 pub use message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, Value, Versioned};
 pub use node::{ClusterConfig, NodeCore};
 pub use parts::hashing::ConsistentHash;
 pub use parts::pool::RejectionPolicy;
-pub use triangle_protocol::TriangleProtocol;
+pub use protocol::{
+    DeDupQueue, KeyQueueProtocol, LockForwardingProtocol, NodeMachine, NodeStats, ProtocolKind,
+    TriangleProtocol, WriteProtocol,
+};
 pub use verifier::{AckLog, VerifyReport};
-pub use write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};

@@ -11,7 +11,7 @@ use super::error::VerifyError;
 use super::message::{Key, NodeId, Versioned};
 use super::parts::data_container::DataContainer;
 use super::parts::hashing::ConsistentHash;
-use super::write_protocol::{NodeMachine, ProtocolKind};
+use super::protocol::kind::{NodeMachine, ProtocolKind};
 
 /// The newest acknowledged write per key, as the requesters saw it.
 #[derive(Debug, Clone, Default)]

@@ -13,8 +13,8 @@ use crate::replication::error::ConfigError;
 use crate::replication::error::VerifyError;
 use crate::replication::message::{ClientOp, Input, NodeId, Outcome, Output};
 use crate::replication::node::ClusterConfig;
+use crate::replication::protocol::kind::{NodeMachine, WriteProtocol, build_cluster};
 use crate::replication::verifier::{AckLog, VerifyReport, verify};
-use crate::replication::write_protocol::{NodeMachine, WriteProtocol, build_cluster};
 
 /// A cluster whose nodes all run on the calling thread.
 pub struct LocalCluster {

@@ -14,7 +14,7 @@ use crate::replication::parts::hashing::ConsistentHash;
 use crate::replication::parts::key_lock::KeyLockTable;
 use crate::replication::parts::pool::{Pool, Slot};
 use crate::replication::parts::timeouts::Timeouts;
-use crate::replication::write_protocol::NodeStats;
+use crate::replication::protocol::kind::NodeStats;
 
 /// Work a node still has to do within the current input.
 #[derive(Debug, Clone)]

@@ -4,12 +4,12 @@
 //! policy holds the inbound path and where real slots park commands (see the module header).
 
 use super::base::{NodeCore, Work};
-use super::logic::ProtocolLogic;
 use super::primary::Origin;
 use crate::replication::message::{ClientOp, Input, Msg, NodeId, OpError, Output};
 use crate::replication::parts::pool::Slot;
 use crate::replication::parts::timeouts::Deadline;
-use crate::replication::write_protocol::{NodeMachine, NodeStats, ProtocolKind};
+use crate::replication::protocol::kind::{NodeMachine, NodeStats, ProtocolKind};
+use crate::replication::protocol::write_protocol::ProtocolLogic;
 
 /// A node: shared machinery plus a protocol's logic.
 #[derive(Debug)]

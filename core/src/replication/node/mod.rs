@@ -28,12 +28,10 @@
 mod base;
 pub mod config;
 mod event_loop;
-mod logic;
 mod originator;
 mod primary;
 
 pub use base::NodeCore;
 pub use config::ClusterConfig;
 pub(crate) use event_loop::Node;
-pub(crate) use logic::{GetPlan, ProtocolLogic};
 pub(crate) use primary::Origin;

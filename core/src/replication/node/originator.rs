@@ -5,13 +5,13 @@
 //! (Triangle's `CommandAckCollector`), or fails on the reply timeout.
 
 use super::base::NodeCore;
-use super::logic::GetPlan;
 use super::primary::Origin;
 use crate::replication::message::{
     ClientOp, Key, Msg, OpError, Outcome, Output, PutResult, Value, Versioned,
 };
 use crate::replication::parts::hashing::Owners;
 use crate::replication::parts::timeouts::{Deadline, DeadlineKey};
+use crate::replication::protocol::write_protocol::GetPlan;
 
 #[derive(Debug)]
 pub(super) enum ClientKind {

@@ -34,8 +34,8 @@ use network::NetworkConfig;
 
 use crate::replication::error::ConfigError;
 use crate::replication::node::ClusterConfig;
+use crate::replication::protocol::kind::ProtocolKind;
 use crate::replication::workload::WorkloadConfig;
-use crate::replication::write_protocol::ProtocolKind;
 
 /// Everything a simulated run needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,22 +96,21 @@ mod tests {
                 include_str!("../../node/originator.rs"),
             ),
             ("node/primary.rs", include_str!("../../node/primary.rs")),
-            ("node/logic.rs", include_str!("../../node/logic.rs")),
             (
                 "node/event_loop.rs",
                 include_str!("../../node/event_loop.rs"),
             ),
             (
-                "lock_forwarding_protocol.rs",
-                include_str!("../../lock_forwarding_protocol.rs"),
+                "protocol/lock_forwarding.rs",
+                include_str!("../../protocol/lock_forwarding.rs"),
             ),
             (
-                "key_queue_protocol.rs",
-                include_str!("../../key_queue_protocol.rs"),
+                "protocol/key_queue.rs",
+                include_str!("../../protocol/key_queue.rs"),
             ),
             (
-                "triangle_protocol.rs",
-                include_str!("../../triangle_protocol.rs"),
+                "protocol/triangle/mod.rs",
+                include_str!("../../protocol/triangle/mod.rs"),
             ),
             ("parts/timeouts.rs", include_str!("../../parts/timeouts.rs")),
         ];

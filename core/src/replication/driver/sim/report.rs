@@ -4,9 +4,9 @@
 
 use super::cpu::CpuUsage;
 use crate::replication::error::VerifyError;
+use crate::replication::protocol::kind::{NodeStats, ProtocolKind};
 use crate::replication::verifier::VerifyReport;
 use crate::replication::workload::RequesterStats;
-use crate::replication::write_protocol::{NodeStats, ProtocolKind};
 
 /// The outcome of a simulated run.
 #[derive(Debug, Clone)]

@@ -9,11 +9,11 @@ use super::network::Network;
 use super::report::SimReport;
 use crate::replication::error::ConfigError;
 use crate::replication::message::{Input, NodeId, Outcome, Output};
-use crate::replication::verifier::{AckLog, verify};
-use crate::replication::workload::{OpGenerator, RequesterStats};
-use crate::replication::write_protocol::{
+use crate::replication::protocol::kind::{
     NodeMachine, NodeStats, ProtocolKind, WriteProtocol, build_cluster,
 };
+use crate::replication::verifier::{AckLog, verify};
+use crate::replication::workload::{OpGenerator, RequesterStats};
 
 /// A simulated cluster.
 pub struct Simulation {

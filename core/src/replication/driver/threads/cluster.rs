@@ -18,8 +18,8 @@ use crate::replication::error::ConfigError;
 use crate::replication::message::NodeId;
 use crate::replication::parts::collections::IdMap;
 use crate::replication::parts::pool::RejectionPolicy;
+use crate::replication::protocol::kind::{NodeStats, WriteProtocol, build_cluster};
 use crate::replication::verifier::{AckLog, NodeSnapshot, VerifyReport, verify_snapshots};
-use crate::replication::write_protocol::{NodeStats, WriteProtocol, build_cluster};
 use crate::sync::Mutex;
 
 /// What the real threads did, summed over the cluster (the machine's own counts are in

@@ -9,12 +9,13 @@
 //! timeouts free slots: the failure Bela Ban saw in 2014. Gets go to all owners at once and the
 //! first reply wins (a local read when the originator owns the key).
 
-use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, OpError, Output};
-use super::node::{ClusterConfig, GetPlan, Node, NodeCore, ProtocolLogic};
-use super::parts::pool::Slot;
-use super::parts::timeouts::Deadline;
-use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
+use super::kind::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
+use super::write_protocol::{GetPlan, ProtocolLogic};
+use crate::replication::error::ConfigError;
+use crate::replication::message::{Key, Msg, NodeId, OpError, Output};
+use crate::replication::node::{ClusterConfig, Node, NodeCore};
+use crate::replication::parts::pool::Slot;
+use crate::replication::parts::timeouts::Deadline;
 
 /// The lock-forwarding strategy (`lock-forwarding`).
 #[derive(Debug, Clone, Copy, Default)]

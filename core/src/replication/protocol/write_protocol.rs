@@ -1,11 +1,11 @@
 //! The protocol-specific half of a node: the trait each write protocol implements, and how an
 //! originator reads a key.
 
-use super::base::NodeCore;
+use super::kind::{NodeStats, ProtocolKind};
 use crate::replication::message::{Key, Msg, NodeId, Output};
+use crate::replication::node::NodeCore;
 use crate::replication::parts::pool::Slot;
 use crate::replication::parts::timeouts::Deadline;
-use crate::replication::write_protocol::{NodeStats, ProtocolKind};
 
 /// How an originator reads a key it may not own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,9 +20,9 @@
 
 use std::str::FromStr;
 
-use super::error::ConfigError;
-use super::message::{Input, Output};
-use super::node::{ClusterConfig, NodeCore};
+use crate::replication::error::ConfigError;
+use crate::replication::message::{Input, Output};
+use crate::replication::node::{ClusterConfig, NodeCore};
 
 /// The three strategies, by their CLI id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -142,7 +142,7 @@ pub struct NodeStats {
     /// Messages sent.
     pub messages_sent: u64,
     /// Bytes of value payload in messages sent to other nodes
-    /// ([`Msg::payload_len`](super::message::Msg::payload_len)); messages a node loops back to
+    /// ([`Msg::payload_len`](crate::replication::message::Msg::payload_len)); messages a node loops back to
     /// itself cross no network and are not counted.
     pub payload_bytes_sent: u64,
     /// Gets sent to a further owner after the stagger delay.

@@ -12,12 +12,13 @@
 
 use std::collections::VecDeque;
 
-use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, Output};
-use super::node::{ClusterConfig, GetPlan, Node, NodeCore, ProtocolLogic};
-use super::parts::collections::Slab;
-use super::parts::timeouts::{Deadline, DeadlineKey};
-use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
+use super::kind::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
+use super::write_protocol::{GetPlan, ProtocolLogic};
+use crate::replication::error::ConfigError;
+use crate::replication::message::{Key, Msg, NodeId, Output};
+use crate::replication::node::{ClusterConfig, Node, NodeCore};
+use crate::replication::parts::collections::Slab;
+use crate::replication::parts::timeouts::{Deadline, DeadlineKey};
 
 /// The key-queue strategy (`key-queue`).
 #[derive(Debug, Clone, Copy, Default)]

@@ -12,14 +12,17 @@
 //! number and sending the backup write, so no gap needs filling (ISPN-12435's marshalling failure
 //! has no counterpart here); the verifier checks that no gap appears.
 
+pub mod order;
+
 use std::collections::BTreeMap;
 
-use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Versioned};
-use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
-use super::parts::timeouts::Deadline;
-use super::triangle_order::TriangleOrderManager;
-use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
+use super::kind::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
+use super::write_protocol::{GetPlan, ProtocolLogic};
+use crate::replication::error::ConfigError;
+use crate::replication::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Versioned};
+use crate::replication::node::{ClusterConfig, Node, NodeCore, Origin};
+use crate::replication::parts::timeouts::Deadline;
+use order::TriangleOrderManager;
 
 /// The Triangle strategy (`triangle`).
 #[derive(Debug, Clone, Copy, Default)]
