@@ -17,10 +17,10 @@ fn bench(c: &mut Criterion) {
         ..ClusterConfig::default()
     };
     for kind in ProtocolKind::ALL {
-        let mut cluster = LocalCluster::new(kind.protocol(), &cfg).expect("valid config");
+        let mut cluster = LocalCluster::new(kind, &cfg).expect("valid config");
         // Originate on node 1 for a key node 0 is primary of: the remote (4-message) path.
         let key = (0..1024)
-            .find(|&k| cluster.nodes()[0].core().hash().primary(k) == 0)
+            .find(|&k| cluster.nodes()[0].base().hash().primary(k) == 0)
             .unwrap_or(0);
         let mut n = 0u64;
         let value_size = WorkloadConfig::default().value_size as usize;

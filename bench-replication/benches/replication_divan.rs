@@ -27,7 +27,7 @@ static CLUSTERS: LazyLock<Vec<ThreadCluster>> = LazyLock::new(|| {
                 },
                 ..ThreadsConfig::default()
             };
-            ThreadCluster::start(kind.protocol(), cfg).expect("valid config")
+            ThreadCluster::start(kind, cfg).expect("valid config")
         })
         .collect()
 });

@@ -503,7 +503,7 @@ impl ThreadsTrial {
             seed: setup.seed,
             ..ThreadsConfig::default()
         };
-        let cluster = ThreadCluster::start(setup.protocol.protocol(), cfg)
+        let cluster = ThreadCluster::start(setup.protocol, cfg)
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;
         let n = setup.cluster.nodes * setup.workload.requesters_per_node as usize;
         let slots: Vec<_> = (0..n.max(1))

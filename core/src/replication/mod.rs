@@ -43,11 +43,11 @@ mod tests;
 
 pub use error::{ConfigError, VerifyError};
 pub use message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, Value, Versioned};
-pub use node::{ClusterConfig, NodeCore};
+pub use node::{ClusterConfig, NodeBase, NodeMachine, NodeStats};
 pub use parts::hashing::ConsistentHash;
 pub use parts::pool::RejectionPolicy;
 pub use protocol::{
-    DeDupQueue, KeyQueueProtocol, LockForwardingProtocol, NodeMachine, NodeStats, ProtocolKind,
-    TriangleProtocol, WriteProtocol,
+    DeDupQueue, KeyQueueProtocol, LockForwardingProtocol, ProtocolKind, TriangleProtocol,
+    WriteProtocol,
 };
 pub use verifier::{AckLog, VerifyReport};

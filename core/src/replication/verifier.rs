@@ -9,9 +9,10 @@
 
 use super::error::VerifyError;
 use super::message::{Key, NodeId, Versioned};
+use super::node::NodeMachine;
 use super::parts::data_container::DataContainer;
 use super::parts::hashing::ConsistentHash;
-use super::protocol::kind::{NodeMachine, ProtocolKind};
+use super::protocol::ProtocolKind;
 
 /// The newest acknowledged write per key, as the requesters saw it.
 #[derive(Debug, Clone, Default)]
@@ -108,11 +109,11 @@ impl NodeSnapshot {
     pub fn of(node: &dyn NodeMachine) -> Self {
         NodeSnapshot {
             kind: node.kind(),
-            id: node.core().id(),
+            id: node.base().id(),
             busy: node.busy_reason(),
-            data: node.core().data().clone(),
+            data: node.base().data().clone(),
             sequences: node.sequences(),
-            hash: node.core().hash().clone(),
+            hash: node.base().hash().clone(),
         }
     }
 }

@@ -13,7 +13,8 @@ use crate::replication::error::ConfigError;
 use crate::replication::error::VerifyError;
 use crate::replication::message::{ClientOp, Input, NodeId, Outcome, Output};
 use crate::replication::node::ClusterConfig;
-use crate::replication::protocol::kind::{NodeMachine, WriteProtocol, build_cluster};
+use crate::replication::node::NodeMachine;
+use crate::replication::protocol::ProtocolKind;
 use crate::replication::verifier::{AckLog, VerifyReport, verify};
 
 /// A cluster whose nodes all run on the calling thread.
@@ -35,9 +36,9 @@ impl std::fmt::Debug for LocalCluster {
 
 impl LocalCluster {
     /// A cluster running `protocol`.
-    pub fn new(protocol: &dyn WriteProtocol, cfg: &ClusterConfig) -> Result<Self, ConfigError> {
+    pub fn new(protocol: ProtocolKind, cfg: &ClusterConfig) -> Result<Self, ConfigError> {
         Ok(LocalCluster {
-            nodes: build_cluster(protocol, cfg)?,
+            nodes: protocol.build_cluster(cfg)?,
             pending: VecDeque::new(),
             out: Vec::new(),
             acks: AckLog::new(cfg.keys),
@@ -112,7 +113,7 @@ mod tests {
                 keys: 40,
                 ..ClusterConfig::default()
             };
-            let mut c = LocalCluster::new(kind.protocol(), &cfg).unwrap();
+            let mut c = LocalCluster::new(kind, &cfg).unwrap();
             for key in 0..40u32 {
                 let value = Value::new((key as u64) << 32 | 5, 32);
                 let expected = Versioned { version: 1, value };
@@ -143,7 +144,7 @@ mod tests {
                 keys: 30,
                 ..ClusterConfig::default()
             };
-            let mut c = LocalCluster::new(kind.protocol(), &cfg).unwrap();
+            let mut c = LocalCluster::new(kind, &cfg).unwrap();
             let hash = cfg.hash().unwrap();
             // A key node 2 does not own, so the put crosses the network to both owners.
             let key = (0..30).find(|&k| !hash.owners(k).contains(2)).unwrap();
@@ -159,7 +160,7 @@ mod tests {
             let stored: Vec<_> = owners
                 .all()
                 .iter()
-                .map(|&n| c.nodes()[n as usize].core().data().get(key))
+                .map(|&n| c.nodes()[n as usize].base().data().get(key))
                 .collect();
             for (i, e) in stored.iter().enumerate() {
                 assert_eq!((e.version, &e.value), (1, &value), "{kind:?}");

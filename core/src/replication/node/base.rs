@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use super::config::ClusterConfig;
 use super::originator::ClientState;
 use super::primary::PrimaryOp;
+use super::stats::NodeStats;
 use crate::replication::error::ConfigError;
 use crate::replication::message::{Msg, NodeId, Output};
 use crate::replication::parts::collections::{IdMap, Slab};
@@ -14,7 +15,6 @@ use crate::replication::parts::hashing::ConsistentHash;
 use crate::replication::parts::key_lock::KeyLockTable;
 use crate::replication::parts::pool::{Pool, Slot};
 use crate::replication::parts::timeouts::Timeouts;
-use crate::replication::protocol::kind::NodeStats;
 
 /// Work a node still has to do within the current input.
 #[derive(Debug, Clone)]
@@ -23,9 +23,12 @@ pub(super) enum Work {
     LockGranted(u64),
 }
 
-/// One node's shared state; protocols reach it through [`ProtocolLogic`]'s `core` argument.
+/// The protocol-independent half of a node: what every protocol's node shares (data container,
+/// key locks, pools, deadlines, client and primary request tables, counters). A protocol reaches
+/// it through the `base` argument of [`WriteProtocol`](crate::replication::protocol::WriteProtocol)'s
+/// handlers. Was `NodeCore` before the layout by role (issue #11).
 #[derive(Debug)]
-pub struct NodeCore {
+pub struct NodeBase {
     pub(crate) id: NodeId,
     pub(crate) cfg: ClusterConfig,
     pub(crate) hash: ConsistentHash,
@@ -51,7 +54,7 @@ pub struct NodeCore {
     pub(super) blocked_since: Option<u64>,
 }
 
-impl NodeCore {
+impl NodeBase {
     /// The state of node `id` in a cluster configured by `cfg`.
     pub fn new(id: NodeId, cfg: &ClusterConfig) -> Result<Self, ConfigError> {
         let hash = cfg.hash()?;
@@ -62,7 +65,7 @@ impl NodeCore {
                 valid: "0..nodes",
             });
         }
-        Ok(NodeCore {
+        Ok(NodeBase {
             id,
             cfg: cfg.clone(),
             hash,

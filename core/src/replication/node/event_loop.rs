@@ -3,67 +3,74 @@
 //! lock grants, queued commands, held messages) until none is left. This is where the `block`
 //! policy holds the inbound path and where real slots park commands (see the module header).
 
-use super::base::{NodeCore, Work};
+use super::base::{NodeBase, Work};
+use super::machine::NodeMachine;
 use super::primary::Origin;
+use super::stats::NodeStats;
 use crate::replication::message::{ClientOp, Input, Msg, NodeId, OpError, Output};
 use crate::replication::parts::pool::Slot;
 use crate::replication::parts::timeouts::Deadline;
-use crate::replication::protocol::kind::{NodeMachine, NodeStats, ProtocolKind};
-use crate::replication::protocol::write_protocol::ProtocolLogic;
+use crate::replication::protocol::ProtocolKind;
+use crate::replication::protocol::WriteProtocol;
 
-/// A node: shared machinery plus a protocol's logic.
+/// The node machine over protocol `P`: the shared half ([`NodeBase`]) plus `P`'s per-node state,
+/// and the event loop that feeds them one input at a time. Drivers hold it as a
+/// `Box<dyn NodeMachine>` built by
+/// [`ProtocolKind::new_node`](crate::replication::protocol::ProtocolKind::new_node). Was the
+/// crate-private `Node<L: ProtocolLogic>` before the layout by role (issue #11).
 #[derive(Debug)]
-pub(crate) struct Node<L: ProtocolLogic> {
-    core: NodeCore,
-    logic: L,
+pub struct ProtocolNode<P: WriteProtocol> {
+    base: NodeBase,
+    protocol: P,
 }
 
-impl<L: ProtocolLogic> Node<L> {
-    /// Wraps `core` with `logic`.
-    pub(crate) fn new(core: NodeCore, logic: L) -> Self {
-        Node { core, logic }
+impl<P: WriteProtocol> ProtocolNode<P> {
+    /// Adds `P`'s state for this node to `base`.
+    pub fn new(base: NodeBase) -> Self {
+        let protocol = P::new(&base);
+        ProtocolNode { base, protocol }
     }
 
     fn run(&mut self, now: u64, out: &mut Vec<Output>) {
         loop {
-            if let Some(w) = self.core.work.pop_front() {
+            if let Some(w) = self.base.work.pop_front() {
                 match w {
                     Work::Msg(from, msg) => self.on_msg(now, from, msg, out),
                     Work::LockGranted(op) => {
-                        let Some(slot) = self.core.lock_granted(now, op).map(|o| o.slot) else {
+                        let Some(slot) = self.base.lock_granted(now, op).map(|o| o.slot) else {
                             continue;
                         };
                         match slot {
                             // Real slots: the lock is the op's from now on, but its command
                             // continues on its own (blocked) thread, not on the one that unlocked.
                             Some(slot)
-                                if self.core.real_slots
-                                    && self.core.current_slot != Some(slot.id) =>
+                                if self.base.real_slots
+                                    && self.base.current_slot != Some(slot.id) =>
                             {
-                                self.core.granted.insert(slot.id, op);
+                                self.base.granted.insert(slot.id, op);
                                 out.push(Output::Resume { slot: slot.id });
                             }
-                            _ => self.logic.on_lock_granted(&mut self.core, now, op, out),
+                            _ => self.protocol.on_lock_granted(&mut self.base, now, op, out),
                         }
                     }
                 }
                 continue;
             }
-            if let Some((slot, (from, msg))) = self.core.pool.next_queued() {
+            if let Some((slot, (from, msg))) = self.base.pool.next_queued() {
                 self.run_command(now, slot, from, msg, out);
                 continue;
             }
             // A freed slot unblocks the inbound path: the head-of-line command takes it, and the
             // messages behind it are delivered in order until the next command that finds the
             // pool full again.
-            if let Some((_, msg)) = self.core.held.front() {
-                if L::is_command(msg) && self.core.pool.blocks() {
+            if let Some((_, msg)) = self.base.held.front() {
+                if P::is_command(msg) && self.base.pool.blocks() {
                     break;
                 }
-                let Some((from, msg)) = self.core.held.pop_front() else {
+                let Some((from, msg)) = self.base.held.pop_front() else {
                     break;
                 };
-                if self.core.held.is_empty() {
+                if self.base.held.is_empty() {
                     self.end_block(now, out);
                 }
                 self.deliver(now, from, msg, out);
@@ -75,9 +82,9 @@ impl<L: ProtocolLogic> Node<L> {
 
     /// The inbound path delivers again: counts the blocked time and tells a real transport.
     fn end_block(&mut self, now: u64, out: &mut Vec<Output>) {
-        if let Some(since) = self.core.blocked_since.take() {
-            self.core.stats.inbound_blocked_us += now.saturating_sub(since);
-            if self.core.real_slots {
+        if let Some(since) = self.base.blocked_since.take() {
+            self.base.stats.inbound_blocked_us += now.saturating_sub(since);
+            if self.base.real_slots {
                 out.push(Output::InboundResumed);
             }
         }
@@ -87,26 +94,26 @@ impl<L: ProtocolLogic> Node<L> {
         // Under `block`, a message from another node waits behind any held one (one inbound
         // path, in order), and a command that finds the pool full blocks the path itself. A
         // message the node sent itself does not come through the transport and is never held.
-        if from != self.core.id
-            && (!self.core.held.is_empty() || (L::is_command(&msg) && self.core.pool.blocks()))
+        if from != self.base.id
+            && (!self.base.held.is_empty() || (P::is_command(&msg) && self.base.pool.blocks()))
         {
-            if self.core.held.is_empty() {
-                self.core.blocked_since = Some(now);
+            if self.base.held.is_empty() {
+                self.base.blocked_since = Some(now);
             }
-            self.core.stats.blocked_deliveries += 1;
-            self.core.held.push_back((from, msg));
+            self.base.stats.blocked_deliveries += 1;
+            self.base.held.push_back((from, msg));
             return;
         }
         self.deliver(now, from, msg, out);
     }
 
     fn deliver(&mut self, now: u64, from: NodeId, msg: Msg, out: &mut Vec<Output>) {
-        if from != self.core.id && !self.core.pool.can_deliver() {
+        if from != self.base.id && !self.base.pool.can_deliver() {
             out.push(Output::Rejected { from, msg });
             return;
         }
-        if L::is_command(&msg) {
-            match self.core.pool.admit((from, msg)) {
+        if P::is_command(&msg) {
+            match self.base.pool.admit((from, msg)) {
                 Ok((slot, (from, msg))) => self.run_command(now, slot, from, msg, out),
                 Err(None) => {}
                 Err(Some((from, msg))) => out.push(Output::Rejected { from, msg }),
@@ -114,17 +121,19 @@ impl<L: ProtocolLogic> Node<L> {
             return;
         }
         match msg {
-            Msg::GetReply { rid, entry } => self.core.on_get_reply(rid, entry, out),
-            Msg::PutReply { rid, result } => self.core.put_result(rid, result, out),
-            Msg::BackupAck { rid } => self.core.put_ack(rid, out),
-            _ => self.logic.on_message(&mut self.core, now, from, msg, out),
+            Msg::GetReply { rid, entry } => self.base.on_get_reply(rid, entry, out),
+            Msg::PutReply { rid, result } => self.base.put_result(rid, result, out),
+            Msg::BackupAck { rid } => self.base.put_ack(rid, out),
+            _ => self
+                .protocol
+                .on_message(&mut self.base, now, from, msg, out),
         }
     }
 
     fn run_command(&mut self, now: u64, slot: Slot, from: NodeId, msg: Msg, out: &mut Vec<Output>) {
-        if self.core.real_slots && self.core.current_slot != Some(slot.id) {
+        if self.base.real_slots && self.base.current_slot != Some(slot.id) {
             // The command runs when a thread of its pool takes the slot (`Input::Run`).
-            self.core.parked.insert(slot.id, (slot, from, msg));
+            self.base.parked.insert(slot.id, (slot, from, msg));
             out.push(Output::Execute {
                 slot: slot.id,
                 kind: slot.kind,
@@ -133,90 +142,90 @@ impl<L: ProtocolLogic> Node<L> {
         }
         match msg {
             Msg::Get { rid, key } => {
-                let entry = self.core.data.get(key);
-                self.core.send(from, Msg::GetReply { rid, entry }, out);
-                self.core.pool.release(slot);
+                let entry = self.base.data.get(key);
+                self.base.send(from, Msg::GetReply { rid, entry }, out);
+                self.base.pool.release(slot);
             }
             Msg::Put { rid, key, value } => {
                 let origin = Origin::Remote { from, rid };
-                self.core
+                self.base
                     .begin_primary_put(now, origin, key, value, Some(slot));
             }
             _ => self
-                .logic
-                .on_command(&mut self.core, now, slot, from, msg, out),
+                .protocol
+                .on_command(&mut self.base, now, slot, from, msg, out),
         }
     }
 
     fn on_deadline(&mut self, now: u64, d: Deadline, out: &mut Vec<Output>) {
         match d {
-            Deadline::Client(rid) => self.core.client_timeout(rid, out),
-            Deadline::Stagger(rid) => self.core.on_stagger(now, rid, out),
+            Deadline::Client(rid) => self.base.client_timeout(rid, out),
+            Deadline::Stagger(rid) => self.base.on_stagger(now, rid, out),
             Deadline::Lock(op) => {
-                let Some(o) = self.core.ops.get_mut(op) else {
+                let Some(o) = self.base.ops.get_mut(op) else {
                     return;
                 };
                 o.deadline = None;
                 let key = o.key;
-                if self.core.locks.cancel_wait(key, op) {
-                    self.core.stats.lock_timeouts += 1;
-                    self.core
+                if self.base.locks.cancel_wait(key, op) {
+                    self.base.stats.lock_timeouts += 1;
+                    self.base
                         .finish_primary_put(now, op, Err(OpError::LockTimeout), out);
                 }
             }
             Deadline::Backup(_) | Deadline::Repl(_) => {
-                self.logic.on_deadline(&mut self.core, now, d, out)
+                self.protocol.on_deadline(&mut self.base, now, d, out)
             }
         }
     }
 }
 
-impl<L: ProtocolLogic> NodeMachine for Node<L> {
+impl<P: WriteProtocol> NodeMachine for ProtocolNode<P> {
     fn kind(&self) -> ProtocolKind {
-        L::KIND
+        P::KIND
     }
 
     fn handle(&mut self, now: u64, input: Input, out: &mut Vec<Output>) {
         match input {
             Input::Client { requester, op } => match op {
                 ClientOp::Get(key) => {
-                    let plan = L::get_plan(&self.core, key);
-                    self.core.start_get(now, requester, key, plan, out);
+                    let plan = P::get_plan(&self.base, key);
+                    self.base.start_get(now, requester, key, plan, out);
                 }
                 ClientOp::Put(key, value) => {
-                    let acks = L::put_acks(&self.core, key);
-                    self.core.route_put(now, requester, key, value, acks, out);
+                    let acks = P::put_acks(&self.base, key);
+                    self.base.route_put(now, requester, key, value, acks, out);
                 }
             },
-            Input::Message { from, msg } => self.core.work.push_back(Work::Msg(from, msg)),
+            Input::Message { from, msg } => self.base.work.push_back(Work::Msg(from, msg)),
             Input::Timer => {
-                self.core.timeouts.fired();
-                while let Some(d) = self.core.timeouts.pop_expired(now) {
+                self.base.timeouts.fired();
+                while let Some(d) = self.base.timeouts.pop_expired(now) {
                     self.on_deadline(now, d, out);
                     self.run(now, out);
                 }
             }
             Input::Run { slot } => {
-                if let Some((slot, from, msg)) = self.core.parked.remove(&slot) {
-                    self.core.current_slot = Some(slot.id);
+                if let Some((slot, from, msg)) = self.base.parked.remove(&slot) {
+                    self.base.current_slot = Some(slot.id);
                     self.run_command(now, slot, from, msg, out);
                 }
             }
             Input::Resume { slot } => {
-                if let Some(op) = self.core.granted.remove(&slot) {
-                    self.core.current_slot = Some(slot);
-                    self.logic.on_lock_granted(&mut self.core, now, op, out);
+                if let Some(op) = self.base.granted.remove(&slot) {
+                    self.base.current_slot = Some(slot);
+                    self.protocol.on_lock_granted(&mut self.base, now, op, out);
                 }
             }
         }
         self.run(now, out);
-        self.core.current_slot = None;
-        if let Some(at) = self.core.timeouts.rearm() {
+        self.base.current_slot = None;
+        if let Some(at) = self.base.timeouts.rearm() {
             out.push(Output::SetTimer { at });
         }
-        if self.core.real_slots {
+        if self.base.real_slots {
             out.extend(
-                self.core
+                self.base
                     .pool
                     .take_released()
                     .map(|slot| Output::SlotFreed { slot }),
@@ -225,45 +234,47 @@ impl<L: ProtocolLogic> NodeMachine for Node<L> {
     }
 
     fn use_real_slots(&mut self) {
-        self.core.real_slots = true;
-        self.core.pool.track_releases();
+        self.base.real_slots = true;
+        self.base.pool.track_releases();
     }
 
-    fn core(&self) -> &NodeCore {
-        &self.core
+    fn base(&self) -> &NodeBase {
+        &self.base
     }
 
     fn inbound_blocked(&self) -> bool {
-        !self.core.held.is_empty()
+        !self.base.held.is_empty()
     }
 
     fn busy_reason(&self) -> Option<String> {
-        self.core.busy_reason().or_else(|| self.logic.busy_reason())
+        self.base
+            .busy_reason()
+            .or_else(|| self.protocol.busy_reason())
     }
 
     fn stats(&self) -> NodeStats {
-        let mut s = self.core.stats.clone();
-        s.pool_rejections = self.core.pool.rejections();
-        s.pool_max_busy = self.core.pool.max_busy() as u64;
-        s.pool_max_queue = self.core.pool.max_queue() as u64;
-        s.regressions = self.core.data.regressions();
-        self.logic.fill_stats(&mut s);
+        let mut s = self.base.stats.clone();
+        s.pool_rejections = self.base.pool.rejections();
+        s.pool_max_busy = self.base.pool.max_busy() as u64;
+        s.pool_max_queue = self.base.pool.max_queue() as u64;
+        s.regressions = self.base.data.regressions();
+        self.protocol.fill_stats(&mut s);
         s
     }
 
     fn sequences(&self) -> (Vec<u64>, Vec<u64>) {
-        self.logic.sequences()
+        self.protocol.sequences()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replication::ProtocolKind;
     use crate::replication::message::Value;
     use crate::replication::node::ClusterConfig;
     use crate::replication::parts::pool::RejectionPolicy;
     use crate::replication::parts::pool::SlotKind;
-    use crate::replication::{LockForwardingProtocol, WriteProtocol};
 
     fn step(m: &mut dyn NodeMachine, input: Input) -> Vec<Output> {
         let mut out = Vec::new();
@@ -286,7 +297,7 @@ mod tests {
         };
         let hash = cfg.hash().unwrap();
         let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
-        let mut m = LockForwardingProtocol.new_node(0, &cfg).unwrap();
+        let mut m = ProtocolKind::LockForwarding.new_node(0, &cfg).unwrap();
         let at = |m: &mut dyn NodeMachine, now, input| {
             let mut out = Vec::new();
             m.handle(now, input, &mut out);
@@ -366,7 +377,7 @@ mod tests {
         };
         let hash = cfg.hash().unwrap();
         let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
-        let mut m = LockForwardingProtocol.new_node(0, &cfg).unwrap();
+        let mut m = ProtocolKind::LockForwarding.new_node(0, &cfg).unwrap();
         m.use_real_slots();
         let put = |rid| Input::Message {
             from: 1,

@@ -1,6 +1,10 @@
-//! The machinery every protocol shares: one node's data container, key locks, pools, deadlines,
-//! originator-side request tracking and GET handling, and the event loop ([`Node`]) that feeds a
-//! protocol's logic ([`ProtocolLogic`]) one input at a time.
+//! The node machine: one cluster member's sans-IO state machine ([`NodeMachine`]), built as a
+//! [`ProtocolNode`]: the protocol-independent half every protocol shares ([`NodeBase`]: data
+//! container, key locks, pools, deadlines, originator-side requests, gets and puts) plus one
+//! protocol's half ([`WriteProtocol`](crate::replication::protocol::WriteProtocol)), fed one input
+//! at a time by its event loop. Upstream, this is one Infinispan cache member: its interceptor
+//! stack over `DataContainer`, `LockManager`, the remote-command executor and the JGroups
+//! channel's delivery.
 //!
 //! Nothing here blocks or reads a clock: time comes in with each input (`now`, in µs on the
 //! driver's clock) and effects go out as [`Output`]s.
@@ -23,15 +27,20 @@
 //! protocol-independent state of a node), `originator.rs` (client requests of this node's
 //! requesters: gets, put routing, acks, reply timeouts), `primary.rs` (a write at its primary:
 //! lock, apply, unlock, answer), `event_loop.rs` (input dispatch: which half handles what, the
-//! held inbound path, real slots) and `logic.rs` (the protocol-specific half's trait).
+//! held inbound path, real slots), `machine.rs` (the interface drivers use) and `stats.rs` (the
+//! node's counters).
 
 mod base;
 pub mod config;
 mod event_loop;
+mod machine;
 mod originator;
 mod primary;
+mod stats;
 
-pub use base::NodeCore;
+pub use base::NodeBase;
 pub use config::ClusterConfig;
-pub(crate) use event_loop::Node;
+pub use event_loop::ProtocolNode;
+pub use machine::NodeMachine;
 pub(crate) use primary::Origin;
+pub use stats::NodeStats;

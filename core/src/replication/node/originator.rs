@@ -4,14 +4,14 @@
 //! to the key's primary and completes on its result plus the backup acks a protocol asks for
 //! (Triangle's `CommandAckCollector`), or fails on the reply timeout.
 
-use super::base::NodeCore;
+use super::base::NodeBase;
 use super::primary::Origin;
 use crate::replication::message::{
     ClientOp, Key, Msg, OpError, Outcome, Output, PutResult, Value, Versioned,
 };
 use crate::replication::parts::hashing::Owners;
 use crate::replication::parts::timeouts::{Deadline, DeadlineKey};
-use crate::replication::protocol::write_protocol::GetPlan;
+use crate::replication::protocol::GetPlan;
 
 #[derive(Debug)]
 pub(super) enum ClientKind {
@@ -35,7 +35,7 @@ pub(super) struct ClientState {
     kind: ClientKind,
 }
 
-impl NodeCore {
+impl NodeBase {
     /// Starts a get of `key` for `requester` following `plan`.
     pub(crate) fn start_get(
         &mut self,
@@ -170,7 +170,7 @@ impl NodeCore {
         }
     }
 
-    /// Starts a client put from this node: registers it (see [`NodeCore::start_put`]), then runs
+    /// Starts a client put from this node: registers it (see [`NodeBase::start_put`]), then runs
     /// it here if this node is the key's primary, else sends it to the primary. Every protocol
     /// routes a put this way; they differ in the acks the originator waits for.
     pub(crate) fn route_put(

@@ -3,7 +3,7 @@
 //! for it with a lock-acquisition deadline), apply at the next version, unlock, and answer the
 //! originator. What happens between apply and unlock is the protocol's business.
 
-use super::base::{NodeCore, Work};
+use super::base::{NodeBase, Work};
 use crate::replication::message::{Key, Msg, NodeId, Output, PutResult, Value, Versioned};
 use crate::replication::parts::key_lock::LockAttempt;
 use crate::replication::parts::pool::Slot;
@@ -39,7 +39,7 @@ pub(crate) struct PrimaryOp {
     pub locked_at: u64,
 }
 
-impl NodeCore {
+impl NodeBase {
     /// Registers a write at this (primary) node and asks for its key lock.
     pub(crate) fn begin_primary_put(
         &mut self,

@@ -4,7 +4,8 @@
 
 use super::cpu::CpuUsage;
 use crate::replication::error::VerifyError;
-use crate::replication::protocol::kind::{NodeStats, ProtocolKind};
+use crate::replication::node::NodeStats;
+use crate::replication::protocol::ProtocolKind;
 use crate::replication::verifier::VerifyReport;
 use crate::replication::workload::RequesterStats;
 

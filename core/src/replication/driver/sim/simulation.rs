@@ -9,9 +9,8 @@ use super::network::Network;
 use super::report::SimReport;
 use crate::replication::error::ConfigError;
 use crate::replication::message::{Input, NodeId, Outcome, Output};
-use crate::replication::protocol::kind::{
-    NodeMachine, NodeStats, ProtocolKind, WriteProtocol, build_cluster,
-};
+use crate::replication::node::{NodeMachine, NodeStats};
+use crate::replication::protocol::ProtocolKind;
 use crate::replication::verifier::{AckLog, verify};
 use crate::replication::workload::{OpGenerator, RequesterStats};
 
@@ -50,10 +49,10 @@ impl std::fmt::Debug for Simulation {
 
 impl Simulation {
     /// A cluster running `protocol` configured by `cfg`.
-    pub fn new(protocol: &dyn WriteProtocol, cfg: SimConfig) -> Result<Self, ConfigError> {
+    pub fn new(protocol: ProtocolKind, cfg: SimConfig) -> Result<Self, ConfigError> {
         cfg.cpu.check()?;
         cfg.workload.check()?;
-        let nodes = build_cluster(protocol, &cfg.cluster)?;
+        let nodes = protocol.build_cluster(&cfg.cluster)?;
         let per_node = cfg.workload.requesters_per_node as usize;
         let total = per_node * nodes.len();
         let ops_gen = OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed);

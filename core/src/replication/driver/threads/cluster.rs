@@ -16,9 +16,10 @@ use super::transport::{Envelope, Transport};
 use super::{ThreadsConfig, ThreadsError};
 use crate::replication::error::ConfigError;
 use crate::replication::message::NodeId;
+use crate::replication::node::NodeStats;
 use crate::replication::parts::collections::IdMap;
 use crate::replication::parts::pool::RejectionPolicy;
-use crate::replication::protocol::kind::{NodeStats, WriteProtocol, build_cluster};
+use crate::replication::protocol::ProtocolKind;
 use crate::replication::verifier::{AckLog, NodeSnapshot, VerifyReport, verify_snapshots};
 use crate::sync::Mutex;
 
@@ -61,8 +62,8 @@ impl std::fmt::Debug for ThreadCluster {
 
 impl ThreadCluster {
     /// Starts the threads of every node running `protocol`.
-    pub fn start(protocol: &dyn WriteProtocol, cfg: ThreadsConfig) -> Result<Self, ConfigError> {
-        let mut machines = build_cluster(protocol, &cfg.cluster)?;
+    pub fn start(protocol: ProtocolKind, cfg: ThreadsConfig) -> Result<Self, ConfigError> {
+        let mut machines = protocol.build_cluster(&cfg.cluster)?;
         for m in &mut machines {
             m.use_real_slots();
         }
@@ -335,7 +336,7 @@ mod tests {
                 jitter_us: 100,
                 ..ThreadsConfig::default()
             };
-            let cluster = ThreadCluster::start(kind.protocol(), cfg).unwrap();
+            let cluster = ThreadCluster::start(kind, cfg).unwrap();
             let mut c = cluster.client(1).unwrap();
             let mut acks = AckLog::new(64);
             for key in 0..64u32 {
@@ -370,7 +371,7 @@ mod tests {
             };
             let hash = cfg.cluster.hash().unwrap();
             let key = (0..30).find(|&k| !hash.owners(k).contains(2)).unwrap();
-            let cluster = ThreadCluster::start(kind.protocol(), cfg).unwrap();
+            let cluster = ThreadCluster::start(kind, cfg).unwrap();
             let mut c = cluster.client(2).unwrap();
             let value = Value::new(u64::from(key) << 32 | 1, 1000);
             let Ok(Outcome::Put(acked)) = c.put(key, value.clone()) else {
@@ -420,7 +421,7 @@ mod tests {
         let hash = cfg.cluster.hash().unwrap();
         let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
         let cluster =
-            ThreadCluster::start(&crate::replication::LockForwardingProtocol, cfg).unwrap();
+            ThreadCluster::start(crate::replication::ProtocolKind::LockForwarding, cfg).unwrap();
         let mut acks = AckLog::new(16);
         std::thread::scope(|s| {
             let hs: Vec<_> = (0..2u64)

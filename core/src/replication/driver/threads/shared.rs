@@ -10,8 +10,8 @@ use super::pool_threads::Job;
 use super::signal::SlotSignal;
 use super::transport::Envelope;
 use crate::replication::message::{ClientOp, NodeId, Outcome, Output};
+use crate::replication::node::NodeMachine;
 use crate::replication::parts::collections::IdMap;
-use crate::replication::protocol::kind::NodeMachine;
 use crate::sync::Mutex;
 // Plain std types for the driver's own bookkeeping: the driver is measured, not model-checked
 // (the wait/wake hand-off it relies on is [`SlotSignal`], which loom checks).
