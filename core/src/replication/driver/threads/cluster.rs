@@ -9,7 +9,7 @@ use crossbeam::channel;
 
 use super::client::ClusterClient;
 use super::pool_threads::{Job, pool_thread};
-use super::shared::{Counters, NodeShared, NodeState, Shared};
+use super::shared::{ClusterRuntime, Counters, NodeRuntime, NodeState};
 use super::signal::SlotEvent;
 use super::stepper::Stepper;
 use super::transport::{Envelope, Transport};
@@ -46,9 +46,9 @@ pub struct DriverStats {
 
 /// A running cluster: per node a transport thread and its pools' threads.
 pub struct ThreadCluster {
-    nodes: Vec<Arc<NodeShared>>,
+    nodes: Vec<Arc<NodeRuntime>>,
     handles: Vec<std::thread::JoinHandle<()>>,
-    shared: Arc<Shared>,
+    shared: Arc<ClusterRuntime>,
     cfg: ThreadsConfig,
 }
 
@@ -70,7 +70,7 @@ impl ThreadCluster {
         let (inboxes, receivers): (Vec<_>, Vec<_>) = (0..machines.len())
             .map(|_| channel::unbounded::<Envelope>())
             .unzip();
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(ClusterRuntime {
             epoch: Instant::now(),
             in_flight: AtomicI64::new(0),
             next_requester: AtomicU32::new(0),
@@ -94,7 +94,7 @@ impl ThreadCluster {
         for (i, (machine, rx)) in machines.into_iter().zip(receivers).enumerate() {
             let (jobs, job_rx) = channel::unbounded();
             let (oob_jobs, oob_rx) = channel::unbounded();
-            let node = Arc::new(NodeShared {
+            let node = Arc::new(NodeRuntime {
                 id: i as NodeId,
                 state: Mutex::new(
                     "replication.node",

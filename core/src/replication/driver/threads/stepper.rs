@@ -20,7 +20,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::pool_threads::Job;
-use super::shared::{NodeShared, Reply, Shared};
+use super::shared::{ClusterRuntime, NodeRuntime, Reply};
 use super::signal::{SlotEvent, SlotSignal};
 use super::transport::Envelope;
 use crate::replication::message::{Input, Msg, NodeId, Output};
@@ -45,8 +45,8 @@ enum Action {
 
 /// One thread's handle for stepping its node's machine.
 pub(super) struct Stepper {
-    pub(super) node: Arc<NodeShared>,
-    pub(super) shared: Arc<Shared>,
+    pub(super) node: Arc<NodeRuntime>,
+    pub(super) shared: Arc<ClusterRuntime>,
     rng: SmallRng,
     actions: Vec<Action>,
     /// Whether this is the node's transport thread (which learns of unblocking from its own
@@ -58,7 +58,7 @@ pub(super) struct Stepper {
 
 impl Stepper {
     /// A stepper of `node`'s machine whose jitter comes from a stream seeded with `seed`.
-    pub(super) fn new(node: Arc<NodeShared>, shared: Arc<Shared>, seed: u64) -> Self {
+    pub(super) fn new(node: Arc<NodeRuntime>, shared: Arc<ClusterRuntime>, seed: u64) -> Self {
         Stepper {
             node,
             shared,
@@ -161,7 +161,7 @@ impl Stepper {
                         }
                         at
                     };
-                    // Release: see `Shared::in_flight`.
+                    // Release: see `ClusterRuntime::in_flight`.
                     sh.in_flight.fetch_add(1, AtomicOrdering::Release);
                     let sent = sh
                         .peers

@@ -164,7 +164,7 @@ impl Transport {
                 .fetch_add(1, AtomicOrdering::Relaxed);
         }
         self.blocked = self.stepper.inbound_blocked;
-        // Release: pairs with the quiescence checker's Acquire load (see `Shared::in_flight`).
+        // Release: pairs with the quiescence checker's Acquire load (see `ClusterRuntime::in_flight`).
         self.stepper
             .shared
             .in_flight
