@@ -6,6 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use critsec_core::kind::StrategyKind;
 use critsec_core::replication::driver::local::LocalCluster;
 use critsec_core::replication::workload::WorkloadConfig;
 use critsec_core::replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
@@ -16,7 +17,7 @@ fn bench(c: &mut Criterion) {
         keys: 1024,
         ..ClusterConfig::default()
     };
-    for kind in ProtocolKind::ALL {
+    for &kind in ProtocolKind::ALL {
         let mut cluster = LocalCluster::new(kind, &cfg).expect("valid config");
         // Originate on node 1 for a key node 0 is primary of: the remote (4-message) path.
         let key = (0..1024)

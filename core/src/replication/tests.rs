@@ -7,6 +7,7 @@ use super::driver::sim::{SimConfig, SimReport, Simulation};
 use super::message::{ClientOp, Value, Versioned};
 use super::workload::WorkloadConfig;
 use super::{ClusterConfig, NodeStats, ProtocolKind, RejectionPolicy};
+use crate::kind::StrategyKind;
 
 fn small(seed: u64) -> SimConfig {
     SimConfig {
@@ -507,7 +508,8 @@ fn ispn_dist_sync_figures() {
     let owners = env("SIM_OWNERS", 2) as usize;
     let only = std::env::var("SIM_ONLY").unwrap_or_default();
     for kind in ProtocolKind::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|k| only.is_empty() || k.id() == only)
     {
         let cfg = SimConfig {

@@ -102,12 +102,13 @@ impl LocalCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kind::StrategyKind;
     use crate::replication::ProtocolKind;
     use crate::replication::message::{Value, Versioned};
 
     #[test]
     fn every_protocol_reads_its_writes_from_every_node() {
-        for kind in ProtocolKind::ALL {
+        for &kind in ProtocolKind::ALL {
             let cfg = ClusterConfig {
                 nodes: 4,
                 keys: 40,
@@ -138,7 +139,7 @@ mod tests {
     /// copied them, none shares the originator's or another owner's allocation.
     #[test]
     fn each_owner_stores_its_own_copy_of_the_put_bytes() {
-        for kind in ProtocolKind::ALL {
+        for &kind in ProtocolKind::ALL {
             let cfg = ClusterConfig {
                 nodes: 3,
                 keys: 30,

@@ -7,14 +7,17 @@
 //! [`ProtocolKind::new_node`], and the name [`WriteProtocol`] went to the trait the protocols
 //! really implement.
 
+use std::fmt;
 use std::str::FromStr;
 
 use super::{KeyQueueProtocol, LockForwardingProtocol, TriangleProtocol, WriteProtocol};
+use crate::kind::{StrategyKind, UnknownStrategy};
 use crate::replication::error::ConfigError;
 use crate::replication::message::NodeId;
 use crate::replication::node::{ClusterConfig, NodeBase, NodeMachine, ProtocolNode};
 
-/// The three strategies, by their CLI id.
+/// The three strategies, by their CLI id: the system's strategy catalog ([`StrategyKind`]);
+/// `FromStr` and `Display` use the id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ProtocolKind {
     /// `lock-forwarding`: sync backup RPC while holding the key lock.
@@ -25,25 +28,24 @@ pub enum ProtocolKind {
     Triangle,
 }
 
-impl ProtocolKind {
-    /// Every protocol.
-    pub const ALL: [ProtocolKind; 3] = [
+impl StrategyKind for ProtocolKind {
+    const ALL: &'static [Self] = &[
         ProtocolKind::LockForwarding,
         ProtocolKind::KeyQueue,
         ProtocolKind::Triangle,
     ];
-    /// The accepted ids.
-    pub const NAMES: &'static str = "lock-forwarding, key-queue, triangle";
 
     /// The CLI id (the strategy file's stem in kebab-case).
-    pub fn id(self) -> &'static str {
+    fn id(self) -> &'static str {
         match self {
             ProtocolKind::LockForwarding => "lock-forwarding",
             ProtocolKind::KeyQueue => "key-queue",
             ProtocolKind::Triangle => "triangle",
         }
     }
+}
 
+impl ProtocolKind {
     /// The state machine of member `node` of a cluster configured by `cfg`, running this
     /// protocol.
     pub fn new_node(
@@ -77,15 +79,36 @@ fn machine<P: WriteProtocol>(base: NodeBase) -> ProtocolNode<P> {
 }
 
 impl FromStr for ProtocolKind {
-    type Err = ConfigError;
+    type Err = UnknownStrategy;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ProtocolKind::ALL
-            .into_iter()
-            .find(|k| k.id() == s)
-            .ok_or_else(|| ConfigError::UnknownName {
-                what: "protocol",
-                given: s.to_string(),
-                valid: ProtocolKind::NAMES,
-            })
+        ProtocolKind::from_id(s)
+    }
+}
+
+impl fmt::Display for ProtocolKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kind::ids;
+
+    #[test]
+    fn ids_are_the_protocol_files_and_parse_back() {
+        assert_eq!(
+            ids::<ProtocolKind>(),
+            ["lock-forwarding", "key-queue", "triangle"]
+        );
+        for &k in ProtocolKind::ALL {
+            assert_eq!(k.to_string().parse::<ProtocolKind>(), Ok(k));
+        }
+        let e = "paxos".parse::<ProtocolKind>().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "unknown strategy `paxos`; valid are lock-forwarding, key-queue, triangle"
+        );
     }
 }

@@ -318,6 +318,7 @@ impl Drop for ThreadCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kind::StrategyKind;
     use crate::replication::ProtocolKind;
     use crate::replication::message::Outcome;
     use crate::replication::message::{Value, Versioned};
@@ -325,7 +326,7 @@ mod tests {
 
     #[test]
     fn put_then_get_on_every_protocol_and_verify() {
-        for kind in ProtocolKind::ALL {
+        for &kind in ProtocolKind::ALL {
             let cfg = ThreadsConfig {
                 cluster: ClusterConfig {
                     nodes: 3,
@@ -360,7 +361,7 @@ mod tests {
     /// on every hop), and the get that reads them back gets a copy too.
     #[test]
     fn each_owner_stores_its_own_copy_of_the_put_bytes() {
-        for kind in ProtocolKind::ALL {
+        for &kind in ProtocolKind::ALL {
             let cfg = ThreadsConfig {
                 cluster: ClusterConfig {
                     nodes: 3,
