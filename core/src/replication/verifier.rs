@@ -1,5 +1,5 @@
 //! The verifier: after quiescence, checks the contract of [`WriteProtocol`](super::WriteProtocol)
-//! on a whole cluster.
+//! on a whole cluster. Ours: upstream has no such checker (IspnPerfTest counts requests only).
 //!
 //! Checks, in order: every node is quiescent (no request, op, lock, pool slot, queued key or
 //! buffered backup write left); no node applied an older version over a newer one; every owner

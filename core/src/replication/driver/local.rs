@@ -1,11 +1,12 @@
 //! A synchronous in-thread driver: every message is delivered at once, in FIFO order, on the
 //! caller's thread. It measures a protocol's own CPU cost per operation (no channel, no wait)
-//! and gives tests a fully predictable cluster. Timers are ignored: nothing ever waits.
+//! and gives tests a fully predictable cluster. Timers are ignored: nothing ever waits. No
+//! upstream counterpart: it replaces JGroups' transport with a FIFO on one thread.
 //!
 //! A message between two nodes is delivered as its
-//! [`marshalled`](crate::replication::message::Msg::marshalled) copy: its value bytes are copied into a fresh
-//! buffer, standing in for the transport's marshal + unmarshal (one copy, where a real transport
-//! makes two), so a put's cost includes the copies its hops make.
+//! [`marshalled`](crate::replication::message::Msg::marshalled) copy: its value bytes are copied
+//! into a fresh buffer, standing in for the transport's marshal + unmarshal (one copy, where a
+//! real transport makes two), so a put's cost includes the copies its hops make.
 
 use std::collections::VecDeque;
 

@@ -25,8 +25,8 @@ pub(super) enum Work {
 
 /// The protocol-independent half of a node: what every protocol's node shares (data container,
 /// key locks, pools, deadlines, client and primary request tables, counters). A protocol reaches
-/// it through the `base` argument of [`WriteProtocol`](crate::replication::protocol::WriteProtocol)'s
-/// handlers. Was `NodeCore` before the layout by role (issue #11).
+/// it through the `base` argument of the handlers of
+/// [`WriteProtocol`](crate::replication::protocol::WriteProtocol). Was `NodeCore` before the layout by role (issue #11).
 #[derive(Debug)]
 pub struct NodeBase {
     pub(crate) id: NodeId,

@@ -7,7 +7,7 @@
 //! channel's delivery.
 //!
 //! Nothing here blocks or reads a clock: time comes in with each input (`now`, in µs on the
-//! driver's clock) and effects go out as [`Output`]s.
+//! driver's clock) and effects go out as [`Output`](crate::replication::Output)s.
 //!
 //! The `block` rejection policy is modelled here, so both drivers get it: JGroups delivers a
 //! node's messages on its receiver thread, and with a blocking executor that thread waits in

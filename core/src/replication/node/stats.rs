@@ -21,8 +21,8 @@ pub struct NodeStats {
     /// Messages sent.
     pub messages_sent: u64,
     /// Bytes of value payload in messages sent to other nodes
-    /// ([`Msg::payload_len`](crate::replication::message::Msg::payload_len)); messages a node loops back to
-    /// itself cross no network and are not counted.
+    /// ([`Msg::payload_len`](crate::replication::message::Msg::payload_len)); messages a node
+    /// loops back to itself cross no network and are not counted.
     pub payload_bytes_sent: u64,
     /// Gets sent to a further owner after the stagger delay.
     pub staggered_gets: u64,

@@ -1,4 +1,5 @@
-//! A node's data container: the entries it owns, with the version each write got at the primary.
+//! A node's data container: the entries it owns, with the version each write got at the primary
+//! (Infinispan's `DataContainer`, with the version its entries' metadata carries).
 
 use super::collections::IdMap;
 use crate::replication::message::{Key, Versioned};

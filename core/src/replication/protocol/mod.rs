@@ -5,7 +5,8 @@
 //! node, with the contract all three keep); [`kind`] is the catalog that names them and builds
 //! their node machines. One file or folder per protocol:
 //! - [`lock_forwarding`]: [`LockForwardingProtocol`] (`lock-forwarding`), Infinispan <= 8.
-//! - [`key_queue`]: [`KeyQueueProtocol`] (`key-queue`) and its [`DeDupQueue`], Bela Ban's 2014 proposal.
+//! - [`key_queue`]: [`KeyQueueProtocol`] (`key-queue`) and its [`DeDupQueue`], Bela Ban's 2014
+//!   proposal.
 //! - [`triangle`]: [`TriangleProtocol`] (`triangle`) and its per-segment ordering
 //!   ([`triangle::order`]), Infinispan 9.
 

@@ -1,5 +1,5 @@
-//! The real-threads driver: every node is a [`NodeMachine`](crate::replication::NodeMachine) behind a mutex, driven by real
-//! threads that block where Infinispan's threads block.
+//! The real-threads driver: every node is a [`NodeMachine`](crate::replication::NodeMachine)
+//! behind a mutex, driven by real threads that block where Infinispan's threads block.
 //!
 //! Per node:
 //! - a **transport thread** (JGroups' receiver): holds arriving messages until their link latency

@@ -3,7 +3,7 @@
 //!
 //! `block` (JGroups' receiver thread blocking in a full executor): a command from another node
 //! that finds the pool full is held by the machine, and so is every later message from another
-//! node, replies included, in arrival order, until a slot frees (see `node.rs`). The step that
+//! node, replies included, in arrival order, until a slot frees (see `node/mod.rs`). The step that
 //! held it reports the block, and the transport thread stops delivering: what arrives meanwhile
 //! stays undelivered in its `delayed` heap. It then waits on its channel with the node's timer as
 //! the only deadline, so it keeps firing lock, backup and reply timeouts: those are how a stalled
@@ -164,7 +164,8 @@ impl Transport {
                 .fetch_add(1, AtomicOrdering::Relaxed);
         }
         self.blocked = self.stepper.inbound_blocked;
-        // Release: pairs with the quiescence checker's Acquire load (see `ClusterRuntime::in_flight`).
+        // Release: pairs with the quiescence checker's Acquire load (see
+        // `ClusterRuntime::in_flight`).
         self.stepper
             .shared
             .in_flight
