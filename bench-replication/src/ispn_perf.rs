@@ -818,6 +818,29 @@ mod tests {
         assert!(v.contains("acked puts kept"), "{v}");
     }
 
+    /// Issue #18, bug 4: `critsec run replication/ispn_perf -p protocol=key-queue -p nodes=1
+    /// -p num_owners=1 -p cores=0 --verify` never ended (every operation was local and took no
+    /// virtual time) and died in a failed allocation of several GB.
+    #[test]
+    fn sim_with_zero_time_operations_ends_and_verifies() {
+        let p = params(&[
+            ("protocol", "key-queue"),
+            ("nodes", "1"),
+            ("num_owners", "1"),
+            ("cores", "0"),
+            ("requesters", "4"),
+            ("duration_ms", "5"),
+        ]);
+        let trial = IspnPerf.setup(&p, &[]).unwrap();
+        trial.verify().unwrap();
+        let sample = trial
+            .run_iteration(false, Duration::from_secs(1))
+            .unwrap()
+            .unwrap();
+        assert!(sample.score > 0.0);
+        assert!(trial.verify().unwrap().contains("agree"));
+    }
+
     #[test]
     fn bad_params_are_rejected_with_the_valid_set() {
         for (k, v) in [

@@ -832,6 +832,8 @@ fn threads_pool_exhaustion_under_lock_forwarding() {
     );
 }
 
+mod regressions;
+
 mod properties {
     use super::*;
     use proptest::prelude::*;

@@ -14,6 +14,10 @@ use crate::replication::protocol::ProtocolKind;
 use crate::replication::verifier::{AckLog, verify};
 use crate::replication::workload::{OpGenerator, RequesterStats};
 
+/// The least virtual time between two operations of one requester (µs): what keeps a run whose
+/// operations take no time of their own moving towards the end of its window.
+pub const MIN_ISSUE_INTERVAL_US: u64 = 1;
+
 /// A simulated cluster.
 pub struct Simulation {
     cfg: SimConfig,
@@ -248,7 +252,8 @@ impl Simulation {
                 } => {
                     let idx = node as usize * self.cfg.workload.requesters_per_node as usize
                         + requester as usize;
-                    let latency = self.now - self.started.get(idx).copied().unwrap_or(self.now);
+                    let issued_at = self.started.get(idx).copied().unwrap_or(self.now);
+                    let latency = self.now - issued_at;
                     if let (
                         Outcome::Put(entry),
                         crate::replication::message::ClientOp::Put(key, _),
@@ -262,8 +267,15 @@ impl Simulation {
                     } else {
                         self.drained_ops += 1;
                     }
-                    self.queue
-                        .push(self.now, EventKind::Issue { node, requester });
+                    // No think time, but a requester issues its next operation at least
+                    // `MIN_ISSUE_INTERVAL_US` after this one: an operation that took no virtual
+                    // time (a local read or write with the CPU model off, zero-latency links)
+                    // would otherwise be followed by another at the same instant, forever, and
+                    // the window would never close (issue #18). With the CPU model on and a cost
+                    // per input (the claims': 30 µs), every operation takes longer than this, so
+                    // it never delays one there.
+                    let next = self.now.max(issued_at + MIN_ISSUE_INTERVAL_US);
+                    self.queue.push(next, EventKind::Issue { node, requester });
                 }
             }
         }
