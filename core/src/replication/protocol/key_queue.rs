@@ -7,6 +7,12 @@
 //! replies. A replication worker per node takes keys in FIFO order, reads the key's current entry
 //! and sends it to the backups, keeping up to `repl_window` batches in flight; backups apply an
 //! entry only when it is newer than theirs and ack. A batch whose acks time out is requeued.
+//!
+//! Deviation: the proposal does not say how resends wait. Here a key's next batch after a
+//! timeout waits twice as long for its acks, doubling per timeout in a row up to
+//! `2^MAX_BACKOFF_DOUBLINGS` reply timeouts, and the first full ack resets it. A late ack for a
+//! timed-out batch is still dropped, so with a fixed timeout a backup slower than it was resent
+//! to forever (issue #18); with the doubling, the resend outwaits any finite delay.
 //! Because backups lag the primary, gets go to the primary (local when the originator is the
 //! primary), then to the next owner after the stagger delay.
 
@@ -16,7 +22,7 @@ use super::kind::ProtocolKind;
 use super::write_protocol::{GetPlan, WriteProtocol};
 use crate::replication::message::{Key, Msg, NodeId, Output};
 use crate::replication::node::{NodeBase, NodeStats};
-use crate::replication::parts::collections::Slab;
+use crate::replication::parts::collections::{IdMap, Slab};
 use crate::replication::parts::timeouts::{Deadline, DeadlineKey};
 
 /// A FIFO of keys in which a key appears at most once.
@@ -75,6 +81,9 @@ impl DeDupQueue {
     }
 }
 
+/// At most `2^MAX_BACKOFF_DOUBLINGS` reply timeouts for a batch's acks.
+const MAX_BACKOFF_DOUBLINGS: u32 = 10;
+
 #[derive(Debug)]
 struct Batch {
     key: Key,
@@ -89,6 +98,9 @@ pub struct KeyQueueProtocol {
     queue: DeDupQueue,
     in_flight: Slab<Batch>,
     window: usize,
+    /// Keys whose last batch timed out, with how many of their batches timed out in a row (the
+    /// backoff of their next batch); a key leaves when one of its batches is fully acked.
+    timed_out: IdMap<Key, u32>,
 }
 
 impl KeyQueueProtocol {
@@ -103,9 +115,14 @@ impl KeyQueueProtocol {
                 pending: owners.backups().len() as u8,
                 deadline: (0, 0),
             });
+            let doublings = self
+                .timed_out
+                .get(&key)
+                .map_or(0, |&n| n.min(MAX_BACKOFF_DOUBLINGS));
+            let wait = base.cfg.reply_timeout_us.saturating_mul(1 << doublings);
             let deadline = base
                 .timeouts
-                .add(now + base.cfg.reply_timeout_us, Deadline::Repl(wid));
+                .add(now.saturating_add(wait), Deadline::Repl(wid));
             if let Some(b) = self.in_flight.get_mut(wid) {
                 b.deadline = deadline;
             }
@@ -125,6 +142,7 @@ impl WriteProtocol for KeyQueueProtocol {
             queue: DeDupQueue::new(base.cfg.keys),
             in_flight: Slab::default(),
             window: base.cfg.repl_window,
+            timed_out: IdMap::default(),
         }
     }
 
@@ -177,6 +195,9 @@ impl WriteProtocol for KeyQueueProtocol {
                 if b.pending == 0 {
                     if let Some(b) = self.in_flight.remove(wid) {
                         base.timeouts.cancel(b.deadline);
+                        if !self.timed_out.is_empty() {
+                            self.timed_out.remove(&b.key);
+                        }
                     }
                     self.pump(base, now, out);
                 }
@@ -189,6 +210,8 @@ impl WriteProtocol for KeyQueueProtocol {
         if let Deadline::Repl(wid) = d {
             if let Some(b) = self.in_flight.remove(wid) {
                 base.stats.repl_timeouts += 1;
+                let n = self.timed_out.entry(b.key).or_insert(0);
+                *n = n.saturating_add(1);
                 self.queue.push(b.key);
                 self.pump(base, now, out);
             }
