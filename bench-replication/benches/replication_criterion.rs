@@ -6,7 +6,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use critsec_core::replication::local::LocalCluster;
+use critsec_core::kind::StrategyKind;
+use critsec_core::replication::driver::local::LocalCluster;
 use critsec_core::replication::workload::WorkloadConfig;
 use critsec_core::replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
 
@@ -16,11 +17,11 @@ fn bench(c: &mut Criterion) {
         keys: 1024,
         ..ClusterConfig::default()
     };
-    for kind in ProtocolKind::ALL {
-        let mut cluster = LocalCluster::new(kind.protocol(), &cfg).expect("valid config");
+    for &kind in ProtocolKind::ALL {
+        let mut cluster = LocalCluster::new(kind, &cfg).expect("valid config");
         // Originate on node 1 for a key node 0 is primary of: the remote (4-message) path.
         let key = (0..1024)
-            .find(|&k| cluster.nodes()[0].core().hash().primary(k) == 0)
+            .find(|&k| cluster.nodes()[0].base().hash().primary(k) == 0)
             .unwrap_or(0);
         let mut n = 0u64;
         let value_size = WorkloadConfig::default().value_size as usize;

@@ -4,7 +4,8 @@
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
-use critsec_core::replication::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
+use critsec_core::kind::StrategyKind;
+use critsec_core::replication::driver::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
 use critsec_core::replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
 
 fn main() {
@@ -17,8 +18,8 @@ const VALUE_SIZE: usize = 1000;
 
 static CLUSTERS: LazyLock<Vec<ThreadCluster>> = LazyLock::new(|| {
     ProtocolKind::ALL
-        .into_iter()
-        .map(|kind| {
+        .iter()
+        .map(|&kind| {
             let cfg = ThreadsConfig {
                 cluster: ClusterConfig {
                     nodes: 2,
@@ -27,7 +28,7 @@ static CLUSTERS: LazyLock<Vec<ThreadCluster>> = LazyLock::new(|| {
                 },
                 ..ThreadsConfig::default()
             };
-            ThreadCluster::start(kind.protocol(), cfg).expect("valid config")
+            ThreadCluster::start(kind, cfg).expect("valid config")
         })
         .collect()
 });

@@ -12,17 +12,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use critsec_core::replication::sim::cpu::CpuConfig;
-use critsec_core::replication::sim::network::NetworkConfig;
-use critsec_core::replication::sim::{SimConfig, SimReport, simulate};
-use critsec_core::replication::threads::{
+use critsec_core::kind::{StrategyKind, ids};
+use critsec_core::replication::driver::sim::cpu::CpuConfig;
+use critsec_core::replication::driver::sim::network::NetworkConfig;
+use critsec_core::replication::driver::sim::{SimConfig, SimReport, simulate};
+use critsec_core::replication::driver::threads::{
     ClusterClient, DriverStats, ThreadCluster, ThreadsConfig,
 };
 use critsec_core::replication::workload::{
     MIN_VALUE_SIZE, OpGenerator, RequesterStats, WorkloadConfig, get_result_valid,
 };
 use critsec_core::replication::{
-    AckLog, ClientOp, ClusterConfig, NodeStats, Outcome, ProtocolKind, RejectionPolicy,
+    AckLog, ClientOp, ClusterConfig, ConfigError, NodeStats, Outcome, ProtocolKind, RejectionPolicy,
 };
 use critsec_harness::{
     ExternalSample, GroupSpec, LockWaitProbe, LockWaits, Metric, ParamSpec, Params, Probe,
@@ -54,73 +55,36 @@ struct Setup {
     seed: u64,
 }
 
-fn bad(name: &str, value: &str, reason: impl Into<String>) -> ScenarioError {
-    ScenarioError::BadParam {
-        name: name.to_string(),
-        value: value.to_string(),
-        reason: reason.into(),
-    }
-}
-
 impl Setup {
     fn parse(p: &Params) -> Result<Setup, ScenarioError> {
-        let protocol: ProtocolKind =
-            p.get("protocol")?
-                .parse()
-                .map_err(|e: critsec_core::replication::ConfigError| {
-                    bad(
-                        "protocol",
-                        p.get("protocol").unwrap_or_default(),
-                        e.to_string(),
-                    )
-                })?;
+        let raw = p.get("protocol")?;
+        let protocol = ProtocolKind::from_id(raw)
+            .map_err(|e| ScenarioError::bad("protocol", raw, e.to_string()))?;
         let driver = match p.get("driver")? {
             "sim" => Driver::Sim,
             "threads" => Driver::Threads,
-            other => return Err(bad("driver", other, "valid are sim, threads")),
+            other => {
+                return Err(ScenarioError::bad(
+                    "driver",
+                    other,
+                    "valid are sim, threads",
+                ));
+            }
         };
-        let rejection: RejectionPolicy =
-            p.get("rejection")?
-                .parse()
-                .map_err(|e: critsec_core::replication::ConfigError| {
-                    bad(
-                        "rejection",
-                        p.get("rejection").unwrap_or_default(),
-                        e.to_string(),
-                    )
-                })?;
-        let nodes: usize = p.parse("nodes")?;
-        if driver == Driver::Threads && !(1..=16).contains(&nodes) {
-            return Err(bad(
-                "nodes",
-                &nodes.to_string(),
-                "the threads driver takes 1..=16 nodes",
-            ));
-        }
-        let read_pct: u32 = p.parse("read_pct")?;
-        if read_pct > 100 {
-            return Err(bad("read_pct", &read_pct.to_string(), "valid are 0..=100"));
-        }
-        let hot_key_pct: u32 = p.parse("hot_key_pct")?;
-        if hot_key_pct > 100 {
-            return Err(bad(
-                "hot_key_pct",
-                &hot_key_pct.to_string(),
-                "valid are 0..=100",
-            ));
-        }
-        let value_size: u32 = p.parse("value_size")?;
-        if (value_size as usize) < MIN_VALUE_SIZE {
-            return Err(bad(
-                "value_size",
-                &value_size.to_string(),
-                "valid are 8..=4294967295 bytes (a value's first 8 bytes hold its tag)",
-            ));
-        }
-        let duration_ms: u64 = p.parse("duration_ms")?;
-        if duration_ms == 0 {
-            return Err(bad("duration_ms", "0", "must be >= 1"));
-        }
+        let raw = p.get("rejection")?;
+        let rejection: RejectionPolicy = raw
+            .parse()
+            .map_err(|e: ConfigError| ScenarioError::bad("rejection", raw, e.to_string()))?;
+        let nodes: usize = match driver {
+            // The threads driver runs real threads per node: `nodes x (1 + pool_size + ...)`.
+            Driver::Threads => p.parse_in("nodes", 1..=16)?,
+            Driver::Sim => p.parse("nodes")?,
+        };
+        let read_pct: u32 = p.parse_in("read_pct", 0..=100)?;
+        let hot_key_pct: u32 = p.parse_in("hot_key_pct", 0..=100)?;
+        // A value's first 8 bytes hold its tag.
+        let value_size: u32 = p.parse_in("value_size", MIN_VALUE_SIZE as u32..=u32::MAX)?;
+        let duration_ms: u64 = p.parse_in("duration_ms", 1..)?;
         let cluster = ClusterConfig {
             nodes,
             num_owners: p.parse("num_owners")?,
@@ -143,7 +107,7 @@ impl Setup {
             gc_pause_us: p.parse::<u64>("gc_pause_ms")? * 1000,
         };
         cpu.check().map_err(|e| {
-            bad(
+            ScenarioError::bad(
                 "gc_pause_ms",
                 p.get("gc_pause_ms").unwrap_or_default(),
                 e.to_string(),
@@ -207,8 +171,8 @@ impl Scenario for IspnPerf {
         vec![
             ParamSpec::choice(
                 "protocol",
-                &["lock-forwarding", "key-queue", "triangle"],
-                &["lock-forwarding", "key-queue", "triangle"],
+                &ids::<ProtocolKind>(),
+                &ids::<ProtocolKind>(),
                 "write protocol",
             ),
             ParamSpec::choice(
@@ -508,7 +472,7 @@ impl ThreadsTrial {
             seed: setup.seed,
             ..ThreadsConfig::default()
         };
-        let cluster = ThreadCluster::start(setup.protocol.protocol(), cfg)
+        let cluster = ThreadCluster::start(setup.protocol, cfg)
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;
         let n = setup.cluster.nodes * setup.workload.requesters_per_node as usize;
         let slots: Vec<_> = (0..n.max(1))
@@ -750,7 +714,7 @@ mod tests {
 
     #[test]
     fn sim_iterations_verify_and_report_every_metric() {
-        for protocol in ["lock-forwarding", "key-queue", "triangle"] {
+        for protocol in ids::<ProtocolKind>() {
             let p = params(&[
                 ("protocol", protocol),
                 ("nodes", "4"),
@@ -857,6 +821,29 @@ mod tests {
         );
         let v = trial.verify().unwrap();
         assert!(v.contains("acked puts kept"), "{v}");
+    }
+
+    /// Issue #18, bug 4: `critsec run replication/ispn_perf -p protocol=key-queue -p nodes=1
+    /// -p num_owners=1 -p cores=0 --verify` never ended (every operation was local and took no
+    /// virtual time) and died in a failed allocation of several GB.
+    #[test]
+    fn sim_with_zero_time_operations_ends_and_verifies() {
+        let p = params(&[
+            ("protocol", "key-queue"),
+            ("nodes", "1"),
+            ("num_owners", "1"),
+            ("cores", "0"),
+            ("requesters", "4"),
+            ("duration_ms", "5"),
+        ]);
+        let trial = IspnPerf.setup(&p, &[]).unwrap();
+        trial.verify().unwrap();
+        let sample = trial
+            .run_iteration(false, Duration::from_secs(1))
+            .unwrap()
+            .unwrap();
+        assert!(sample.score > 0.0);
+        assert!(trial.verify().unwrap().contains("agree"));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! loom model of the threads driver's wait/wake hand-off (`replication::threads::signal`): a pool
+//! loom model of the threads driver's wait/wake hand-off (`replication::driver::threads::signal`): a pool
 //! thread blocked in its command is never left asleep, whatever the interleaving.
 //! Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/work/target-loom cargo test -p critsec-core
 //! --release --test loom_replication`.
@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use critsec_core::replication::threads::{SlotEvent, SlotSignal};
+use critsec_core::replication::driver::threads::{SlotEvent, SlotSignal};
 use critsec_core::sync::Mutex;
 use critsec_core::sync::primitive::{Arc, thread};
 

@@ -1,5 +1,7 @@
 //! The vocabulary of the sans-IO protocols: ids, versioned values, wire messages, and the inputs
-//! a node state machine takes and the outputs it emits.
+//! a node state machine takes and the outputs it emits. Upstream the messages are Infinispan's
+//! replicable commands (`PutKeyValueCommand`, `ClusteredGetCommand`, the Triangle's backup-write
+//! and ack commands) carried by JGroups; the model keeps only the fields the protocols read.
 //!
 //! A put carries real value bytes ([`Value`]: `value_size` bytes, IspnPerfTest's `msg_size`), so
 //! messages, inputs and outputs are `Clone` but not `Copy`. A value is an immutable, shared
@@ -13,7 +15,7 @@
 // cannot hold an unsized `[u8]`.
 use std::sync::Arc;
 
-use super::pool::SlotKind;
+use super::parts::pool::SlotKind;
 
 /// A node's index in the cluster view (0-based).
 pub type NodeId = u16;

@@ -2,22 +2,29 @@
 //! backup owners in agreement, and what holding a key lock across a network round trip costs.
 //!
 //! Models `NonTxDistributionInterceptor` (Infinispan <= 8), Bela Ban's 2014 key-queue proposal
-//! and `TriangleDistributionInterceptor` + `TriangleOrderManager` (Infinispan 9, ISPN-6919). The
-//! protocols are sans-IO state machines ([`NodeMachine`]) over shared parts: consistent hashing
-//! ([`hashing`]), per-key locks with FIFO waiters ([`key_lock`]), bounded pools whose slots a
-//! command holds while it waits ([`pool`]; under the `block` policy a full pool blocks the node's
-//! whole inbound path, replies included, as a JGroups receiver thread blocked in a full executor
-//! does: see [`node`]). Two drivers run the same machines: a seeded
-//! discrete-event simulation in virtual time ([`sim`]) for 100-node clusters, and real threads
-//! over crossbeam channels, with real bounded pools whose threads block ([`threads`]), for small
-//! ones; [`local`] runs a cluster on the calling thread with instant delivery, for a protocol's
-//! bare CPU cost. The [`verifier`] checks a quiescent cluster. A put carries real value bytes
-//! ([`Value`], `value_size` of them): the threads and local drivers copy them once per hop
-//! between nodes (marshalling), the simulation shares them.
+//! and `TriangleDistributionInterceptor` + `TriangleOrderManager` (Infinispan 9, ISPN-6919). A
+//! put carries real value bytes ([`Value`], `value_size` of them): the threads and local drivers
+//! copy them once per hop between nodes (marshalling), the simulation shares them.
+//!
+//! Laid out by role:
+//! - [`node`]: the node machine, one cluster member as a sans-IO state machine
+//!   ([`NodeMachine`]): its settings ([`ClusterConfig`]), the protocol-independent half
+//!   ([`NodeBase`]: originator side, primary path, the held inbound path of the `block` policy)
+//!   and the event loop ([`node::ProtocolNode`]) that dispatches each input to it or to a protocol.
+//! - [`protocol`]: the trait the protocols implement ([`WriteProtocol`]), the catalog that names
+//!   them and builds their machines ([`ProtocolKind`]), and one module per protocol.
+//! - [`parts`]: what every node is built from: consistent hashing, the data container, key locks
+//!   with FIFO waiters, bounded pools whose slots a command holds while it waits, deadlines.
+//! - [`driver`]: what runs the machines: a seeded discrete-event simulation in virtual time
+//!   ([`driver::sim`]) for 100-node clusters; real threads with real bounded pools whose threads
+//!   block ([`driver::threads`]) for small ones; every node on the calling thread with instant
+//!   delivery ([`driver::local`]) for a protocol's bare CPU cost.
+//! - [`message`] (the protocols' vocabulary: messages, inputs, outputs), [`verifier`] (checks a
+//!   quiescent cluster), [`workload`] (IspnPerfTest's requesters) and [`error`].
 //!
 //! Architecture invariants: the machines and the simulation never read the wall clock (a test
 //! greps for it); key locks and pool slots are granted, queued, rejected and timed out only by a
-//! machine, so both drivers account them identically; the simulation counts a held slot as busy
+//! machine, so every driver accounts them identically; the simulation counts a held slot as busy
 //! in virtual time, while the threads driver backs every slot with a real pool thread that stays
 //! blocked (on a key-lock wait or a sync reply) until the machine releases the slot (the machine's
 //! real-slot mode, [`NodeMachine::use_real_slots`], only changes *which thread* runs a command's
@@ -26,40 +33,29 @@
 //!
 //! Strategies:
 //! - [`LockForwardingProtocol`] (`lock-forwarding`): sync backup RPC while holding the key lock.
-//! - [`KeyQueueProtocol`] (`key-queue`): unlock, then a de-duplicating key FIFO replicated by a worker.
+//! - [`KeyQueueProtocol`] (`key-queue`): unlock, then a de-duplicating key FIFO replicated by a
+//!   worker.
 //! - [`TriangleProtocol`] (`triangle`): per-segment sequence numbers; backups ack the originator.
 
-pub mod collections;
-pub mod data_container;
+pub mod driver;
 pub mod error;
-pub mod hashing;
-pub mod key_lock;
-pub mod local;
 pub mod message;
 pub mod node;
-pub mod pool;
-pub mod sim;
-pub mod threads;
-pub mod timeouts;
-pub mod triangle_order;
+pub mod parts;
+pub mod protocol;
 pub mod verifier;
 pub mod workload;
-pub mod write_protocol;
-
-mod key_queue_protocol;
-mod lock_forwarding_protocol;
-mod triangle_protocol;
 
 #[cfg(test)]
 mod tests;
 
 pub use error::{ConfigError, VerifyError};
-pub use hashing::ConsistentHash;
-pub use key_queue_protocol::{DeDupQueue, KeyQueueProtocol};
-pub use lock_forwarding_protocol::LockForwardingProtocol;
 pub use message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, Value, Versioned};
-pub use node::{ClusterConfig, NodeCore};
-pub use pool::RejectionPolicy;
-pub use triangle_protocol::TriangleProtocol;
+pub use node::{ClusterConfig, NodeBase, NodeMachine, NodeStats};
+pub use parts::hashing::ConsistentHash;
+pub use parts::pool::RejectionPolicy;
+pub use protocol::{
+    DeDupQueue, KeyQueueProtocol, LockForwardingProtocol, ProtocolKind, TriangleProtocol,
+    WriteProtocol,
+};
 pub use verifier::{AckLog, VerifyReport};
-pub use write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};

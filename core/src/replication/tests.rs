@@ -1,12 +1,13 @@
 //! Conformance suite: every check runs against every protocol, through the simulation and (where
 //! a real-time run stays cheap) the threads driver.
 
+use super::driver::sim::cpu::CpuConfig;
+use super::driver::sim::network::NetworkConfig;
+use super::driver::sim::{SimConfig, SimReport, Simulation};
 use super::message::{ClientOp, Value, Versioned};
-use super::sim::cpu::CpuConfig;
-use super::sim::network::NetworkConfig;
-use super::sim::{SimConfig, SimReport, Simulation};
 use super::workload::WorkloadConfig;
-use super::{ClusterConfig, NodeStats, ProtocolKind, RejectionPolicy, WriteProtocol};
+use super::{ClusterConfig, NodeStats, ProtocolKind, RejectionPolicy};
+use crate::kind::StrategyKind;
 
 fn small(seed: u64) -> SimConfig {
     SimConfig {
@@ -31,7 +32,7 @@ fn small(seed: u64) -> SimConfig {
     }
 }
 
-fn run(p: &dyn WriteProtocol, cfg: SimConfig) -> SimReport {
+fn run(p: ProtocolKind, cfg: SimConfig) -> SimReport {
     Simulation::new(p, cfg).expect("valid config").run()
 }
 
@@ -47,7 +48,7 @@ fn assert_verified(r: &SimReport) {
 }
 
 /// A plain run completes operations and verifies.
-fn check_plain_run_verifies(p: &dyn WriteProtocol) {
+fn check_plain_run_verifies(p: ProtocolKind) {
     let r = run(p, small(1));
     assert_verified(&r);
     assert!(r.requesters.puts.count() > 100, "{r:#?}");
@@ -60,7 +61,7 @@ fn check_plain_run_verifies(p: &dyn WriteProtocol) {
     assert!(r.verify.as_ref().is_ok_and(|v| v.keys_written > 50));
     // Lock-hold spans: only lock forwarding holds a key lock across a network wait (a backup
     // round trip is at least 2 x 500 µs here); the others hold it for no virtual time at all.
-    if p.kind() == ProtocolKind::LockForwarding {
+    if p == ProtocolKind::LockForwarding {
         assert!(r.stats.max_lock_hold_us >= 1_000, "{r:#?}");
     } else {
         assert_eq!(r.stats.max_lock_hold_us, 0, "{r:#?}");
@@ -68,7 +69,7 @@ fn check_plain_run_verifies(p: &dyn WriteProtocol) {
 }
 
 /// The same seed gives the same run; another seed gives another.
-fn check_deterministic(p: &dyn WriteProtocol) {
+fn check_deterministic(p: ProtocolKind) {
     let a = run(p, small(7));
     let b = run(p, small(7));
     let c = run(p, small(8));
@@ -80,7 +81,7 @@ fn check_deterministic(p: &dyn WriteProtocol) {
 }
 
 /// Drops, spikes and a slow node delay the run but the verifier still passes.
-fn check_faults_still_verify(p: &dyn WriteProtocol) {
+fn check_faults_still_verify(p: ProtocolKind) {
     let mut cfg = small(3);
     cfg.network = NetworkConfig {
         latency_us: 500,
@@ -99,7 +100,7 @@ fn check_faults_still_verify(p: &dyn WriteProtocol) {
 }
 
 /// Short timeouts under a hot key make failures happen; they are counted and the verifier passes.
-fn check_timeouts_are_counted_and_verify(p: &dyn WriteProtocol) {
+fn check_timeouts_are_counted_and_verify(p: ProtocolKind) {
     let mut cfg = small(4);
     cfg.cluster.lock_timeout_us = 2_000;
     cfg.cluster.reply_timeout_us = 6_000;
@@ -121,7 +122,7 @@ fn check_timeouts_are_counted_and_verify(p: &dyn WriteProtocol) {
 
 /// Busy cores and stop-the-world pauses delay inputs; the verifier still passes, every input
 /// went through the CPU model, and some operation waited out a pause.
-fn check_cpu_model_and_pauses_verify(p: &dyn WriteProtocol) {
+fn check_cpu_model_and_pauses_verify(p: ProtocolKind) {
     let mut cfg = small(5);
     cfg.cpu = CpuConfig {
         cores: 1,
@@ -139,7 +140,7 @@ fn check_cpu_model_and_pauses_verify(p: &dyn WriteProtocol) {
 }
 
 /// Tiny pools under every rejection policy: rejections are counted and the verifier passes.
-fn check_pool_policies_verify(p: &dyn WriteProtocol) {
+fn check_pool_policies_verify(p: ProtocolKind) {
     for policy in [
         RejectionPolicy::Block,
         RejectionPolicy::Abort,
@@ -166,7 +167,7 @@ fn check_pool_policies_verify(p: &dyn WriteProtocol) {
                 "only `block` holds the inbound path: {policy:?}"
             );
         }
-        if policy != RejectionPolicy::Block && p.kind() == ProtocolKind::LockForwarding {
+        if policy != RejectionPolicy::Block && p == ProtocolKind::LockForwarding {
             // Only lock forwarding holds slots across a network wait, so only it fills 2 slots.
             assert!(r.stats.pool_rejections > 0, "{policy:?}: {r:#?}");
         }
@@ -174,7 +175,7 @@ fn check_pool_policies_verify(p: &dyn WriteProtocol) {
 }
 
 /// With one owner there is nothing to replicate and every write is acknowledged.
-fn check_single_owner(p: &dyn WriteProtocol) {
+fn check_single_owner(p: ProtocolKind) {
     let mut cfg = small(6);
     cfg.cluster.num_owners = 1;
     let r = run(p, cfg);
@@ -184,8 +185,8 @@ fn check_single_owner(p: &dyn WriteProtocol) {
 
 /// Reading your own write: a requester that puts then gets the key sees its value, from the
 /// originator and from another node (the in-thread driver delivers everything at once).
-fn check_read_your_write(p: &dyn WriteProtocol) {
-    use super::local::LocalCluster;
+fn check_read_your_write(p: ProtocolKind) {
+    use super::driver::local::LocalCluster;
     use super::message::Outcome;
     let cfg = ClusterConfig {
         nodes: 4,
@@ -218,7 +219,7 @@ fn check_read_your_write(p: &dyn WriteProtocol) {
 }
 
 /// The hot-key backlog: 100 writers on one key, 1.5 ms links (a 3 ms backup round trip).
-fn hot_key_backlog(p: &dyn WriteProtocol) -> SimReport {
+fn hot_key_backlog(p: ProtocolKind) -> SimReport {
     let cfg = SimConfig {
         cluster: ClusterConfig {
             nodes: 2,
@@ -252,8 +253,8 @@ fn hot_key_backlog(p: &dyn WriteProtocol) -> SimReport {
 
 /// Requester threads on every node of a threads cluster, a hot key included: replies are
 /// plausible and the quiescent cluster verifies.
-fn check_threads_concurrent(p: &dyn WriteProtocol) {
-    let cfg = super::threads::ThreadsConfig {
+fn check_threads_concurrent(p: ProtocolKind) {
+    let cfg = super::driver::threads::ThreadsConfig {
         cluster: ClusterConfig {
             nodes: 3,
             keys: 100,
@@ -261,15 +262,15 @@ fn check_threads_concurrent(p: &dyn WriteProtocol) {
         },
         latency_us: 100,
         jitter_us: 100,
-        ..super::threads::ThreadsConfig::default()
+        ..super::driver::threads::ThreadsConfig::default()
     };
     threads_run(p, cfg);
 }
 
 /// The threads driver with lost transmissions, tiny pools that reject, and short timeouts: the
 /// cluster still drains and verifies.
-fn check_threads_faults(p: &dyn WriteProtocol) {
-    let cfg = super::threads::ThreadsConfig {
+fn check_threads_faults(p: ProtocolKind) {
+    let cfg = super::driver::threads::ThreadsConfig {
         cluster: ClusterConfig {
             nodes: 3,
             keys: 100,
@@ -284,7 +285,7 @@ fn check_threads_faults(p: &dyn WriteProtocol) {
         jitter_us: 500,
         retransmit_us: 1_000,
         drop_per_mille: 50,
-        ..super::threads::ThreadsConfig::default()
+        ..super::driver::threads::ThreadsConfig::default()
     };
     threads_run(p, cfg);
 }
@@ -292,8 +293,8 @@ fn check_threads_faults(p: &dyn WriteProtocol) {
 /// The threads driver under `block` with one-slot pools and short timeouts: the transport threads
 /// really stop delivering while a command waits for a slot, and the cluster still drains and
 /// verifies.
-fn check_threads_block_policy(p: &dyn WriteProtocol) {
-    let cfg = super::threads::ThreadsConfig {
+fn check_threads_block_policy(p: ProtocolKind) {
+    let cfg = super::driver::threads::ThreadsConfig {
         cluster: ClusterConfig {
             nodes: 3,
             keys: 100,
@@ -305,14 +306,14 @@ fn check_threads_block_policy(p: &dyn WriteProtocol) {
         },
         latency_us: 200,
         jitter_us: 300,
-        ..super::threads::ThreadsConfig::default()
+        ..super::driver::threads::ThreadsConfig::default()
     };
     threads_run(p, cfg);
 }
 
 /// Merges the requesters' ack logs and verifies the threads cluster once it is quiescent.
 fn verify_acked(
-    cluster: &super::threads::ThreadCluster,
+    cluster: &super::driver::threads::ThreadCluster,
     keys: u32,
     logs: &[super::AckLog],
 ) -> (super::VerifyReport, NodeStats) {
@@ -325,8 +326,8 @@ fn verify_acked(
         .expect("verifies")
 }
 
-fn threads_run(p: &dyn WriteProtocol, cfg: super::threads::ThreadsConfig) {
-    use super::threads::ThreadCluster;
+fn threads_run(p: ProtocolKind, cfg: super::driver::threads::ThreadsConfig) {
+    use super::driver::threads::ThreadCluster;
     use super::workload::OpGenerator;
     let keys = cfg.cluster.keys;
     let cluster = ThreadCluster::start(p, cfg).expect("config");
@@ -373,59 +374,59 @@ macro_rules! conformance {
             use super::*;
             #[test]
             fn plain_run_verifies() {
-                check_plain_run_verifies(&$proto);
+                check_plain_run_verifies($proto);
             }
             #[test]
             fn deterministic() {
-                check_deterministic(&$proto);
+                check_deterministic($proto);
             }
             #[test]
             fn faults_still_verify() {
-                check_faults_still_verify(&$proto);
+                check_faults_still_verify($proto);
             }
             #[test]
             fn timeouts_are_counted_and_verify() {
-                check_timeouts_are_counted_and_verify(&$proto);
+                check_timeouts_are_counted_and_verify($proto);
             }
             #[test]
             fn cpu_model_and_pauses_verify() {
-                check_cpu_model_and_pauses_verify(&$proto);
+                check_cpu_model_and_pauses_verify($proto);
             }
             #[test]
             fn pool_policies_verify() {
-                check_pool_policies_verify(&$proto);
+                check_pool_policies_verify($proto);
             }
             #[test]
             fn single_owner() {
-                check_single_owner(&$proto);
+                check_single_owner($proto);
             }
             #[test]
             fn read_your_write() {
-                check_read_your_write(&$proto);
+                check_read_your_write($proto);
             }
             #[test]
             fn threads_concurrent() {
-                check_threads_concurrent(&$proto);
+                check_threads_concurrent($proto);
             }
             #[test]
             fn threads_faults() {
-                check_threads_faults(&$proto);
+                check_threads_faults($proto);
             }
             #[test]
             fn threads_block_policy() {
-                check_threads_block_policy(&$proto);
+                check_threads_block_policy($proto);
             }
         }
     };
 }
 
-conformance!(lock_forwarding, super::super::LockForwardingProtocol);
-conformance!(key_queue, super::super::KeyQueueProtocol);
-conformance!(triangle, super::super::TriangleProtocol);
+conformance!(lock_forwarding, ProtocolKind::LockForwarding);
+conformance!(key_queue, ProtocolKind::KeyQueue);
+conformance!(triangle, ProtocolKind::Triangle);
 
 #[test]
 fn hot_key_backlog_is_about_300ms_under_lock_forwarding_only() {
-    let lf = hot_key_backlog(&super::LockForwardingProtocol);
+    let lf = hot_key_backlog(ProtocolKind::LockForwarding);
     // Each writer holds the lock for one 3 ms backup round trip, so the last of 100 waits for
     // the 99 before it: about 300 ms of virtual time.
     let last = lf.requesters.puts.max();
@@ -434,7 +435,7 @@ fn hot_key_backlog_is_about_300ms_under_lock_forwarding_only() {
         "last put after {last} µs"
     );
     for p in [ProtocolKind::KeyQueue, ProtocolKind::Triangle] {
-        let r = hot_key_backlog(p.protocol());
+        let r = hot_key_backlog(p);
         assert!(
             r.requesters.puts.max() <= 6_000,
             "{p:?}: {}",
@@ -474,11 +475,11 @@ fn cpu_model_bounds_throughput_by_core_time() {
         start_spread_us: 100,
         seed: 3,
     };
-    let bound = run(&super::KeyQueueProtocol, cfg(1));
+    let bound = run(ProtocolKind::KeyQueue, cfg(1));
     assert_verified(&bound);
     assert!(bound.req_per_s_per_node() <= 10_000.0, "{bound:#?}");
     assert!(bound.cpu_utilisation() > 0.9, "{bound:#?}");
-    let free = run(&super::KeyQueueProtocol, cfg(0));
+    let free = run(ProtocolKind::KeyQueue, cfg(0));
     assert_verified(&free);
     assert_eq!(free.cpu, Default::default());
     assert!(
@@ -507,7 +508,8 @@ fn ispn_dist_sync_figures() {
     let owners = env("SIM_OWNERS", 2) as usize;
     let only = std::env::var("SIM_ONLY").unwrap_or_default();
     for kind in ProtocolKind::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|k| only.is_empty() || k.id() == only)
     {
         let cfg = SimConfig {
@@ -534,7 +536,7 @@ fn ispn_dist_sync_figures() {
             seed: env("SIM_SEED", 42),
         };
         let t = std::time::Instant::now();
-        let r = run(kind.protocol(), cfg);
+        let r = run(kind, cfg);
         let wall = t.elapsed().as_secs_f64();
         println!(
             "{:>16}: {:>8.0} req/s/node, lock_timeouts {}, reply_timeouts {}, backup_timeouts {}, rejections {}, pool max busy {}, repl q {}, put p50 {} p99 {} p99.9 {} get p50 {} p99 {}; {} events, end {} ms, wall {:.2}s ({:.2} virtual s per wall s); verify {:?}",
@@ -589,14 +591,14 @@ fn pool_exhaustion_times_out_lock_forwarding_only() {
         start_spread_us: 1_000,
         seed,
     };
-    let lf = run(&super::LockForwardingProtocol, cfg(11));
+    let lf = run(ProtocolKind::LockForwarding, cfg(11));
     assert_verified(&lf);
     assert!(
         lf.stats.lock_timeouts > 0 && lf.stats.pool_rejections > 0,
         "{lf:#?}"
     );
     for p in [ProtocolKind::KeyQueue, ProtocolKind::Triangle] {
-        let r = run(p.protocol(), cfg(11));
+        let r = run(p, cfg(11));
         assert_verified(&r);
         assert_eq!(
             (r.stats.lock_timeouts, r.stats.pool_rejections),
@@ -650,7 +652,7 @@ fn blocking_cfg(rejection: RejectionPolicy, seed: u64) -> SimConfig {
 #[test]
 fn block_policy_stalls_the_inbound_path_under_lock_forwarding() {
     let lf = run(
-        &super::LockForwardingProtocol,
+        ProtocolKind::LockForwarding,
         blocking_cfg(RejectionPolicy::Block, 21),
     );
     assert_verified(&lf);
@@ -664,7 +666,7 @@ fn block_policy_stalls_the_inbound_path_under_lock_forwarding() {
     );
     assert_eq!(lf.stats.pool_rejections, 0, "`block` never rejects");
     let again = run(
-        &super::LockForwardingProtocol,
+        ProtocolKind::LockForwarding,
         blocking_cfg(RejectionPolicy::Block, 21),
     );
     assert_eq!(
@@ -673,7 +675,7 @@ fn block_policy_stalls_the_inbound_path_under_lock_forwarding() {
         "same seed, same run"
     );
     let kq = run(
-        &super::KeyQueueProtocol,
+        ProtocolKind::KeyQueue,
         blocking_cfg(RejectionPolicy::Block, 21),
     );
     assert_verified(&kq);
@@ -697,7 +699,7 @@ fn block_policy_stalls_the_inbound_path_under_lock_forwarding() {
 fn block_policy_figures() {
     for policy in [RejectionPolicy::Block, RejectionPolicy::CallerRuns] {
         for p in [ProtocolKind::LockForwarding, ProtocolKind::KeyQueue] {
-            let r = run(p.protocol(), blocking_cfg(policy, 21));
+            let r = run(p, blocking_cfg(policy, 21));
             assert_verified(&r);
             let s = &r.stats;
             eprintln!(
@@ -720,7 +722,7 @@ fn block_policy_figures() {
 /// thread waits, and the cluster recovers through its timeouts and verifies.
 #[test]
 fn threads_block_policy_holds_the_inbound_path() {
-    let cfg = super::threads::ThreadsConfig {
+    let cfg = super::driver::threads::ThreadsConfig {
         cluster: ClusterConfig {
             nodes: 3,
             keys: 64,
@@ -732,9 +734,9 @@ fn threads_block_policy_holds_the_inbound_path() {
         },
         latency_us: 2_000,
         jitter_us: 1_000,
-        ..super::threads::ThreadsConfig::default()
+        ..super::driver::threads::ThreadsConfig::default()
     };
-    let (lf, lf_threads) = threads_hot_key(&super::LockForwardingProtocol, cfg, 4, 5);
+    let (lf, lf_threads) = threads_hot_key(ProtocolKind::LockForwarding, cfg, 4, 5);
     // Eight writers of one key against two slots: a third concurrent put always finds the
     // pool full (each holds its slot for at least a 4 ms backup round trip).
     assert!(lf.blocked_deliveries > 0, "{lf:#?}");
@@ -746,12 +748,12 @@ fn threads_block_policy_holds_the_inbound_path() {
 /// nodes 1 and 2, `puts` times each, through a threads cluster; returns the verified node
 /// counters and what the real threads did.
 fn threads_hot_key(
-    p: &dyn WriteProtocol,
-    cfg: super::threads::ThreadsConfig,
+    p: ProtocolKind,
+    cfg: super::driver::threads::ThreadsConfig,
     per_node: u16,
     puts: u64,
-) -> (NodeStats, super::threads::DriverStats) {
-    use super::threads::ThreadCluster;
+) -> (NodeStats, super::driver::threads::DriverStats) {
+    use super::driver::threads::ThreadCluster;
     let hash = cfg.cluster.hash().expect("config");
     let key = (0..cfg.cluster.keys)
         .find(|&k| hash.primary(k) == 0)
@@ -792,7 +794,7 @@ fn threads_hot_key(
 /// for the local apply, has no lock timeouts and fewer rejections. Counts only, no wall time.
 #[test]
 fn threads_pool_exhaustion_under_lock_forwarding() {
-    let cfg = super::threads::ThreadsConfig {
+    let cfg = super::driver::threads::ThreadsConfig {
         cluster: ClusterConfig {
             nodes: 3,
             keys: 64,
@@ -806,9 +808,9 @@ fn threads_pool_exhaustion_under_lock_forwarding() {
         latency_us: 2_000,
         jitter_us: 1_000,
         retransmit_us: 2_000,
-        ..super::threads::ThreadsConfig::default()
+        ..super::driver::threads::ThreadsConfig::default()
     };
-    let (lf, lf_threads) = threads_hot_key(&super::LockForwardingProtocol, cfg.clone(), 4, 5);
+    let (lf, lf_threads) = threads_hot_key(ProtocolKind::LockForwarding, cfg.clone(), 4, 5);
     // The OOB thread blocked in a command makes the primary drop arriving messages, backup
     // replies included, so lock holders wait out their reply timeout and waiters time out.
     assert!(lf.pool_rejections > 0 && lf.lock_timeouts > 0, "{lf:#?}");
@@ -822,13 +824,15 @@ fn threads_pool_exhaustion_under_lock_forwarding() {
     );
     assert!(lf_threads.blocked_waits > 0, "{lf_threads:#?}");
     assert!(lf_threads.oob_commands > 0, "{lf_threads:#?}");
-    let (kq, kq_threads) = threads_hot_key(&super::KeyQueueProtocol, cfg, 4, 5);
+    let (kq, kq_threads) = threads_hot_key(ProtocolKind::KeyQueue, cfg, 4, 5);
     assert_eq!((kq.lock_timeouts, kq.backup_timeouts), (0, 0), "{kq:#?}");
     assert!(
         kq.pool_rejections < lf.pool_rejections,
         "key queue {kq:#?} {kq_threads:#?}\nlock forwarding {lf:#?}"
     );
 }
+
+mod regressions;
 
 mod properties {
     use super::*;
@@ -902,7 +906,7 @@ mod properties {
                 start_spread_us: 500,
                 seed,
             };
-            let r = run(ProtocolKind::ALL[protocol].protocol(), cfg);
+            let r = run(ProtocolKind::ALL[protocol], cfg);
             prop_assert!(r.verify.is_ok(), "{:?}", r.verify);
             prop_assert_eq!(r.requesters.bad_reads, 0);
         }

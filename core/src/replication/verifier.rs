@@ -1,5 +1,5 @@
 //! The verifier: after quiescence, checks the contract of [`WriteProtocol`](super::WriteProtocol)
-//! on a whole cluster.
+//! on a whole cluster. Ours: upstream has no such checker (IspnPerfTest counts requests only).
 //!
 //! Checks, in order: every node is quiescent (no request, op, lock, pool slot, queued key or
 //! buffered backup write left); no node applied an older version over a newer one; every owner
@@ -7,11 +7,12 @@
 //! its version or a later one, and the same value at that version); for Triangle, every backup
 //! delivered exactly the sequence numbers its segment's primary handed out (no gap, no excess).
 
-use super::data_container::DataContainer;
 use super::error::VerifyError;
-use super::hashing::ConsistentHash;
 use super::message::{Key, NodeId, Versioned};
-use super::write_protocol::{NodeMachine, ProtocolKind};
+use super::node::NodeMachine;
+use super::parts::data_container::DataContainer;
+use super::parts::hashing::ConsistentHash;
+use super::protocol::ProtocolKind;
 
 /// The newest acknowledged write per key, as the requesters saw it.
 #[derive(Debug, Clone, Default)]
@@ -108,11 +109,11 @@ impl NodeSnapshot {
     pub fn of(node: &dyn NodeMachine) -> Self {
         NodeSnapshot {
             kind: node.kind(),
-            id: node.core().id(),
+            id: node.base().id(),
             busy: node.busy_reason(),
-            data: node.core().data().clone(),
+            data: node.base().data().clone(),
             sequences: node.sequences(),
-            hash: node.core().hash().clone(),
+            hash: node.base().hash().clone(),
         }
     }
 }

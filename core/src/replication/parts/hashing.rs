@@ -4,8 +4,8 @@
 //! `num_owners - 1` backups, the next members of the view. The topology id names this view; a
 //! Triangle sequence number is only meaningful within one topology.
 
-use super::error::ConfigError;
-use super::message::{Key, NodeId};
+use crate::replication::error::ConfigError;
+use crate::replication::message::{Key, NodeId};
 
 /// The most owners a segment may have (the model keeps owner lists inline, without allocating).
 pub const MAX_OWNERS: usize = 4;

@@ -1,5 +1,6 @@
 //! Small allocation-light containers the state machines use on every event: a generation-checked
 //! slab (request ids that go stale when their request completes) and a hasher for integer keys.
+//! No upstream counterpart: the JDK's collections serve there.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

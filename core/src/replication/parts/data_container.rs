@@ -1,7 +1,8 @@
-//! A node's data container: the entries it owns, with the version each write got at the primary.
+//! A node's data container: the entries it owns, with the version each write got at the primary
+//! (Infinispan's `DataContainer`, with the version its entries' metadata carries).
 
 use super::collections::IdMap;
-use super::message::{Key, Versioned};
+use crate::replication::message::{Key, Versioned};
 
 /// Entries of keys `0..keys`, in a hash map: a node holds only its own keys (2 of 100 nodes own
 /// each key), so a 100-node simulation keeps its containers in cache instead of 100 dense arrays.

@@ -9,39 +9,23 @@
 //! timeouts free slots: the failure Bela Ban saw in 2014. Gets go to all owners at once and the
 //! first reply wins (a local read when the originator owns the key).
 
-use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, OpError, Output};
-use super::node::{ClusterConfig, GetPlan, Node, NodeCore, ProtocolLogic};
-use super::pool::Slot;
-use super::timeouts::Deadline;
-use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
+use super::kind::ProtocolKind;
+use super::write_protocol::{GetPlan, WriteProtocol};
+use crate::replication::message::{Key, Msg, NodeId, OpError, Output};
+use crate::replication::node::{NodeBase, NodeStats};
+use crate::replication::parts::pool::Slot;
+use crate::replication::parts::timeouts::Deadline;
 
-/// The lock-forwarding strategy (`lock-forwarding`).
+/// The lock-forwarding strategy (`lock-forwarding`): it keeps no per-node state of its own.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LockForwardingProtocol;
 
 impl WriteProtocol for LockForwardingProtocol {
-    fn kind(&self) -> ProtocolKind {
-        ProtocolKind::LockForwarding
-    }
-
-    fn new_node(
-        &self,
-        node: u16,
-        cfg: &ClusterConfig,
-    ) -> Result<Box<dyn NodeMachine>, ConfigError> {
-        Ok(Box::new(Node::new(
-            NodeCore::new(node, cfg)?,
-            LockForwardingLogic,
-        )))
-    }
-}
-
-#[derive(Debug)]
-struct LockForwardingLogic;
-
-impl ProtocolLogic for LockForwardingLogic {
     const KIND: ProtocolKind = ProtocolKind::LockForwarding;
+
+    fn new(_base: &NodeBase) -> Self {
+        LockForwardingProtocol
+    }
 
     fn is_command(msg: &Msg) -> bool {
         // The backup write is a synchronous remote command: it needs a pool slot at the backup.
@@ -51,8 +35,8 @@ impl ProtocolLogic for LockForwardingLogic {
         )
     }
 
-    fn get_plan(core: &NodeCore, key: Key) -> GetPlan {
-        if core.hash.owners(key).contains(core.id) {
+    fn get_plan(base: &NodeBase, key: Key) -> GetPlan {
+        if base.hash.owners(key).contains(base.id) {
             GetPlan::Local
         } else {
             GetPlan::AllOwners
@@ -61,7 +45,7 @@ impl ProtocolLogic for LockForwardingLogic {
 
     fn on_command(
         &mut self,
-        core: &mut NodeCore,
+        base: &mut NodeBase,
         _now: u64,
         slot: Slot,
         from: NodeId,
@@ -76,40 +60,40 @@ impl ProtocolLogic for LockForwardingLogic {
                 // version, so a backup write that arrives after its primary gave up waiting (reply
                 // timeout) cannot overwrite a later one and the verifier can hold this protocol to
                 // the same contract as the others.
-                if !core.data.apply_if_newer(key, entry) {
-                    core.stats.stale_skipped += 1;
+                if !base.data.apply_if_newer(key, entry) {
+                    base.stats.stale_skipped += 1;
                 }
-                core.send(from, Msg::BackupReply { rid }, out);
-                core.pool.release(slot);
+                base.send(from, Msg::BackupReply { rid }, out);
+                base.pool.release(slot);
             }
-            _ => core.pool.release(slot),
+            _ => base.pool.release(slot),
         }
     }
 
-    fn on_lock_granted(&mut self, core: &mut NodeCore, now: u64, op: u64, out: &mut Vec<Output>) {
-        let Some(entry) = core.apply_primary(op) else {
+    fn on_lock_granted(&mut self, base: &mut NodeBase, now: u64, op: u64, out: &mut Vec<Output>) {
+        let Some(entry) = base.apply_primary(op) else {
             return;
         };
-        let Some(key) = core.ops.get(op).map(|o| o.key) else {
+        let Some(key) = base.ops.get(op).map(|o| o.key) else {
             return;
         };
-        let owners = core.hash.owners(key);
+        let owners = base.hash.owners(key);
         let backups = owners.backups();
         if backups.is_empty() {
-            core.finish_primary_put(now, op, Ok(entry.version), out);
+            base.finish_primary_put(now, op, Ok(entry.version), out);
             return;
         }
-        if let Some(o) = core.ops.get_mut(op) {
+        if let Some(o) = base.ops.get_mut(op) {
             o.pending = backups.len() as u8;
         }
-        core.arm_op_deadline(now, op, Deadline::Backup(op));
+        base.arm_op_deadline(now, op, Deadline::Backup(op));
         for &b in backups {
             let seq = Default::default();
-            core.send(
+            base.send(
                 b,
                 Msg::BackupWrite {
                     rid: op,
-                    origin: core.id,
+                    origin: base.id,
                     key,
                     entry: entry.clone(),
                     seq,
@@ -121,34 +105,34 @@ impl ProtocolLogic for LockForwardingLogic {
 
     fn on_message(
         &mut self,
-        core: &mut NodeCore,
+        base: &mut NodeBase,
         now: u64,
         _from: NodeId,
         msg: Msg,
         out: &mut Vec<Output>,
     ) {
         if let Msg::BackupReply { rid: op } = msg {
-            let Some(o) = core.ops.get_mut(op) else {
+            let Some(o) = base.ops.get_mut(op) else {
                 return;
             };
             o.pending = o.pending.saturating_sub(1);
             if o.pending == 0 {
                 let version = o.entry.version;
-                core.finish_primary_put(now, op, Ok(version), out);
+                base.finish_primary_put(now, op, Ok(version), out);
             }
         }
     }
 
-    fn on_deadline(&mut self, core: &mut NodeCore, now: u64, d: Deadline, out: &mut Vec<Output>) {
+    fn on_deadline(&mut self, base: &mut NodeBase, now: u64, d: Deadline, out: &mut Vec<Output>) {
         if let Deadline::Backup(op) = d {
-            let Some(o) = core.ops.get_mut(op) else {
+            let Some(o) = base.ops.get_mut(op) else {
                 return;
             };
             o.deadline = None;
-            core.stats.backup_timeouts += 1;
+            base.stats.backup_timeouts += 1;
             // The primary has applied; the backup write is still in flight and will be applied
             // when delivered (the transport retransmits), so the owners converge.
-            core.finish_primary_put(now, op, Err(OpError::ReplyTimeout), out);
+            base.finish_primary_put(now, op, Err(OpError::ReplyTimeout), out);
         }
     }
 

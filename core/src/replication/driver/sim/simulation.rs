@@ -1,127 +1,22 @@
-//! A seeded discrete-event simulation of a whole cluster in virtual time.
-//!
-//! Every node is a sans-IO [`NodeMachine`]; the simulation owns the clock, the network
-//! ([`network`]) and the requesters (closed loop, no think time, as IspnPerfTest's invoker
-//! threads). It never reads the wall clock, and one seed fixes every random choice, so a run
-//! repeats exactly. After the measured window requesters stop issuing; the run continues until
-//! no event is left (quiescence), then the verifier checks the cluster.
-//!
-//! With a CPU model ([`cpu`], off by default) a node's inputs queue for its cores and its cores
-//! pause for GC, so a run can be CPU-bound and hiccup as real nodes do; without one, a node
-//! handles each input the instant it arrives and a run is bound by link latency alone.
-//!
-//! Value bytes are not copied here: a message moves through the event queue with its value's
-//! shared buffer (an `Arc`), where the threads and local drivers copy the bytes once per hop. The
-//! simulation accounts for the bytes through its CPU cost model instead.
-//!
-//! Architecture invariant: nothing in this module reads the wall clock (tested below).
+//! The simulation loop: requesters issue operations in a closed loop, the event queue delivers
+//! messages, timers and CPU-delayed inputs to the node machines in virtual-time order, and after
+//! the window the run drains to quiescence (or a cap) and the verifier checks the cluster.
 
-pub mod cpu;
-pub mod event_queue;
-pub mod network;
+use super::SimConfig;
+use super::cpu::Cpus;
+use super::event_queue::{EventKind, EventQueue};
+use super::network::Network;
+use super::report::SimReport;
+use crate::replication::error::ConfigError;
+use crate::replication::message::{Input, NodeId, Outcome, Output};
+use crate::replication::node::{NodeMachine, NodeStats};
+use crate::replication::protocol::ProtocolKind;
+use crate::replication::verifier::{AckLog, verify};
+use crate::replication::workload::{OpGenerator, RequesterStats};
 
-use cpu::{CpuConfig, CpuUsage, Cpus};
-use event_queue::{EventKind, EventQueue};
-use network::{Network, NetworkConfig};
-
-use super::error::{ConfigError, VerifyError};
-use super::message::{Input, NodeId, Outcome, Output};
-use super::node::ClusterConfig;
-use super::verifier::{AckLog, VerifyReport, verify};
-use super::workload::{OpGenerator, RequesterStats, WorkloadConfig};
-use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol, build_cluster};
-
-/// Everything a simulated run needs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SimConfig {
-    /// The cluster and protocol settings.
-    pub cluster: ClusterConfig,
-    /// Links and faults.
-    pub network: NetworkConfig,
-    /// The nodes' processors and GC pauses.
-    pub cpu: CpuConfig,
-    /// The requesters.
-    pub workload: WorkloadConfig,
-    /// The measured window in virtual µs.
-    pub duration_us: u64,
-    /// Requesters start at a random instant in `0..start_spread_us` (0: all at once).
-    pub start_spread_us: u64,
-    /// The seed of every random choice.
-    pub seed: u64,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        SimConfig {
-            cluster: ClusterConfig::default(),
-            network: NetworkConfig::default(),
-            cpu: CpuConfig::default(),
-            workload: WorkloadConfig::default(),
-            duration_us: 1_000_000,
-            start_spread_us: 1_000,
-            seed: 42,
-        }
-    }
-}
-
-/// The outcome of a simulated run.
-#[derive(Debug, Clone)]
-pub struct SimReport {
-    /// The protocol simulated.
-    pub protocol: ProtocolKind,
-    /// Cluster size.
-    pub nodes: usize,
-    /// The measured window in virtual µs.
-    pub window_us: u64,
-    /// Virtual time of the last message or reply: when the cluster became quiescent (stale
-    /// wake-ups of expired deadlines after it are not counted).
-    pub end_us: u64,
-    /// Events processed.
-    pub events: u64,
-    /// What the requesters saw inside the window.
-    pub requesters: RequesterStats,
-    /// Operations completed after the window (drain), not counted in throughput.
-    pub drained_ops: u64,
-    /// Node counters summed over the cluster.
-    pub stats: NodeStats,
-    /// Transmissions lost (and retransmitted).
-    pub drops: u64,
-    /// Messages that hit a latency spike.
-    pub spikes: u64,
-    /// CPU model: what the cores did inside the measured window (zero without a model).
-    pub cpu: CpuUsage,
-    /// Processors per node (0: no CPU model).
-    pub cores: u32,
-    /// The verifier's verdict after quiescence.
-    pub verify: Result<VerifyReport, VerifyError>,
-}
-
-impl SimReport {
-    /// Successful requests per second per node in virtual time (IspnPerfTest's `reqs/sec/node`).
-    pub fn req_per_s_per_node(&self) -> f64 {
-        self.req_per_s_cluster() / self.nodes.max(1) as f64
-    }
-
-    /// Successful requests per second over the cluster in virtual time.
-    pub fn req_per_s_cluster(&self) -> f64 {
-        self.requesters.ok_ops() as f64 / (self.window_us.max(1) as f64 / 1e6)
-    }
-
-    /// CPU model: the fraction of the cluster's core time in use in the window (0 without).
-    pub fn cpu_utilisation(&self) -> f64 {
-        let capacity = self.window_us.max(1) as f64 * self.cores as f64 * self.nodes as f64;
-        if capacity == 0.0 {
-            0.0
-        } else {
-            self.cpu.busy_us as f64 / capacity
-        }
-    }
-
-    /// CPU model: the mean time an input waited for a core in the window, in µs.
-    pub fn cpu_wait_mean_us(&self) -> f64 {
-        self.cpu.wait_us as f64 / self.cpu.inputs.max(1) as f64
-    }
-}
+/// The least virtual time between two operations of one requester (µs): what keeps a run whose
+/// operations take no time of their own moving towards the end of its window.
+pub const MIN_ISSUE_INTERVAL_US: u64 = 1;
 
 /// A simulated cluster.
 pub struct Simulation {
@@ -158,10 +53,10 @@ impl std::fmt::Debug for Simulation {
 
 impl Simulation {
     /// A cluster running `protocol` configured by `cfg`.
-    pub fn new(protocol: &dyn WriteProtocol, cfg: SimConfig) -> Result<Self, ConfigError> {
+    pub fn new(protocol: ProtocolKind, cfg: SimConfig) -> Result<Self, ConfigError> {
         cfg.cpu.check()?;
         cfg.workload.check()?;
-        let nodes = build_cluster(protocol, &cfg.cluster)?;
+        let nodes = protocol.build_cluster(&cfg.cluster)?;
         let per_node = cfg.workload.requesters_per_node as usize;
         let total = per_node * nodes.len();
         let ops_gen = OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed);
@@ -357,9 +252,12 @@ impl Simulation {
                 } => {
                     let idx = node as usize * self.cfg.workload.requesters_per_node as usize
                         + requester as usize;
-                    let latency = self.now - self.started.get(idx).copied().unwrap_or(self.now);
-                    if let (Outcome::Put(entry), super::message::ClientOp::Put(key, _)) =
-                        (&outcome, &op)
+                    let issued_at = self.started.get(idx).copied().unwrap_or(self.now);
+                    let latency = self.now - issued_at;
+                    if let (
+                        Outcome::Put(entry),
+                        crate::replication::message::ClientOp::Put(key, _),
+                    ) = (&outcome, &op)
                     {
                         self.acks.record(*key, entry);
                     }
@@ -369,56 +267,18 @@ impl Simulation {
                     } else {
                         self.drained_ops += 1;
                     }
-                    self.queue
-                        .push(self.now, EventKind::Issue { node, requester });
+                    // No think time, but a requester issues its next operation at least
+                    // `MIN_ISSUE_INTERVAL_US` after this one: an operation that took no virtual
+                    // time (a local read or write with the CPU model off, zero-latency links)
+                    // would otherwise be followed by another at the same instant, forever, and
+                    // the window would never close (issue #18). With the CPU model on and a cost
+                    // per input (the claims': 30 µs), every operation takes longer than this, so
+                    // it never delays one there.
+                    let next = self.now.max(issued_at + MIN_ISSUE_INTERVAL_US);
+                    self.queue.push(next, EventKind::Issue { node, requester });
                 }
             }
         }
         self.out = out;
-    }
-}
-
-/// Runs one simulation of `kind` with `cfg`.
-pub fn simulate(kind: ProtocolKind, cfg: SimConfig) -> Result<SimReport, ConfigError> {
-    Ok(Simulation::new(kind.protocol(), cfg)?.run())
-}
-
-#[cfg(test)]
-mod tests {
-    /// Architecture invariant: the simulation and the state machines it drives never read the
-    /// wall clock (only the threads driver does).
-    #[test]
-    fn never_reads_the_wall_clock() {
-        let sources = [
-            ("sim/mod.rs", include_str!("mod.rs")),
-            ("sim/event_queue.rs", include_str!("event_queue.rs")),
-            ("sim/network.rs", include_str!("network.rs")),
-            ("sim/cpu.rs", include_str!("cpu.rs")),
-            ("node.rs", include_str!("../node.rs")),
-            (
-                "lock_forwarding_protocol.rs",
-                include_str!("../lock_forwarding_protocol.rs"),
-            ),
-            (
-                "key_queue_protocol.rs",
-                include_str!("../key_queue_protocol.rs"),
-            ),
-            (
-                "triangle_protocol.rs",
-                include_str!("../triangle_protocol.rs"),
-            ),
-            ("timeouts.rs", include_str!("../timeouts.rs")),
-        ];
-        // Built by concatenation so this test does not match itself.
-        let forbidden = [
-            concat!("Inst", "ant"),
-            concat!("System", "Time"),
-            concat!("std::", "time"),
-        ];
-        for (name, src) in sources {
-            for f in forbidden {
-                assert!(!src.contains(f), "{name} mentions {f}");
-            }
-        }
     }
 }

@@ -3,6 +3,7 @@
 //! takes the O(1) wheel path; a heap alone spent most of a 100-node run sifting.
 //!
 //! Events due at the same µs run in the order they entered their bucket, so a run is repeatable.
+//! No upstream counterpart: this is the simulation's clock.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

@@ -1,4 +1,6 @@
 //! A node's deadlines (lock acquisition, replies, acks, get staggering) and its one wake-up timer.
+//! Upstream each wait carries its own timeout (`lockAcquisitionTimeout` in the lock manager,
+//! `remoteTimeout` on an RPC); the model keeps a node's deadlines in one table.
 //!
 //! Deadlines live in an ordered map and are removed when their wait ends, so the driver sees one
 //! timer per node instead of one per request: a 100-node simulation with 15 s reply timeouts would

@@ -12,39 +12,16 @@
 //! number and sending the backup write, so no gap needs filling (ISPN-12435's marshalling failure
 //! has no counterpart here); the verifier checks that no gap appears.
 
+pub mod order;
+
 use std::collections::BTreeMap;
 
-use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Versioned};
-use super::node::{ClusterConfig, GetPlan, Node, NodeCore, Origin, ProtocolLogic};
-use super::timeouts::Deadline;
-use super::triangle_order::TriangleOrderManager;
-use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
-
-/// The Triangle strategy (`triangle`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct TriangleProtocol;
-
-impl WriteProtocol for TriangleProtocol {
-    fn kind(&self) -> ProtocolKind {
-        ProtocolKind::Triangle
-    }
-
-    fn new_node(
-        &self,
-        node: u16,
-        cfg: &ClusterConfig,
-    ) -> Result<Box<dyn NodeMachine>, ConfigError> {
-        let core = NodeCore::new(node, cfg)?;
-        let segments = core.hash.num_segments();
-        let logic = TriangleLogic {
-            order: TriangleOrderManager::new(segments),
-            buffered: (0..segments).map(|_| BTreeMap::new()).collect(),
-            buffered_total: 0,
-        };
-        Ok(Box::new(Node::new(core, logic)))
-    }
-}
+use super::kind::ProtocolKind;
+use super::write_protocol::{GetPlan, WriteProtocol};
+use crate::replication::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Versioned};
+use crate::replication::node::{NodeBase, NodeStats, Origin};
+use crate::replication::parts::timeouts::Deadline;
+use order::TriangleOrderManager;
 
 #[derive(Debug, Clone)]
 struct EarlyWrite {
@@ -55,18 +32,20 @@ struct EarlyWrite {
     topology: u32,
 }
 
+/// The Triangle strategy (`triangle`): per node, the segments' sequencers and the backup writes
+/// that arrived before their turn.
 #[derive(Debug)]
-struct TriangleLogic {
+pub struct TriangleProtocol {
     order: TriangleOrderManager,
     /// Backup writes that arrived before their turn, per segment, by sequence number.
     buffered: Vec<BTreeMap<u64, EarlyWrite>>,
     buffered_total: usize,
 }
 
-impl TriangleLogic {
+impl TriangleProtocol {
     fn deliver(
         &mut self,
-        core: &mut NodeCore,
+        base: &mut NodeBase,
         segment: u16,
         seq: u64,
         w: EarlyWrite,
@@ -74,13 +53,13 @@ impl TriangleLogic {
     ) {
         // The segment order is what keeps backups consistent, so the apply is unconditional: a
         // regression here would be a sequencing bug, and the verifier counts it.
-        core.data.apply(w.key, w.entry);
+        base.data.apply(w.key, w.entry);
         self.order.deliver(segment, seq, w.topology);
-        core.send(w.origin, Msg::BackupAck { rid: w.rid }, out);
+        base.send(w.origin, Msg::BackupAck { rid: w.rid }, out);
     }
 
-    fn drain(&mut self, core: &mut NodeCore, segment: u16, out: &mut Vec<Output>) {
-        let topology = core.hash.topology_id();
+    fn drain(&mut self, base: &mut NodeBase, segment: u16, out: &mut Vec<Output>) {
+        let topology = base.hash.topology_id();
         loop {
             let Some(map) = self.buffered.get_mut(segment as usize) else {
                 return;
@@ -95,47 +74,56 @@ impl TriangleLogic {
                 return;
             };
             self.buffered_total -= 1;
-            self.deliver(core, segment, seq, w, out);
+            self.deliver(base, segment, seq, w, out);
         }
     }
 }
 
-impl ProtocolLogic for TriangleLogic {
+impl WriteProtocol for TriangleProtocol {
     const KIND: ProtocolKind = ProtocolKind::Triangle;
 
-    fn get_plan(core: &NodeCore, key: Key) -> GetPlan {
-        if core.hash.owners(key).contains(core.id) {
+    fn new(base: &NodeBase) -> Self {
+        let segments = base.hash.num_segments();
+        TriangleProtocol {
+            order: TriangleOrderManager::new(segments),
+            buffered: (0..segments).map(|_| BTreeMap::new()).collect(),
+            buffered_total: 0,
+        }
+    }
+
+    fn get_plan(base: &NodeBase, key: Key) -> GetPlan {
+        if base.hash.owners(key).contains(base.id) {
             GetPlan::Local
         } else {
             GetPlan::Staggered {
-                stagger_us: core.stagger_us(),
+                stagger_us: base.stagger_us(),
             }
         }
     }
 
-    fn put_acks(core: &NodeCore, key: Key) -> u8 {
+    fn put_acks(base: &NodeBase, key: Key) -> u8 {
         // The originator completes after the primary's result and one ack per backup.
-        core.hash.owners(key).backups().len() as u8
+        base.hash.owners(key).backups().len() as u8
     }
 
-    fn on_lock_granted(&mut self, core: &mut NodeCore, now: u64, op: u64, out: &mut Vec<Output>) {
-        let Some(entry) = core.apply_primary(op) else {
+    fn on_lock_granted(&mut self, base: &mut NodeBase, now: u64, op: u64, out: &mut Vec<Output>) {
+        let Some(entry) = base.apply_primary(op) else {
             return;
         };
-        let Some((key, origin)) = core.ops.get(op).map(|o| (o.key, o.origin)) else {
+        let Some((key, origin)) = base.ops.get(op).map(|o| (o.key, o.origin)) else {
             return;
         };
         let (origin, rid) = match origin {
             Origin::Remote { from, rid } => (from, rid),
-            Origin::Local { rid } => (core.id, rid),
+            Origin::Local { rid } => (base.id, rid),
         };
-        let segment = core.hash.segment(key);
-        let topology = core.hash.topology_id();
+        let segment = base.hash.segment(key);
+        let topology = base.hash.topology_id();
         let seq = match self.order.next(segment, topology) {
             Ok(seq) => seq,
             Err(_) => {
                 // Unreachable with a fixed view; upstream retries the command in the next topology.
-                core.finish_primary_put(now, op, Err(OpError::ReplyTimeout), out);
+                base.finish_primary_put(now, op, Err(OpError::ReplyTimeout), out);
                 return;
             }
         };
@@ -147,8 +135,8 @@ impl ProtocolLogic for TriangleLogic {
         let version = entry.version;
         // Each backup gets the entry: a reference-count bump here; a driver that moves the
         // message to another node deep-copies it there.
-        for &b in core.hash.owners(key).backups() {
-            core.send(
+        for &b in base.hash.owners(key).backups() {
+            base.send(
                 b,
                 Msg::BackupWrite {
                     rid,
@@ -160,12 +148,12 @@ impl ProtocolLogic for TriangleLogic {
                 out,
             );
         }
-        core.finish_primary_put(now, op, Ok(version), out);
+        base.finish_primary_put(now, op, Ok(version), out);
     }
 
     fn on_message(
         &mut self,
-        core: &mut NodeCore,
+        base: &mut NodeBase,
         _now: u64,
         _from: NodeId,
         msg: Msg,
@@ -188,12 +176,12 @@ impl ProtocolLogic for TriangleLogic {
             };
             if self
                 .order
-                .is_next(seq.segment, seq.seq, seq.topology, core.hash.topology_id())
+                .is_next(seq.segment, seq.seq, seq.topology, base.hash.topology_id())
             {
-                self.deliver(core, seq.segment, seq.seq, w, out);
-                self.drain(core, seq.segment, out);
+                self.deliver(base, seq.segment, seq.seq, w, out);
+                self.drain(base, seq.segment, out);
             } else if let Some(map) = self.buffered.get_mut(seq.segment as usize) {
-                core.stats.reordered_backups += 1;
+                base.stats.reordered_backups += 1;
                 if map.insert(seq.seq, w).is_none() {
                     self.buffered_total += 1;
                 }
@@ -203,7 +191,7 @@ impl ProtocolLogic for TriangleLogic {
 
     fn on_deadline(
         &mut self,
-        _core: &mut NodeCore,
+        _base: &mut NodeBase,
         _now: u64,
         _d: Deadline,
         _out: &mut Vec<Output>,

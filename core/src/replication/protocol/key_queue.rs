@@ -7,40 +7,23 @@
 //! replies. A replication worker per node takes keys in FIFO order, reads the key's current entry
 //! and sends it to the backups, keeping up to `repl_window` batches in flight; backups apply an
 //! entry only when it is newer than theirs and ack. A batch whose acks time out is requeued.
+//!
+//! Deviation: the proposal does not say how resends wait. Here a key's next batch after a
+//! timeout waits twice as long for its acks, doubling per timeout in a row up to
+//! `2^MAX_BACKOFF_DOUBLINGS` reply timeouts, and the first full ack resets it. A late ack for a
+//! timed-out batch is still dropped, so with a fixed timeout a backup slower than it was resent
+//! to forever (issue #18); with the doubling, the resend outwaits any finite delay.
 //! Because backups lag the primary, gets go to the primary (local when the originator is the
 //! primary), then to the next owner after the stagger delay.
 
 use std::collections::VecDeque;
 
-use super::collections::Slab;
-use super::error::ConfigError;
-use super::message::{Key, Msg, NodeId, Output};
-use super::node::{ClusterConfig, GetPlan, Node, NodeCore, ProtocolLogic};
-use super::timeouts::{Deadline, DeadlineKey};
-use super::write_protocol::{NodeMachine, NodeStats, ProtocolKind, WriteProtocol};
-
-/// The key-queue strategy (`key-queue`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct KeyQueueProtocol;
-
-impl WriteProtocol for KeyQueueProtocol {
-    fn kind(&self) -> ProtocolKind {
-        ProtocolKind::KeyQueue
-    }
-
-    fn new_node(
-        &self,
-        node: u16,
-        cfg: &ClusterConfig,
-    ) -> Result<Box<dyn NodeMachine>, ConfigError> {
-        let logic = KeyQueueLogic {
-            queue: DeDupQueue::new(cfg.keys),
-            in_flight: Slab::default(),
-            window: cfg.repl_window,
-        };
-        Ok(Box::new(Node::new(NodeCore::new(node, cfg)?, logic)))
-    }
-}
+use super::kind::ProtocolKind;
+use super::write_protocol::{GetPlan, WriteProtocol};
+use crate::replication::message::{Key, Msg, NodeId, Output};
+use crate::replication::node::{NodeBase, NodeStats};
+use crate::replication::parts::collections::{IdMap, Slab};
+use crate::replication::parts::timeouts::{Deadline, DeadlineKey};
 
 /// A FIFO of keys in which a key appears at most once.
 #[derive(Debug)]
@@ -98,6 +81,9 @@ impl DeDupQueue {
     }
 }
 
+/// At most `2^MAX_BACKOFF_DOUBLINGS` reply timeouts for a batch's acks.
+const MAX_BACKOFF_DOUBLINGS: u32 = 10;
+
 #[derive(Debug)]
 struct Batch {
     key: Key,
@@ -105,70 +91,89 @@ struct Batch {
     deadline: DeadlineKey,
 }
 
+/// The key-queue strategy (`key-queue`): per node, the replication queue and the batches its
+/// worker has in flight.
 #[derive(Debug)]
-struct KeyQueueLogic {
+pub struct KeyQueueProtocol {
     queue: DeDupQueue,
     in_flight: Slab<Batch>,
     window: usize,
+    /// Keys whose last batch timed out, with how many of their batches timed out in a row (the
+    /// backoff of their next batch); a key leaves when one of its batches is fully acked.
+    timed_out: IdMap<Key, u32>,
 }
 
-impl KeyQueueLogic {
+impl KeyQueueProtocol {
     /// The replication worker: replicate queued keys while the window has room.
-    fn pump(&mut self, core: &mut NodeCore, now: u64, out: &mut Vec<Output>) {
+    fn pump(&mut self, base: &mut NodeBase, now: u64, out: &mut Vec<Output>) {
         while self.in_flight.len() < self.window {
             let Some(key) = self.queue.pop() else { return };
-            let entry = core.data.get(key);
-            let owners = core.hash.owners(key);
+            let entry = base.data.get(key);
+            let owners = base.hash.owners(key);
             let wid = self.in_flight.insert(Batch {
                 key,
                 pending: owners.backups().len() as u8,
                 deadline: (0, 0),
             });
-            let deadline = core
+            let doublings = self
+                .timed_out
+                .get(&key)
+                .map_or(0, |&n| n.min(MAX_BACKOFF_DOUBLINGS));
+            let wait = base.cfg.reply_timeout_us.saturating_mul(1 << doublings);
+            let deadline = base
                 .timeouts
-                .add(now + core.cfg.reply_timeout_us, Deadline::Repl(wid));
+                .add(now.saturating_add(wait), Deadline::Repl(wid));
             if let Some(b) = self.in_flight.get_mut(wid) {
                 b.deadline = deadline;
             }
             for &b in owners.backups() {
                 let entry = entry.clone();
-                core.send(b, Msg::Replicate { wid, key, entry }, out);
+                base.send(b, Msg::Replicate { wid, key, entry }, out);
             }
         }
     }
 }
 
-impl ProtocolLogic for KeyQueueLogic {
+impl WriteProtocol for KeyQueueProtocol {
     const KIND: ProtocolKind = ProtocolKind::KeyQueue;
 
-    fn get_plan(core: &NodeCore, key: Key) -> GetPlan {
-        if core.hash.primary(key) == core.id {
+    fn new(base: &NodeBase) -> Self {
+        KeyQueueProtocol {
+            queue: DeDupQueue::new(base.cfg.keys),
+            in_flight: Slab::default(),
+            window: base.cfg.repl_window,
+            timed_out: IdMap::default(),
+        }
+    }
+
+    fn get_plan(base: &NodeBase, key: Key) -> GetPlan {
+        if base.hash.primary(key) == base.id {
             GetPlan::Local
         } else {
             GetPlan::Staggered {
-                stagger_us: core.stagger_us(),
+                stagger_us: base.stagger_us(),
             }
         }
     }
 
-    fn on_lock_granted(&mut self, core: &mut NodeCore, now: u64, op: u64, out: &mut Vec<Output>) {
-        let Some(entry) = core.apply_primary(op) else {
+    fn on_lock_granted(&mut self, base: &mut NodeBase, now: u64, op: u64, out: &mut Vec<Output>) {
+        let Some(entry) = base.apply_primary(op) else {
             return;
         };
-        let Some(key) = core.ops.get(op).map(|o| o.key) else {
+        let Some(key) = base.ops.get(op).map(|o| o.key) else {
             return;
         };
-        core.unlock(now, op);
-        if core.hash.num_owners() > 1 {
+        base.unlock(now, op);
+        if base.hash.num_owners() > 1 {
             self.queue.push(key);
         }
-        core.finish_primary_put(now, op, Ok(entry.version), out);
-        self.pump(core, now, out);
+        base.finish_primary_put(now, op, Ok(entry.version), out);
+        self.pump(base, now, out);
     }
 
     fn on_message(
         &mut self,
-        core: &mut NodeCore,
+        base: &mut NodeBase,
         now: u64,
         from: NodeId,
         msg: Msg,
@@ -177,10 +182,10 @@ impl ProtocolLogic for KeyQueueLogic {
         match msg {
             Msg::Replicate { wid, key, entry } => {
                 // Applying a newer entry never waits, so it runs on the delivering thread.
-                if !core.data.apply_if_newer(key, entry) {
-                    core.stats.stale_skipped += 1;
+                if !base.data.apply_if_newer(key, entry) {
+                    base.stats.stale_skipped += 1;
                 }
-                core.send(from, Msg::ReplicateAck { wid }, out);
+                base.send(from, Msg::ReplicateAck { wid }, out);
             }
             Msg::ReplicateAck { wid } => {
                 let Some(b) = self.in_flight.get_mut(wid) else {
@@ -189,21 +194,26 @@ impl ProtocolLogic for KeyQueueLogic {
                 b.pending = b.pending.saturating_sub(1);
                 if b.pending == 0 {
                     if let Some(b) = self.in_flight.remove(wid) {
-                        core.timeouts.cancel(b.deadline);
+                        base.timeouts.cancel(b.deadline);
+                        if !self.timed_out.is_empty() {
+                            self.timed_out.remove(&b.key);
+                        }
                     }
-                    self.pump(core, now, out);
+                    self.pump(base, now, out);
                 }
             }
             _ => {}
         }
     }
 
-    fn on_deadline(&mut self, core: &mut NodeCore, now: u64, d: Deadline, out: &mut Vec<Output>) {
+    fn on_deadline(&mut self, base: &mut NodeBase, now: u64, d: Deadline, out: &mut Vec<Output>) {
         if let Deadline::Repl(wid) = d {
             if let Some(b) = self.in_flight.remove(wid) {
-                core.stats.repl_timeouts += 1;
+                base.stats.repl_timeouts += 1;
+                let n = self.timed_out.entry(b.key).or_insert(0);
+                *n = n.saturating_add(1);
                 self.queue.push(b.key);
-                self.pump(core, now, out);
+                self.pump(base, now, out);
             }
         }
     }

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::str::FromStr;
 
-use super::error::ConfigError;
+use crate::replication::error::ConfigError;
 
 /// What a full pool does with one more command (`ThreadPoolExecutor`'s rejection handler).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

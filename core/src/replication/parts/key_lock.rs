@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 
 use super::collections::IdMap;
-use super::message::Key;
+use crate::replication::message::Key;
 
 /// An operation id (the node's op slab id) that holds or waits for a key lock.
 pub type LockOwner = u64;

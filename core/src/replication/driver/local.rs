@@ -1,20 +1,22 @@
 //! A synchronous in-thread driver: every message is delivered at once, in FIFO order, on the
 //! caller's thread. It measures a protocol's own CPU cost per operation (no channel, no wait)
-//! and gives tests a fully predictable cluster. Timers are ignored: nothing ever waits.
+//! and gives tests a fully predictable cluster. Timers are ignored: nothing ever waits. No
+//! upstream counterpart: it replaces JGroups' transport with a FIFO on one thread.
 //!
 //! A message between two nodes is delivered as its
-//! [`marshalled`](super::message::Msg::marshalled) copy: its value bytes are copied into a fresh
-//! buffer, standing in for the transport's marshal + unmarshal (one copy, where a real transport
-//! makes two), so a put's cost includes the copies its hops make.
+//! [`marshalled`](crate::replication::message::Msg::marshalled) copy: its value bytes are copied
+//! into a fresh buffer, standing in for the transport's marshal + unmarshal (one copy, where a
+//! real transport makes two), so a put's cost includes the copies its hops make.
 
 use std::collections::VecDeque;
 
-use super::error::ConfigError;
-use super::error::VerifyError;
-use super::message::{ClientOp, Input, NodeId, Outcome, Output};
-use super::node::ClusterConfig;
-use super::verifier::{AckLog, VerifyReport, verify};
-use super::write_protocol::{NodeMachine, WriteProtocol, build_cluster};
+use crate::replication::error::ConfigError;
+use crate::replication::error::VerifyError;
+use crate::replication::message::{ClientOp, Input, NodeId, Outcome, Output};
+use crate::replication::node::ClusterConfig;
+use crate::replication::node::NodeMachine;
+use crate::replication::protocol::ProtocolKind;
+use crate::replication::verifier::{AckLog, VerifyReport, verify};
 
 /// A cluster whose nodes all run on the calling thread.
 pub struct LocalCluster {
@@ -35,9 +37,9 @@ impl std::fmt::Debug for LocalCluster {
 
 impl LocalCluster {
     /// A cluster running `protocol`.
-    pub fn new(protocol: &dyn WriteProtocol, cfg: &ClusterConfig) -> Result<Self, ConfigError> {
+    pub fn new(protocol: ProtocolKind, cfg: &ClusterConfig) -> Result<Self, ConfigError> {
         Ok(LocalCluster {
-            nodes: build_cluster(protocol, cfg)?,
+            nodes: protocol.build_cluster(cfg)?,
             pending: VecDeque::new(),
             out: Vec::new(),
             acks: AckLog::new(cfg.keys),
@@ -101,18 +103,19 @@ impl LocalCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kind::StrategyKind;
     use crate::replication::ProtocolKind;
     use crate::replication::message::{Value, Versioned};
 
     #[test]
     fn every_protocol_reads_its_writes_from_every_node() {
-        for kind in ProtocolKind::ALL {
+        for &kind in ProtocolKind::ALL {
             let cfg = ClusterConfig {
                 nodes: 4,
                 keys: 40,
                 ..ClusterConfig::default()
             };
-            let mut c = LocalCluster::new(kind.protocol(), &cfg).unwrap();
+            let mut c = LocalCluster::new(kind, &cfg).unwrap();
             for key in 0..40u32 {
                 let value = Value::new((key as u64) << 32 | 5, 32);
                 let expected = Versioned { version: 1, value };
@@ -137,13 +140,13 @@ mod tests {
     /// copied them, none shares the originator's or another owner's allocation.
     #[test]
     fn each_owner_stores_its_own_copy_of_the_put_bytes() {
-        for kind in ProtocolKind::ALL {
+        for &kind in ProtocolKind::ALL {
             let cfg = ClusterConfig {
                 nodes: 3,
                 keys: 30,
                 ..ClusterConfig::default()
             };
-            let mut c = LocalCluster::new(kind.protocol(), &cfg).unwrap();
+            let mut c = LocalCluster::new(kind, &cfg).unwrap();
             let hash = cfg.hash().unwrap();
             // A key node 2 does not own, so the put crosses the network to both owners.
             let key = (0..30).find(|&k| !hash.owners(k).contains(2)).unwrap();
@@ -159,7 +162,7 @@ mod tests {
             let stored: Vec<_> = owners
                 .all()
                 .iter()
-                .map(|&n| c.nodes()[n as usize].core().data().get(key))
+                .map(|&n| c.nodes()[n as usize].base().data().get(key))
                 .collect();
             for (i, e) in stored.iter().enumerate() {
                 assert_eq!((e.version, &e.value), (1, &value), "{kind:?}");

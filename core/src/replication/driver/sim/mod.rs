@@ -1,0 +1,135 @@
+//! A seeded discrete-event simulation of a whole cluster in virtual time.
+//!
+//! Every node is a sans-IO [`NodeMachine`](crate::replication::NodeMachine); the simulation owns
+//! the clock, the network ([`network`]) and the requesters (closed loop, no think time, as
+//! IspnPerfTest's invoker threads). It never reads the wall clock, and one seed fixes every random
+//! choice, so a run repeats exactly. After the measured window requesters stop issuing; the run
+//! continues until no event is left (quiescence), then the verifier checks the cluster.
+//!
+//! With a CPU model ([`cpu`], off by default) a node's inputs queue for its cores and its cores
+//! pause for GC, so a run can be CPU-bound and hiccup as real nodes do; without one, a node
+//! handles each input the instant it arrives and a run is bound by link latency alone.
+//!
+//! Value bytes are not copied here: a message moves through the event queue with its value's
+//! shared buffer (an `Arc`), where the threads and local drivers copy the bytes once per hop. The
+//! simulation accounts for the bytes through its CPU cost model instead.
+//!
+//! Architecture invariant: nothing in this module reads the wall clock (tested below).
+//!
+//! Files: [`simulation`] runs the event loop (requesters, deliveries, timers, the drain and its
+//! cap); [`event_queue`] orders events in virtual time; [`network`] delays and loses messages;
+//! [`cpu`] models the nodes' cores; [`report`] is what a run returns.
+
+pub mod cpu;
+pub mod event_queue;
+pub mod network;
+pub mod report;
+pub mod simulation;
+
+pub use report::SimReport;
+pub use simulation::Simulation;
+
+use cpu::CpuConfig;
+use network::NetworkConfig;
+
+use crate::replication::error::ConfigError;
+use crate::replication::node::ClusterConfig;
+use crate::replication::protocol::ProtocolKind;
+use crate::replication::workload::WorkloadConfig;
+
+/// Everything a simulated run needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// The cluster and protocol settings.
+    pub cluster: ClusterConfig,
+    /// Links and faults.
+    pub network: NetworkConfig,
+    /// The nodes' processors and GC pauses.
+    pub cpu: CpuConfig,
+    /// The requesters.
+    pub workload: WorkloadConfig,
+    /// The measured window in virtual µs.
+    pub duration_us: u64,
+    /// Requesters start at a random instant in `0..start_spread_us` (0: all at once).
+    pub start_spread_us: u64,
+    /// The seed of every random choice.
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            cluster: ClusterConfig::default(),
+            network: NetworkConfig::default(),
+            cpu: CpuConfig::default(),
+            workload: WorkloadConfig::default(),
+            duration_us: 1_000_000,
+            start_spread_us: 1_000,
+            seed: 42,
+        }
+    }
+}
+
+/// Runs one simulation of `kind` with `cfg`.
+pub fn simulate(kind: ProtocolKind, cfg: SimConfig) -> Result<SimReport, ConfigError> {
+    Ok(Simulation::new(kind, cfg)?.run())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Architecture invariant: the simulation and the state machines it drives never read the
+    /// wall clock (only the threads driver does).
+    #[test]
+    fn never_reads_the_wall_clock() {
+        // Paths relative to `replication/`.
+        macro_rules! sources {
+            ($($path:literal),* $(,)?) => {
+                [$(($path, include_str!(concat!("../../", $path)))),*]
+            };
+        }
+        let sources = sources![
+            "driver/sim/mod.rs",
+            "driver/sim/simulation.rs",
+            "driver/sim/report.rs",
+            "driver/sim/event_queue.rs",
+            "driver/sim/network.rs",
+            "driver/sim/cpu.rs",
+            "node/mod.rs",
+            "node/config.rs",
+            "node/base.rs",
+            "node/originator.rs",
+            "node/primary.rs",
+            "node/event_loop.rs",
+            "node/machine.rs",
+            "node/stats.rs",
+            "protocol/mod.rs",
+            "protocol/write_protocol.rs",
+            "protocol/kind.rs",
+            "protocol/lock_forwarding.rs",
+            "protocol/key_queue.rs",
+            "protocol/triangle/mod.rs",
+            "protocol/triangle/order.rs",
+            "parts/mod.rs",
+            "parts/collections.rs",
+            "parts/data_container.rs",
+            "parts/hashing.rs",
+            "parts/key_lock.rs",
+            "parts/pool.rs",
+            "parts/timeouts.rs",
+            "message.rs",
+            "verifier.rs",
+            "workload.rs",
+        ];
+        // Built by concatenation so this test does not match itself.
+        let forbidden = [
+            concat!("Inst", "ant"),
+            concat!("System", "Time"),
+            concat!("std::", "time"),
+        ];
+        for (name, src) in sources {
+            for f in forbidden {
+                assert!(!src.contains(f), "{name} mentions {f}");
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Regression tests for the simulation bugs of issue #18, one per bug, each named after what it
+//! checks.
+
+use super::*;
+
+/// A small cluster with the CPU model off (inputs cost no virtual time), `requesters` per node,
+/// and a 2 ms window.
+fn no_cpu(nodes: usize, num_owners: usize, keys: u32, requesters: u32) -> SimConfig {
+    SimConfig {
+        cluster: ClusterConfig {
+            nodes,
+            num_owners,
+            keys,
+            ..ClusterConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: requesters,
+            ..WorkloadConfig::default()
+        },
+        cpu: CpuConfig {
+            cores: 0,
+            ..CpuConfig::default()
+        },
+        duration_us: 2_000,
+        start_spread_us: 100,
+        ..SimConfig::default()
+    }
+}
+
+/// Issue #18, bug 4: when an operation takes no virtual time (one node and one owner with the
+/// CPU model off; zero latency and jitter; key-queue with one key and a requester on its
+/// primary), the next operation was issued at the same instant, forever: virtual time never
+/// passed the window and memory grew without bound. Every such run must end and verify.
+#[test]
+fn runs_whose_operations_take_no_virtual_time_still_end() {
+    for &p in ProtocolKind::ALL {
+        let single = no_cpu(1, 1, 100, 4);
+        let mut instant_links = no_cpu(3, 2, 100, 4);
+        instant_links.network.latency_us = 0;
+        instant_links.network.jitter_us = 0;
+        let one_key = no_cpu(2, 2, 1, 4);
+        for (case, cfg) in [
+            ("one node, one owner", single),
+            ("zero latency and jitter", instant_links),
+            ("one key", one_key),
+        ] {
+            let window = cfg.duration_us;
+            let r = run(p, cfg);
+            assert_verified(&r);
+            assert!(r.requesters.ok_ops() > 0, "{p:?}, {case}: {r:#?}");
+            // Virtual time reached the end of the window, where requesters stop issuing.
+            assert!(
+                r.end_us + 1 >= window,
+                "{p:?}, {case}: ended at {} µs",
+                r.end_us
+            );
+        }
+    }
+}
+
+/// A 4-node cluster whose node 1 receives every message 20 ms late, with 15 ms lock and reply
+/// timeouts (issue #18, bug 5).
+fn slow_acks(seed: u64) -> SimConfig {
+    SimConfig {
+        cluster: ClusterConfig {
+            nodes: 4,
+            keys: 200,
+            lock_timeout_us: 15_000,
+            reply_timeout_us: 15_000,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 500,
+            jitter_us: 100,
+            slow_node: Some(1),
+            slow_node_extra_us: 20_000,
+            ..NetworkConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 4,
+            ..WorkloadConfig::default()
+        },
+        cpu: CpuConfig::default(),
+        duration_us: 100_000,
+        start_spread_us: 1_000,
+        seed,
+    }
+}
+
+/// Issue #18, bug 5: with one node 20 ms slow and a 15 ms reply timeout, every key-queue batch to
+/// it timed out, its late ack was dropped and the requeued key's resend timed out again:
+/// thousands of replication timeouts, then the virtual-time cap and `NotQuiescent`, although the
+/// backups had applied the data. Lock forwarding and the triangle drained the same cluster.
+#[test]
+fn key_queue_drains_when_acks_are_slower_than_the_reply_timeout() {
+    for &p in ProtocolKind::ALL {
+        let r = run(p, slow_acks(3));
+        assert_verified(&r);
+    }
+    let r = run(ProtocolKind::KeyQueue, slow_acks(3));
+    let written = r.verify.as_ref().map(|v| v.keys_written).unwrap_or(0);
+    // A batch to the slow node times out once, then waits long enough for its ack.
+    assert!(
+        r.stats.repl_timeouts <= 2 * written,
+        "{} replication timeouts for {written} keys",
+        r.stats.repl_timeouts
+    );
+}
+
+/// Issue #18, bug 5, as the conformance suite's property test found it: key-queue with short
+/// timeouts (3 ms lock, 10 ms reply), a one-slot `block` pool, drops, latency spikes and GC pauses
+/// of 4.8 ms every 10 ms ended `NotQuiescent` ("1 batches in flight") at the drain cap.
+#[test]
+fn key_queue_drains_with_short_timeouts_gc_pauses_and_a_blocking_pool() {
+    let cfg = SimConfig {
+        cluster: ClusterConfig {
+            nodes: 2,
+            num_owners: 2,
+            keys: 50,
+            pool_size: 1,
+            oob_pool_size: 1,
+            rejection: RejectionPolicy::Block,
+            lock_timeout_us: 3_000,
+            reply_timeout_us: 10_000,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 1_960,
+            jitter_us: 929,
+            drop_per_mille: 15,
+            retransmit_us: 4_000,
+            spike_per_mille: 1,
+            spike_us: 20_000,
+            slow_node: Some(0),
+            slow_node_extra_us: 1_000,
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 4,
+            read_pct: 20,
+            hot_key_pct: 45,
+            ..WorkloadConfig::default()
+        },
+        cpu: CpuConfig {
+            cores: 1,
+            per_input_us: 26,
+            per_byte_ns: 0,
+            gc_interval_us: 10_000,
+            gc_pause_us: 4_810,
+        },
+        duration_us: 60_000,
+        start_spread_us: 500,
+        seed: 7_667_276_591_612_752_938,
+    };
+    assert_verified(&run(ProtocolKind::KeyQueue, cfg));
+}
