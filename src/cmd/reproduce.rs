@@ -46,6 +46,10 @@ pub struct ReproduceArgs {
     /// is drawn from the clock and printed, so any run can be replayed.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Claims from a file of yours instead of the built-in ones (the `claims.toml` layout, where
+    /// a side may also be a command: see the README).
+    #[arg(long = "claims", value_name = "FILE")]
+    pub claims_file: Option<PathBuf>,
     /// List the claims and exit.
     #[arg(long)]
     pub list: bool,
@@ -69,7 +73,14 @@ impl PairObserver for Progress {
 
 /// Reproduces the selected claims; exit 1 if any claim failed to run or verify.
 pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
-    let all = claims()?;
+    let all = match &args.claims_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| UsageError(format!("cannot read {}: {e}", path.display())))?;
+            Claim::parse_file(&text, &path.display().to_string())?
+        }
+        None => claims()?,
+    };
     let catalog = Arc::new(catalog());
     let selected: Vec<&Claim> = all
         .iter()

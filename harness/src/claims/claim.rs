@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::claims::command::CommandSide;
 use crate::run::scenario::Params;
 
 /// Which way the contender is expected to move the metric.
@@ -57,6 +58,10 @@ pub struct Side {
     /// A different thread count for this side (e.g. scaling claims: 1 vs 2 threads).
     #[serde(default)]
     pub threads: Option<String>,
+    /// A program to run instead of a scenario (a reviewer's own benchmark); then the side sets
+    /// nothing else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandSide>,
 }
 
 /// What a claim tests.
@@ -95,8 +100,12 @@ pub struct Claim {
     pub source: String,
     /// The figure the source quotes, printed next to ours.
     pub source_figure: String,
-    /// The scenario both sides run (unless a side names its own).
+    /// The scenario both sides run (unless a side names its own); empty for command sides.
+    #[serde(default)]
     pub scenario: String,
+    /// Command sides: the benchmark both must report (JMH's name, or a label for lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmark: Option<String>,
     /// `primary`, or the name of a secondary metric.
     #[serde(default = "primary")]
     pub metric: String,
@@ -250,6 +259,30 @@ impl Claim {
                 }
             }
         }
+        match (&self.baseline.command, &self.contender.command) {
+            (Some(a), Some(b)) => {
+                a.check()?;
+                b.check()?;
+                let plain = |s: &Side| {
+                    s.params.is_empty()
+                        && s.env.is_empty()
+                        && s.scenario.is_none()
+                        && s.threads.is_none()
+                };
+                if !plain(&self.baseline) || !plain(&self.contender) || !self.scenario.is_empty() {
+                    return Err(
+                        "a command side sets only `command` (its program, args, env, cwd, output); the claim names no scenario",
+                    );
+                }
+            }
+            (None, None) => {
+                let named = |s: &Side| s.scenario.is_some() || !self.scenario.is_empty();
+                if !named(&self.baseline) || !named(&self.contender) {
+                    return Err("a claim needs a `scenario`, or a `command` on both sides");
+                }
+            }
+            _ => return Err("either both sides are commands or neither is"),
+        }
         if self.control.as_deref() == Some(self.id.as_str()) {
             return Err("a claim cannot be its own control");
         }
@@ -257,6 +290,11 @@ impl Claim {
             return Err("baseline and contender are identical");
         }
         Ok(())
+    }
+
+    /// Whether the sides are programs rather than scenarios.
+    pub fn is_command(&self) -> bool {
+        self.baseline.command.is_some()
     }
 
     /// The claimed effect in words: `>= 1.05`, `<= 0.5`, or `0 vs >= 1`.

@@ -343,6 +343,9 @@ pub enum InvalidClaim {
 
 /// Checks that a claim's sides name known scenarios, known parameters and valid values.
 pub fn validate_claim(catalog: &Catalog, claim: &Claim) -> Result<(), InvalidClaim> {
+    if claim.is_command() {
+        return Ok(());
+    }
     let id = || claim.id.clone();
     for contender in [false, true] {
         let (scenario, params, threads, _) = claim.side(contender);
@@ -497,6 +500,8 @@ fn unmet_requirement(claim: &Claim, specs: [&TrialSpec; 2]) -> Option<String> {
 struct Planned {
     outcome: ClaimOutcome,
     arms: Option<(usize, usize)>,
+    /// A claim whose sides are programs, measured on its own.
+    command: bool,
 }
 
 /// Reproduces `selected` claims (with the positive controls they name, taken from `all`):
@@ -536,6 +541,28 @@ pub fn reproduce_claims(
     let mut planned: Vec<Planned> = Vec::new();
     for claim in &order {
         let mut outcome = ClaimOutcome::new(claim);
+        if let (Some(a), Some(b)) = (&claim.baseline.command, &claim.contender.command) {
+            outcome.baseline.label = a.label();
+            outcome.contender.label = b.label();
+            let runnable = match claim.requires.cores {
+                Some(need) if available_cores() < need => {
+                    outcome.verdict = Ok(Verdict::NotTestable {
+                        reason: format!(
+                            "needs at least {need} cores; this machine has {}",
+                            available_cores()
+                        ),
+                    });
+                    false
+                }
+                _ => true,
+            };
+            planned.push(Planned {
+                outcome,
+                arms: None,
+                command: runnable,
+            });
+            continue;
+        }
         let specs = validate_claim(catalog, claim)
             .map_err(|e| e.to_string())
             .and_then(|()| {
@@ -563,6 +590,7 @@ pub fn reproduce_claims(
         planned.push(Planned {
             outcome,
             arms: arms_of_claim,
+            command: false,
         });
     }
     // Groups: claims connected through shared arms.
@@ -657,6 +685,13 @@ pub fn reproduce_claims(
         for &i in members {
             planned[i].outcome.seconds = seconds;
             planned[i].outcome.group = ids.clone();
+        }
+    }
+    for (ci, p) in planned.iter_mut().enumerate() {
+        if p.command {
+            let start = Instant::now();
+            measure_commands(&mut p.outcome, settings, groups.len() + ci, observer);
+            p.outcome.seconds = start.elapsed().as_secs_f64();
         }
     }
     // Positive controls: a claim whose control does not reproduce here cannot be tested here.
@@ -947,6 +982,125 @@ fn measure_rounds(
                 checks.iter().map(|c| c[local(b)].1.clone()).collect();
         }
     }
+}
+
+/// Measures a claim whose sides are programs: each replicate runs both once, in a random
+/// order, and compares the means of the iterations each reported; looks as for rounds.
+fn measure_commands(
+    outcome: &mut ClaimOutcome,
+    settings: &PairedSettings,
+    group_index: usize,
+    observer: &mut dyn PairObserver,
+) {
+    let claim = outcome.claim.clone();
+    let (Some(a), Some(b)) = (&claim.baseline.command, &claim.contender.command) else {
+        return;
+    };
+    outcome.replicate_kind = "process-pair".into();
+    let looks = settings.looks();
+    let confidence = settings.look_confidence();
+    let budget_end = Instant::now() + settings.budget;
+    let max = *looks.last().expect("at least one look");
+    let ids = vec![claim.id.clone()];
+    let benchmark = claim.benchmark.as_deref();
+    let mut reported: Option<(String, String)> = None;
+    let mut rounds: Vec<RoundRecord> = Vec::new();
+    for (look_index, &look) in looks.iter().enumerate() {
+        if look_index > 0 && (Instant::now() >= budget_end || interrupted()) {
+            break;
+        }
+        while (rounds.len() as u32) < look {
+            if interrupted() {
+                outcome.verdict = Err("interrupted".into());
+                return;
+            }
+            let mut rng = round_rng(settings.seed, group_index, rounds.len());
+            let baseline_first = rand::Rng::random_bool(&mut rng, 0.5);
+            let order: [(usize, &crate::claims::command::CommandSide, &str); 2] = if baseline_first
+            {
+                [(0, a, "baseline"), (1, b, "contender")]
+            } else {
+                [(1, b, "contender"), (0, a, "baseline")]
+            };
+            let started = Instant::now();
+            let mut results: Vec<Option<IterationResult>> = vec![None, None];
+            for (slot, side, which) in order {
+                let inv = match crate::claims::command::invoke(
+                    side,
+                    which,
+                    rounds.len(),
+                    benchmark,
+                    &claim.metric,
+                ) {
+                    Ok(inv) => inv,
+                    Err(e) => {
+                        outcome.verdict = Err(e);
+                        return;
+                    }
+                };
+                let this = (inv.benchmark.clone(), inv.unit.clone());
+                match &reported {
+                    Some(first) if *first != this => {
+                        outcome.verdict = Err(format!(
+                            "the sides report different benchmarks or units: {} in {} against {} in {}; a claim compares one benchmark",
+                            first.0, first.1, this.0, this.1
+                        ));
+                        return;
+                    }
+                    Some(_) => {}
+                    None => reported = Some(this),
+                }
+                results[slot] = Some(IterationResult {
+                    score: inv.mean(),
+                    unit: inv.unit.clone(),
+                    window_ns: 0,
+                    ops: inv.values.len() as u64,
+                    thread_ops: Vec::new(),
+                    secondary: Vec::new(),
+                    histogram: None,
+                });
+            }
+            rounds.push(RoundRecord {
+                seed: None,
+                launch_order: if baseline_first {
+                    vec![0, 1]
+                } else {
+                    vec![1, 0]
+                },
+                env_pad: vec![0, 0],
+                blocks: vec![BlockRecord {
+                    order: if baseline_first {
+                        vec![0, 1]
+                    } else {
+                        vec![1, 0]
+                    },
+                    results: results
+                        .into_iter()
+                        .map(|r| r.expect("both sides ran"))
+                        .collect(),
+                }],
+                setup_seconds: 0.0,
+                block_seconds: started.elapsed().as_secs_f64(),
+            });
+            observer.replicate_done(&ids, rounds.len() as u32, max);
+        }
+        outcome.looks.push(look);
+        // A command's metric was taken as its score above.
+        let mut primary = claim.clone();
+        primary.metric = "primary".into();
+        outcome.claim = primary;
+        let v = derive(outcome, (0, 1), &rounds, confidence);
+        outcome.claim = claim.clone();
+        outcome.components = None;
+        outcome.optimal_blocks = None;
+        let decided = v.as_ref().map(Verdict::decided).unwrap_or(true);
+        outcome.verdict = v;
+        if decided {
+            break;
+        }
+    }
+    outcome.baseline.verified_before = vec![format!("{} invocations", rounds.len())];
+    outcome.contender.verified_before = vec![format!("{} invocations", rounds.len())];
 }
 
 /// Measures a deterministic group: each arm once per seed, two arms at a time (a simulation's

@@ -1,0 +1,359 @@
+//! Claim sides that are programs: a reviewer's own benchmark (two JMH jars, any executable),
+//! run once per replicate side, its result read from what it writes.
+//!
+//! Each invocation is one process, the unit of replication: a replicate runs the baseline's
+//! and the contender's command once each, in a random order, and compares the means of the
+//! iterations each reports. Two output protocols:
+//! - `jmh`: JMH's `-rf json` file; the command's arguments name it as `{result}` (e.g.
+//!   `-rf json -rff {result}`), and critsec reads the iteration scores of every fork of the
+//!   claim's `benchmark` (the primary metric, or the secondary metric the claim names);
+//! - `lines`: one `value[,unit]` per iteration on standard output, as rebar's runners print
+//!   `duration,count`; blank lines and lines starting with `#` are ignored.
+//!
+//! Every invocation has `CRITSEC_REPLICATE` (its replicate's index) and `CRITSEC_SIDE`
+//! (`baseline` or `contender`) in its environment, with the side's own `env` over them.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::format::jmh::{JmhMetric, read_entries};
+
+/// The placeholder in a `jmh` side's arguments that critsec replaces by the result file's path.
+pub const RESULT_PLACEHOLDER: &str = "{result}";
+
+/// Set in every invocation's environment: the replicate's index (0, 1, ...).
+pub const REPLICATE_ENV: &str = "CRITSEC_REPLICATE";
+/// Set in every invocation's environment: `baseline` or `contender`.
+pub const SIDE_ENV: &str = "CRITSEC_SIDE";
+
+/// How a command reports its iterations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    /// JMH's `-rf json` file, at `{result}`.
+    Jmh,
+    /// `value[,unit]` per iteration on standard output.
+    Lines,
+}
+
+/// A side that runs a program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandSide {
+    /// The program (a path, or a name looked up on `PATH`).
+    pub program: String,
+    /// Its arguments; `{result}` becomes the JMH result file's path.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment variables set for it (e.g. `JAVA_TOOL_OPTIONS`), recorded in the verdict.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Its working directory (the current one when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// How it reports its iterations.
+    pub output: OutputFormat,
+    /// Seconds one invocation may take before it is killed (JMH's own default is 10 minutes
+    /// per iteration; this bounds the whole invocation).
+    #[serde(default = "default_timeout")]
+    pub timeout_s: u64,
+}
+
+fn default_timeout() -> u64 {
+    600
+}
+
+impl CommandSide {
+    /// The command line, for labels.
+    pub fn label(&self) -> String {
+        std::iter::once(self.program.as_str())
+            .chain(self.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The side's own consistency.
+    pub fn check(&self) -> Result<(), &'static str> {
+        if self.program.trim().is_empty() {
+            return Err("a command side needs a `program`");
+        }
+        let names_result = self.args.iter().any(|a| a.contains(RESULT_PLACEHOLDER));
+        match self.output {
+            OutputFormat::Jmh if !names_result => Err(
+                "a `jmh` command side must name its result file as {result} in `args` (e.g. \"-rf\", \"json\", \"-rff\", \"{result}\")",
+            ),
+            _ if self.timeout_s == 0 => Err("`timeout_s` must be at least 1"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What one invocation reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invocation {
+    /// The benchmark it reported (JMH's name, or the claim's `benchmark` for lines).
+    pub benchmark: String,
+    /// The unit of its values.
+    pub unit: String,
+    /// Its iteration values, over all its forks.
+    pub values: Vec<f64>,
+}
+
+impl Invocation {
+    /// The mean of its iterations: the invocation's value.
+    pub fn mean(&self) -> f64 {
+        self.values.iter().sum::<f64>() / self.values.len().max(1) as f64
+    }
+}
+
+/// The last `n` characters of `text`, on one line's worth of display.
+fn tail(text: &str, n: usize) -> String {
+    let t = text.trim_end();
+    let start = t
+        .char_indices()
+        .rev()
+        .nth(n.saturating_sub(1))
+        .map(|(i, _)| i)
+        .unwrap_or(0);
+    t[start..].to_string()
+}
+
+/// Runs `side` once (`which` names it in errors: `baseline`, `contender`) and reads its result:
+/// `benchmark` selects the JMH entry (needed when the file has several), `metric` is
+/// `primary` or a secondary metric's name.
+pub fn invoke(
+    side: &CommandSide,
+    which: &str,
+    replicate: usize,
+    benchmark: Option<&str>,
+    metric: &str,
+) -> Result<Invocation, String> {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let result: PathBuf =
+        std::env::temp_dir().join(format!("critsec-{}-{n}-result.json", std::process::id()));
+    let _ = std::fs::remove_file(&result);
+    let args: Vec<String> = side
+        .args
+        .iter()
+        .map(|a| a.replace(RESULT_PLACEHOLDER, &result.display().to_string()))
+        .collect();
+    let mut cmd = Command::new(&side.program);
+    // Which replicate and side this process is, for a benchmark that logs or seeds by it.
+    cmd.args(&args)
+        .env(REPLICATE_ENV, replicate.to_string())
+        .env(SIDE_ENV, which)
+        .envs(&side.env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = &side.cwd {
+        cmd.current_dir(dir);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("{which} command `{}` could not start: {e}", side.program))?;
+    // Drain both pipes on their own threads, so a chatty program never blocks on a full pipe.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut out = String::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_string(&mut out);
+            }
+            out
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + Duration::from_secs(side.timeout_s);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = std::fs::remove_file(&result);
+                return Err(format!(
+                    "{which} command `{}` ran past its time limit of {} s and was killed",
+                    side.label(),
+                    side.timeout_s
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(format!("{which} command `{}`: {e}", side.label())),
+        }
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    if !status.success() {
+        let _ = std::fs::remove_file(&result);
+        return Err(format!(
+            "{which} command `{}` failed ({status}); the end of its stderr: {}",
+            side.label(),
+            tail(&stderr, 400)
+        ));
+    }
+    let parsed = match side.output {
+        OutputFormat::Lines => parse_lines(&stdout, benchmark.unwrap_or("lines")),
+        OutputFormat::Jmh => {
+            let text = std::fs::read_to_string(&result)
+                .map_err(|e| format!("no JMH result file at {} ({e})", result.display()));
+            let _ = std::fs::remove_file(&result);
+            text.and_then(|t| parse_jmh(&t, benchmark, metric))
+        }
+    };
+    parsed.map_err(|e| format!("{which} command `{}`: {e}", side.label()))
+}
+
+/// Values of the line protocol: `value[,unit]` per iteration.
+pub fn parse_lines(stdout: &str, benchmark: &str) -> Result<Invocation, String> {
+    let mut values = Vec::new();
+    let mut unit: Option<String> = None;
+    for (i, line) in stdout.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (v, u) = match line.split_once(',') {
+            Some((v, u)) => (v.trim(), u.trim()),
+            None => (line, ""),
+        };
+        let value: f64 = v.parse().map_err(|_| {
+            format!(
+                "stdout line {} is not `value[,unit]`: `{}`",
+                i + 1,
+                tail(line, 80)
+            )
+        })?;
+        match &unit {
+            Some(prev) if prev != u => {
+                return Err(format!(
+                    "stdout line {} has unit `{u}`, earlier lines `{prev}`",
+                    i + 1
+                ));
+            }
+            Some(_) => {}
+            None => unit = Some(u.to_string()),
+        }
+        values.push(value);
+    }
+    if values.is_empty() {
+        return Err("printed no `value[,unit]` line on stdout".into());
+    }
+    Ok(Invocation {
+        benchmark: benchmark.to_string(),
+        unit: unit.unwrap_or_default(),
+        values,
+    })
+}
+
+/// Values of a JMH result file: the iteration scores of every fork of the selected entry.
+pub fn parse_jmh(text: &str, benchmark: Option<&str>, metric: &str) -> Result<Invocation, String> {
+    let entries = read_entries(text, "the JMH result file").map_err(|e| e.to_string())?;
+    let chosen: Vec<_> = entries
+        .iter()
+        .filter(|e| {
+            benchmark.is_none_or(|b| e.benchmark == b || e.benchmark.ends_with(&format!(".{b}")))
+        })
+        .collect();
+    let entry = match chosen.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(format!(
+                "the JMH result has no benchmark {}; it has: {}",
+                benchmark.unwrap_or("at all"),
+                entries
+                    .iter()
+                    .map(|e| e.benchmark.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "the JMH result has {} entries{}; name one with the claim's `benchmark` (and one parameter combination per command)",
+                chosen.len(),
+                benchmark.map(|b| format!(" for {b}")).unwrap_or_default()
+            ));
+        }
+    };
+    let m: &JmhMetric = if metric == "primary" {
+        &entry.primary_metric
+    } else {
+        entry.secondary_metrics.get(metric).ok_or_else(|| {
+            format!(
+                "the JMH result has no secondary metric `{metric}`; it has: {}",
+                entry
+                    .secondary_metrics
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?
+    };
+    let values: Vec<f64> = m
+        .raw_data
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|v| v.0)
+        .filter(|v| v.is_finite())
+        .collect();
+    let values = if values.is_empty() {
+        vec![m.score.0]
+    } else {
+        values
+    };
+    Ok(Invocation {
+        benchmark: entry.benchmark.clone(),
+        unit: m.score_unit.clone(),
+        values,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_parse_values_units_and_name_bad_lines() {
+        let i = parse_lines("# warmup\n1.5,ops/s\n\n2.5,ops/s\n", "b").unwrap();
+        assert_eq!(i.values, vec![1.5, 2.5]);
+        assert_eq!(i.unit, "ops/s");
+        assert_eq!(i.mean(), 2.0);
+        let e = parse_lines("1.0\nfast\n", "b").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("fast"), "{e}");
+        let e = parse_lines("1,s\n2,ms\n", "b").unwrap_err();
+        assert!(e.contains("unit `ms`"), "{e}");
+        assert!(parse_lines("", "b").unwrap_err().contains("no `value"));
+    }
+
+    #[test]
+    fn a_jmh_side_must_name_its_result_file() {
+        let side = CommandSide {
+            program: "java".into(),
+            args: vec!["-jar".into(), "b.jar".into()],
+            env: BTreeMap::new(),
+            cwd: None,
+            output: OutputFormat::Jmh,
+            timeout_s: 600,
+        };
+        assert!(side.check().unwrap_err().contains("{result}"));
+    }
+}

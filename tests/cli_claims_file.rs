@@ -1,0 +1,227 @@
+//! `critsec reproduce --claims FILE` on a reviewer's own benchmarks, end to end with the fake
+//! benchmark program (`tests/support/fake_bench.rs`): a known ratio reproduces, identical sides
+//! give an interval around 1, a per-process offset widens it, failures and malformed output are
+//! errors that name the side.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const FAKE: &str = env!("CARGO_BIN_EXE_critsec-fake-bench");
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("critsec-claims-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A command side running the fake benchmark with `args`.
+fn side(args: &str, output: &str) -> String {
+    let args: Vec<String> = args.split_whitespace().map(|a| format!("{a:?}")).collect();
+    format!(
+        "{{ command = {{ program = {FAKE:?}, args = [{}], output = {output:?} }} }}",
+        args.join(", ")
+    )
+}
+
+fn claim(id: &str, base: &str, cont: &str, extra: &str) -> String {
+    format!(
+        "[[claim]]\nid = {id:?}\ntitle = \"t\"\nsource = \"s\"\nsource_figure = \"f\"\ndirection = \"higher\"\nmin_effect = 1.05\n{extra}baseline = {base}\ncontender = {cont}\n"
+    )
+}
+
+/// Runs `reproduce --claims` on `text`; the output and the verdict file.
+fn reproduce(name: &str, text: &str) -> (Output, serde_json::Value) {
+    let d = dir(name);
+    let file = d.join("claims.toml");
+    std::fs::write(&file, text).unwrap();
+    let json = d.join("verdicts.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["reproduce", "--claims"])
+        .arg(&file)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("running critsec");
+    let v = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (o, v)
+}
+
+fn interval(v: &serde_json::Value, i: usize) -> (f64, f64, f64) {
+    let r = &v["outcomes"][i]["interval"];
+    (
+        r["low"].as_f64().unwrap(),
+        r["ratio"].as_f64().unwrap(),
+        r["high"].as_f64().unwrap(),
+    )
+}
+
+#[test]
+fn a_known_ratio_reproduces_in_both_protocols() {
+    let text = claim(
+        "lines-2x",
+        &side("--lines --mean 100 -i 5 --seed 3", "lines"),
+        &side("--lines --mean 200 -i 5 --seed 3", "lines"),
+        "benchmark = \"fake\"\n",
+    ) + &claim(
+        "jmh-2x",
+        &side("-f 1 -wi 3 -i 5 --mean 100 --seed 3 -rf json -rff {result}", "jmh"),
+        &side("-f 1 -wi 3 -i 5 --mean 200 --seed 3 -rf json -rff {result}", "jmh"),
+        "benchmark = \"org.example.FakeBench.run\"\n",
+    );
+    let (o, v) = reproduce("known", &text);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for i in 0..2 {
+        assert_eq!(v["outcomes"][i]["verdict"]["Ok"], "Reproduced", "{out}");
+        let (low, ratio, high) = interval(&v, i);
+        assert!(
+            low < 2.0 && 2.0 < high && (ratio - 2.0).abs() < 0.05,
+            "{low} {ratio} {high}"
+        );
+        assert_eq!(v["outcomes"][i]["replicates"].as_array().unwrap().len(), 5);
+    }
+    assert!(
+        out.contains("lines-2x") && out.contains("REPRODUCED"),
+        "{out}"
+    );
+}
+
+#[test]
+fn identical_sides_cover_one_and_a_process_offset_widens_the_interval() {
+    // `-wi` is ignored by the fake program: the two sides differ in text only.
+    // Seeded: each process still draws its own offset (critsec tells it its replicate and side).
+    let steady = |wi: &str| {
+        side(
+            &format!("--lines --mean 100 -i 5 --noise-sd 0.01 --seed 7 -wi {wi}"),
+            "lines",
+        )
+    };
+    let jumpy = |wi: &str| {
+        side(
+            &format!("--lines --mean 100 -i 5 --noise-sd 0.01 --offset-sd 0.2 --seed 7 -wi {wi}"),
+            "lines",
+        )
+    };
+    let text = claim("same", &steady("1"), &steady("2"), "")
+        + &claim("offset", &jumpy("1"), &jumpy("2"), "");
+    let (o, v) = reproduce("same", &text);
+    assert!(
+        o.status.code().is_some(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (low, _, high) = interval(&v, 0);
+    assert!(
+        low <= 1.0 && 1.0 <= high,
+        "identical sides: [{low}, {high}]"
+    );
+    let (olow, _, ohigh) = interval(&v, 1);
+    assert!(
+        olow <= 1.0 && 1.0 <= ohigh,
+        "identical sides with offsets: [{olow}, {ohigh}]"
+    );
+    assert!(
+        (ohigh / olow).ln() > 5.0 * (high / low).ln(),
+        "a per-process offset must widen the interval: [{low}, {high}] vs [{olow}, {ohigh}]"
+    );
+}
+
+#[test]
+fn a_failing_command_is_an_error_with_its_status_and_stderr() {
+    let text = claim(
+        "fails",
+        &side("--lines --mean 100", "lines"),
+        &side("--lines --fail 3", "lines"),
+        "",
+    );
+    let (o, v) = reproduce("fail", &text);
+    assert_eq!(o.status.code(), Some(1));
+    let e = v["outcomes"][0]["verdict"]["Err"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("contender command")
+            && e.contains("exit status: 3")
+            && e.contains("failing on purpose"),
+        "{e}"
+    );
+}
+
+#[test]
+fn malformed_output_is_an_error_naming_the_side() {
+    let text = claim(
+        "garbage-lines",
+        &side("--lines --garbage", "lines"),
+        &side("--lines --mean 100", "lines"),
+        "",
+    ) + &claim(
+        "garbage-jmh",
+        &side("-rff {result} --garbage", "jmh"),
+        &side("-rff {result} --mean 100", "jmh"),
+        "",
+    ) + &claim(
+        "other-unit",
+        &side("--lines --mean 100 --unit ops/s", "lines"),
+        &side("--lines --mean 100 --unit ms/op", "lines"),
+        "",
+    );
+    let (o, v) = reproduce("garbage", &text);
+    assert_eq!(o.status.code(), Some(1));
+    let err = |i: usize| {
+        v["outcomes"][i]["verdict"]["Err"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        err(0).contains("baseline command") && err(0).contains("not `value[,unit]`"),
+        "{}",
+        err(0)
+    );
+    assert!(
+        err(1).contains("baseline command") && err(1).contains("JMH result file"),
+        "{}",
+        err(1)
+    );
+    assert!(
+        err(2).contains("different benchmarks or units"),
+        "{}",
+        err(2)
+    );
+}
+
+#[test]
+fn a_malformed_claims_file_is_a_usage_error() {
+    let d = dir("malformed");
+    let file = d.join("claims.toml");
+    std::fs::write(
+        &file,
+        claim(
+            "half",
+            &side("--lines", "lines"),
+            "{ params = { a = \"1\" } }",
+            "",
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["reproduce", "--claims"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("claim `half`") && e.contains("both sides are commands"),
+        "{e}"
+    );
+}

@@ -1,0 +1,188 @@
+//! `critsec-fake-bench`: a stand-in for a reviewer's benchmark, so that claims whose sides are
+//! commands can be tried and tested without Java. It takes JMH's own flags (`-f`, `-wi`, `-i`,
+//! `-rf json`, `-rff FILE`) and writes JMH's `-rf json` layout, or with `--lines` prints one
+//! `value,unit` per iteration. Each process draws its own offset, as separate JVMs differ:
+//!
+//! value = mean × FAKE_BENCH_FACTOR × exp(offset_sd · z_process + noise_sd · z_iteration)
+//!
+//! `--fail N` exits with status N after a line on stderr; `--garbage` prints what no protocol
+//! reads. Randomness is seeded from `--seed` mixed with `CRITSEC_REPLICATE` and `CRITSEC_SIDE`
+//! (which critsec sets for every invocation), so a seeded claim is repeatable and still draws
+//! a different offset per process; without `--seed`, from the clock and the process id.
+
+use std::io::Write;
+
+struct Args {
+    forks: usize,
+    iterations: usize,
+    result: Option<String>,
+    lines: bool,
+    mean: f64,
+    offset_sd: f64,
+    noise_sd: f64,
+    benchmark: String,
+    unit: String,
+    fail: Option<i32>,
+    garbage: bool,
+    seed: Option<u64>,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut a = Args {
+        forks: 1,
+        iterations: 5,
+        result: None,
+        lines: false,
+        mean: 100.0,
+        offset_sd: 0.0,
+        noise_sd: 0.01,
+        benchmark: "org.example.FakeBench.run".into(),
+        unit: "ops/s".into(),
+        fail: None,
+        garbage: false,
+        seed: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        let num = |v: String| {
+            v.parse::<f64>()
+                .map_err(|_| format!("{flag}: `{v}` is not a number"))
+        };
+        match flag.as_str() {
+            "-f" => a.forks = num(value()?)? as usize,
+            "-wi" => {
+                value()?;
+            }
+            "-i" => a.iterations = num(value()?)? as usize,
+            "-rf" => {
+                let v = value()?;
+                if v != "json" {
+                    return Err(format!("-rf {v}: only json is written"));
+                }
+            }
+            "-rff" => a.result = Some(value()?),
+            "--lines" => a.lines = true,
+            "--mean" => a.mean = num(value()?)?,
+            "--offset-sd" => a.offset_sd = num(value()?)?,
+            "--noise-sd" => a.noise_sd = num(value()?)?,
+            "--benchmark" => a.benchmark = value()?,
+            "--unit" => a.unit = value()?,
+            "--fail" => a.fail = Some(num(value()?)? as i32),
+            "--garbage" => a.garbage = true,
+            "--seed" => a.seed = Some(num(value()?)? as u64),
+            other => return Err(format!("unknown flag `{other}`")),
+        }
+    }
+    if a.forks == 0 || a.iterations == 0 {
+        return Err("-f and -i must be at least 1".into());
+    }
+    Ok(a)
+}
+
+/// A small generator (splitmix64) with standard normal draws (Box–Muller).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        ((z >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.next(), self.next());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}
+
+fn main() {
+    let a = match parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("critsec-fake-bench: {e}");
+            std::process::exit(2);
+        }
+    };
+    if let Some(code) = a.fail {
+        eprintln!("critsec-fake-bench: failing on purpose with status {code}");
+        std::process::exit(code);
+    }
+    if a.garbage {
+        println!("Benchmark finished, no numbers here");
+        if let Some(path) = &a.result {
+            let _ = std::fs::write(path, "{\"not\": \"jmh\"}");
+        }
+        return;
+    }
+    let seed = a.seed.map(|s| {
+        let replicate: u64 = std::env::var("CRITSEC_REPLICATE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let side = u64::from(std::env::var("CRITSEC_SIDE").is_ok_and(|v| v == "contender"));
+        s ^ replicate.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (side << 63)
+    });
+    let seed = seed.unwrap_or_else(|| {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        t ^ ((std::process::id() as u64) << 32)
+    });
+    let mut rng = Rng(seed);
+    let factor: f64 = std::env::var("FAKE_BENCH_FACTOR")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1.0);
+    let offset = a.offset_sd * rng.normal();
+    let forks: Vec<Vec<f64>> = (0..a.forks)
+        .map(|_| {
+            (0..a.iterations)
+                .map(|_| a.mean * factor * (offset + a.noise_sd * rng.normal()).exp())
+                .collect()
+        })
+        .collect();
+    if a.lines {
+        let mut out = std::io::stdout().lock();
+        for v in forks.iter().flatten() {
+            let _ = writeln!(out, "{v},{}", a.unit);
+        }
+        return;
+    }
+    let all: Vec<f64> = forks.iter().flatten().copied().collect();
+    let n = all.len() as f64;
+    let mean = all.iter().sum::<f64>() / n;
+    let entry = serde_json::json!([{
+        "jmhVersion": "1.37",
+        "benchmark": a.benchmark,
+        "mode": "thrpt",
+        "threads": 1,
+        "forks": a.forks,
+        "jvm": "critsec-fake-bench",
+        "jvmArgs": [],
+        "jdkVersion": "none",
+        "warmupIterations": 0,
+        "measurementIterations": a.iterations,
+        "primaryMetric": {
+            "score": mean,
+            "scoreError": "NaN",
+            "scoreConfidence": [mean, mean],
+            "scorePercentiles": {},
+            "scoreUnit": a.unit,
+            "rawData": forks,
+        },
+        "secondaryMetrics": {},
+    }]);
+    let text = serde_json::to_string_pretty(&entry).expect("json");
+    match &a.result {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, text) {
+                eprintln!("critsec-fake-bench: writing {path}: {e}");
+                std::process::exit(1);
+            }
+        }
+        None => println!("{text}"),
+    }
+}
