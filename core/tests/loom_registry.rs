@@ -1,10 +1,11 @@
 //! loom models of the core registry: every strategy, every interleaving of reader against writer.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/work/target-loom cargo test -p critsec-core
-//! --release --test loom_registry` (about 40 s on 2 cores after the build). Each model checks,
-//! for every interleaving: no deadlock (loom fails a model whose threads all block), a core's
-//! real close runs exactly once and never while a handle is alive, `get_core` never returns a
-//! closed core, and a registered core is loaded once however many callers race to load it.
+//! --release --test loom_registry` (about 75 s on 2 cores after the build). Each model checks,
+//! for every interleaving (`load_vs_bare_remove`: every one within three preemptions): no
+//! deadlock (loom fails a model whose threads all block), a core's real close runs exactly once
+//! and never while a handle is alive, `get_core` never returns a closed core, nor a miss for a
+//! registered name, and a registered core is loaded once however many callers race to load it.
 //!
 //! The snapshot strategy's arc-swap cell is replaced by a loom-visible mutex under `cfg(loom)`
 //! (see `sync/snapshot_cell.rs`), so these models check our reference-count protocol, including
@@ -22,6 +23,14 @@ use critsec_core::sync::primitive::{Arc, thread};
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = None;
+    builder.check(f);
+}
+
+/// Like [`model`] with at most `bound` preemptions per execution, for models whose unbounded
+/// space does not finish in minutes; loom's documentation finds most bugs within a bound of 2-3.
+fn model_bounded(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(bound);
     builder.check(f);
 }
 
@@ -144,6 +153,36 @@ fn load_once<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
     });
 }
 
+/// Issue #18, bug 2: two callers race to load a registered core while a third removes it (a bare
+/// `remove`: the descriptor stays). Neither caller may answer `Ok(None)`, since the name stays
+/// registered: a caller that waited for the other's load and finds the published core removed
+/// and closed before it could open it must load a fresh one.
+///
+/// Three threads on the load path are too many for an unbounded search (none of the strategies
+/// finished within ten minutes), so this model bounds preemptions; the bug needs three (a bound of 2 misses it).
+fn load_vs_bare_remove<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
+    model_bounded(3, move || {
+        let r = Arc::new(make(config()));
+        r.add_core_descriptor(CoreDescriptor::new("x")).unwrap();
+        let loaders: Vec<_> = (0..2)
+            .map(|_| {
+                let r = Arc::clone(&r);
+                thread::spawn(move || {
+                    let h = r.get_core("x").unwrap().expect("x stays registered");
+                    assert_usable(&h);
+                })
+            })
+            .collect();
+        drop(r.remove("x"));
+        for loader in loaders {
+            loader.join().unwrap();
+        }
+        if let Some(core) = r.get_loaded_core_without_increment("x") {
+            assert_eq!(core.ref_count(), 1, "only the registry's reference is left");
+        }
+    });
+}
+
 /// A reader races shutdown: it gets an open core or a shutdown error, and the core closes once.
 fn get_vs_shutdown<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
     model(move || {
@@ -184,6 +223,10 @@ macro_rules! loom_models {
             #[test]
             fn load_once() {
                 super::load_once($make);
+            }
+            #[test]
+            fn load_vs_bare_remove() {
+                super::load_vs_bare_remove($make);
             }
             #[test]
             fn get_vs_shutdown() {

@@ -230,31 +230,50 @@ fn remove_from_pending_ops(s: &impl StateAccess, name: &str) {
 }
 
 /// The rest of `CoreContainer.getCore(name)` after the fast path missed: find the descriptor,
-/// claim the name, and load the core unless another caller loaded it meanwhile.
+/// claim the name, and load the core unless another caller loaded it meanwhile. `Ok(None)` only
+/// if `name` is not registered.
 fn load_core(s: &impl StateAccess, name: &str) -> Result<Option<CoreHandle>, RegistryError> {
-    let registered = s.read(|st| st.maps.resident_descriptors.contains_key(name));
-    if !registered {
-        return Ok(None);
+    loop {
+        let registered = s.read(|st| st.maps.resident_descriptors.contains_key(name));
+        if !registered {
+            return Ok(None);
+        }
+        let existing = s.wait_add_pending_core_ops(name, "loaded")?;
+        let result = load_claimed(s, name, existing);
+        remove_from_pending_ops(s, name);
+        match result? {
+            Lookup::Opened(handle) => return Ok(Some(handle)),
+            Lookup::Unregistered => return Ok(None),
+            // The core found under the claim closed before we could open it, and the name may
+            // still be registered (issue #18): look again. Each retry follows a writer that
+            // released the registry's reference (a bare `remove`, a `put_core` replacing the core,
+            // or shutdown, after which the next claim fails), so callers are lock-free, not
+            // wait-free, as on the snapshot's fast path.
+            Lookup::Missed => {}
+        }
     }
-    let existing = s.wait_add_pending_core_ops(name, "loaded")?;
-    let result = load_claimed(s, name, existing);
-    remove_from_pending_ops(s, name);
-    result
 }
 
+/// Under the claim on `name`: opens the core another caller loaded while we waited, or loads it.
+/// [`Lookup::Missed`] when the core we found closed before we could open it.
 fn load_claimed(
     s: &impl StateAccess,
     name: &str,
     existing: Option<Arc<Core>>,
-) -> Result<Option<CoreHandle>, RegistryError> {
+) -> Result<Lookup, RegistryError> {
     if let Some(core) = existing {
         // Another caller loaded it while we waited. Our claim on the name keeps unload and reload
-        // away; only a bare `remove` could have released the registry's reference since, and then
-        // the caller sees a miss, as if it had come after the removal.
-        return Ok(core.try_open().then(|| CoreHandle::from_open(core)));
+        // away, but a bare `remove` (the descriptor stays) may have released the registry's
+        // reference since, and the last handle may have closed the core: then report the miss,
+        // and the caller looks again rather than answering that nothing is registered.
+        return Ok(if core.try_open() {
+            Lookup::Opened(CoreHandle::from_open(core))
+        } else {
+            Lookup::Missed
+        });
     }
     let Some(descriptor) = s.read(|st| st.maps.descriptor(name)) else {
-        return Ok(None);
+        return Ok(Lookup::Unregistered);
     };
     s.write(|st| st.currently_loading.insert(name.into()));
     let core = s.container().create_core(descriptor);
@@ -276,7 +295,7 @@ fn load_claimed(
                 // A bare `put_core` raced us; its core's registry reference is ours to release.
                 let _ = old.close();
             }
-            Ok(Some(CoreHandle::from_open(core)))
+            Ok(Lookup::Opened(CoreHandle::from_open(core)))
         }
         Err(()) => {
             // Shut down while loading: release the loader's and the would-be registry reference.

@@ -337,6 +337,53 @@ pub(super) fn check_reload_under_readers(r: &dyn CoreRegistry) {
     assert_quiescent(r);
 }
 
+/// Issue #18, bug 2: `get_core` never answers `Ok(None)` for a name that stays registered, while
+/// another thread keeps unregistering its loaded core with a bare `remove` (the descriptor stays,
+/// so the next `get_core` must load a fresh core) and, every other round, putting a replacement. A loader that waited
+/// for a concurrent load used to `try_open` the core that load published after its claim, and
+/// answer `Ok(None)` if the core had been removed and closed in between. Bounded: the writer makes
+/// a fixed number of rounds, and the readers stop when it is done. The race window is a few
+/// instructions wide, so this catches the bug in some runs only (before the fix, about one run
+/// in three per strategy on two cores); `loom_registry.rs` models it exhaustively.
+pub(super) fn check_registered_name_found_during_remove_and_put(r: &dyn CoreRegistry) {
+    const ROUNDS: usize = 20_000;
+    with_cores(r, &["x"]);
+    let descriptor = r.get_core_descriptor("x").expect("registered");
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let misses = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    match r.get_core("x") {
+                        Ok(Some(h)) => assert_eq!(h.name(), "x"),
+                        Ok(None) => {
+                            misses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        Err(e) => panic!("{}: get_core(x) failed: {e}", r.id()),
+                    }
+                }
+            });
+        }
+        for _ in 0..ROUNDS {
+            drop(r.remove("x"));
+            let fresh = r
+                .container()
+                .create_core(std::sync::Arc::clone(&descriptor));
+            drop(r.put_core(fresh).expect("not shut down"));
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert_eq!(
+        misses.into_inner(),
+        0,
+        "{}: get_core(x) answered Ok(None) although x stayed registered",
+        r.id()
+    );
+    assert!(r.get_core_descriptor("x").is_some());
+    assert_quiescent(r);
+}
+
 /// Shutdown fails waiters and loads in progress, and closes every core after its last handle.
 pub(super) fn check_shutdown(make: Make) {
     let entered = Barrier::new(2);
@@ -420,6 +467,10 @@ macro_rules! conformance {
             #[test]
             fn mdc_empty_after_any_close_order() {
                 check_mdc_empty_after_any_close_order(&*registry());
+            }
+            #[test]
+            fn registered_name_found_during_remove_and_put() {
+                check_registered_name_found_during_remove_and_put(&*registry());
             }
             #[test]
             fn id_mismatch() {

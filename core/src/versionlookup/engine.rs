@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
 
 use arc_swap::ArcSwap;
 use tantivy::index::SegmentId;
@@ -130,6 +131,10 @@ pub struct Engine {
     refresh_lock: Mutex<()>,
     /// Set while a background merge runs; `Acquire`/`Release` so the next merge sees its end.
     merging: Arc<AtomicBool>,
+    /// The thread waiting for the last background merge, so `force_merge` can wait for it too.
+    /// A std mutex: it guards no protocol the benchmarks measure, and an instrumented
+    /// `versionlookup.` lock would add a lock-wait metric to every versionlookup result.
+    merge_thread: std::sync::Mutex<Option<JoinHandle<()>>>,
     config: EngineConfig,
 }
 
@@ -194,6 +199,7 @@ impl Engine {
             ops: AtomicU64::new(0),
             refresh_lock: Mutex::new("versionlookup.refresh", ()),
             merging: Arc::new(AtomicBool::new(false)),
+            merge_thread: std::sync::Mutex::new(None),
             config,
         })
     }
@@ -419,20 +425,34 @@ impl Engine {
         let merge = writer.merge(&ids);
         self.merging.store(true, Ordering::Release);
         let merging = Arc::clone(&self.merging);
-        std::thread::spawn(move || {
+        let thread = std::thread::spawn(move || {
             // The result is only a segment meta; a failed merge leaves the segments as they
             // were, which is still a correct index.
             let _ = merge.wait();
             merging.store(false, Ordering::Release);
         });
+        // The previous merge has ended (`merging` was false), so its handle can be dropped.
+        *self.merge_thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
         Ok(())
     }
 
-    /// Refreshes, then merges every segment into one and publishes the result.
+    /// Refreshes, then merges every segment into one and publishes the result. A background
+    /// merge still running is waited for first (issue #18), so its segments are merged too.
     pub fn force_merge(&self) -> Result<(), VersionLookupError> {
         self.refresh()?;
         {
+            // Background merges start only in `refresh`, under this lock, so none starts while
+            // we wait for the running one; index operations go on meanwhile.
             let _one_at_a_time = self.refresh_lock.lock();
+            let running = self
+                .merge_thread
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            if let Some(thread) = running {
+                // A panic in the waiting thread leaves the segments as they were; merge them.
+                let _ = thread.join();
+            }
             let mut writer = self.writer.write();
             let ids = self.index.searchable_segment_ids()?;
             if ids.len() > 1 && !self.merging.load(Ordering::Acquire) {

@@ -400,6 +400,28 @@ pub(super) fn check_older_generation_still_answers(make: Make) {
     assert!(e.cache().cached_entries() <= e.segment_count());
 }
 
+/// Issue #18, bug 7: `force_merge` merges every segment into one even while a background merge
+/// is running. With `max_segments = 2`, the third refresh starts a background merge of the two
+/// smallest segments; `force_merge` used to skip its own merge while that one ran, leaving three
+/// segments against its doc comment.
+pub(super) fn check_force_merge_waits_for_a_background_merge(make: Make) {
+    const BATCH: u64 = 5_000;
+    let config = EngineConfig {
+        max_segments: Some(2),
+        ..EngineConfig::default()
+    };
+    let e = engine(make, config);
+    for batch in 0..3 {
+        for n in batch * BATCH..(batch + 1) * BATCH {
+            e.index_auto(&id(n), "x").unwrap();
+        }
+        e.refresh().unwrap();
+    }
+    e.force_merge().unwrap();
+    assert_eq!(e.segment_count(), 1, "force_merge left segments unmerged");
+    assert_eq!(e.checksum().unwrap(), (3 * BATCH, 3 * BATCH));
+}
+
 fn run_all(make: Make) -> [LookupStats; 3] {
     check_older_generation_still_answers(make);
     check_newest_first_and_deleted_docs(make);
@@ -419,6 +441,11 @@ mod per_segment {
     use super::*;
 
     #[test]
+    fn force_merge_waits_for_a_background_merge() {
+        check_force_merge_waits_for_a_background_merge(|| Box::new(PerSegmentCache::new()));
+    }
+
+    #[test]
     fn conforms_and_pays_a_map_and_thread_local_get_per_segment() {
         let [miss, old, recent] = run_all(|| Box::new(PerSegmentCache::new()));
         for c in [&miss, &old] {
@@ -435,6 +462,11 @@ mod per_reader {
     use super::*;
 
     #[test]
+    fn force_merge_waits_for_a_background_merge() {
+        check_force_merge_waits_for_a_background_merge(|| Box::new(PerReaderCache::new()));
+    }
+
+    #[test]
     fn conforms_and_pays_one_map_and_thread_local_get_per_lookup() {
         let [miss, old, recent] = run_all(|| Box::new(PerReaderCache::new()));
         for c in [&miss, &old] {
@@ -449,6 +481,11 @@ mod per_reader {
 
 mod pruned {
     use super::*;
+
+    #[test]
+    fn force_merge_waits_for_a_background_merge() {
+        check_force_merge_waits_for_a_background_merge(|| Box::new(PrunedCache::new()));
+    }
 
     #[test]
     fn conforms_and_skips_segments_that_cannot_hold_the_id() {
