@@ -28,6 +28,8 @@ pub struct Simulation {
     ops_gen: OpGenerator,
     /// Start time of each requester's current op, by `node * requesters + requester`.
     started: Vec<u64>,
+    /// Per node, the time of the last wake-up it asked for, while that event is still queued.
+    timer_at: Vec<Option<u64>>,
     /// Ops issued per requester.
     issued: Vec<u64>,
     acks: AckLog,
@@ -57,6 +59,7 @@ impl Simulation {
         cfg.cpu.check()?;
         cfg.workload.check()?;
         let nodes = protocol.build_cluster(&cfg.cluster)?;
+        let node_count = nodes.len();
         let per_node = cfg.workload.requesters_per_node as usize;
         let total = per_node * nodes.len();
         let ops_gen = OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed);
@@ -70,6 +73,7 @@ impl Simulation {
             network,
             ops_gen,
             started: vec![0; total],
+            timer_at: vec![None; node_count],
             issued: vec![0; total],
             acks,
             requesters: RequesterStats::default(),
@@ -133,6 +137,11 @@ impl Simulation {
                     self.handle(to, Input::Message { from, msg }, bytes);
                 }
                 EventKind::Timer { node } => {
+                    if let Some(t) = self.timer_at.get_mut(node as usize) {
+                        if *t == Some(self.now) {
+                            *t = None;
+                        }
+                    }
                     // A timer thread needs no core, but a stop-the-world pause stops it too.
                     let at = self.cpus.after_pause(node as usize, self.now);
                     if at > self.now {
@@ -238,7 +247,17 @@ impl Simulation {
                     );
                 }
                 Output::SetTimer { at } => {
-                    self.queue.push(at.max(self.now), EventKind::Timer { node });
+                    // A node asks again for the wake-up it already has queued when a stale one
+                    // (armed for a deadline since cancelled) fired first: one event per instant is
+                    // enough, and a second one would itself re-arm when it fires, so with
+                    // deadlines far apart (the key queue's backed-off batches) stale wake-ups
+                    // multiplied until memory ran out.
+                    let at = at.max(self.now);
+                    let armed = &mut self.timer_at[node as usize];
+                    if *armed != Some(at) {
+                        *armed = Some(at);
+                        self.queue.push(at, EventKind::Timer { node });
+                    }
                 }
                 // Real-slot outputs: the simulation never switches its machines to real slots.
                 Output::Execute { .. }
