@@ -113,12 +113,7 @@ impl Simulation {
                 );
             }
         }
-        // Every wait in the protocols is bounded by a lock or reply timeout, so a run drains long
-        // before this; the cap only guards against a protocol bug looping forever (the verifier
-        // then reports the node that is still busy).
-        let cap = self.cfg.duration_us.saturating_add(
-            100 * (self.cfg.cluster.reply_timeout_us + self.cfg.cluster.lock_timeout_us),
-        );
+        let cap = self.drain_cap();
         // The cores' usage when the window closed (work queued before it and ending after it
         // counts in full: a few inputs' worth).
         let mut window_cpu = None;
@@ -187,6 +182,54 @@ impl Simulation {
             cores: self.cpus.config().cores,
             verify,
         }
+    }
+
+    /// The virtual time after which the drain stops: it only guards against a protocol bug
+    /// looping forever (the verifier then reports the node that is still busy), so it must leave
+    /// every healthy run time to drain. Every wait in the protocols is bounded by a lock or reply
+    /// timeout, and every hop by what can still be in flight: link latency and jitter, a
+    /// retransmission (a drop or a full pool), a latency spike, the slow node's extra delay, a
+    /// GC pause and a core's time per input. The cap allows 100 rounds of both. It used to count
+    /// the timeouts only, so with 1 µs timeouts it fell before a 3 ms message could arrive and cut
+    /// healthy runs off (issue #18); it is never smaller than that old cap.
+    fn drain_cap(&self) -> u64 {
+        let net = &self.cfg.network;
+        let cpu = &self.cfg.cpu;
+        let spike = if net.spike_per_mille > 0 {
+            net.spike_us
+        } else {
+            0
+        };
+        let slow = if net.slow_node.is_some() {
+            net.slow_node_extra_us
+        } else {
+            0
+        };
+        let (pause, per_input) = if cpu.enabled() {
+            (cpu.gc_pause_us, cpu.per_input_us)
+        } else {
+            (0, 0)
+        };
+        let hop = [
+            net.latency_us,
+            net.jitter_us,
+            net.retransmit_us,
+            spike,
+            slow,
+            pause,
+            per_input,
+        ]
+        .into_iter()
+        .fold(0u64, u64::saturating_add);
+        let round = self
+            .cfg
+            .cluster
+            .reply_timeout_us
+            .saturating_add(self.cfg.cluster.lock_timeout_us)
+            .saturating_add(hop);
+        self.cfg
+            .duration_us
+            .saturating_add(round.saturating_mul(100))
     }
 
     fn issue(&mut self, node: NodeId, requester: u32) {
