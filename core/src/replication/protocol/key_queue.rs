@@ -81,8 +81,9 @@ impl DeDupQueue {
     }
 }
 
-/// At most `2^MAX_BACKOFF_DOUBLINGS` reply timeouts for a batch's acks.
-const MAX_BACKOFF_DOUBLINGS: u32 = 10;
+/// At most `2^MAX_BACKOFF_DOUBLINGS` reply timeouts for a batch's acks: enough for a backup
+/// whose acks take a round trip of milliseconds behind a 1 µs reply timeout.
+const MAX_BACKOFF_DOUBLINGS: u32 = 32;
 
 #[derive(Debug)]
 struct Batch {

@@ -153,3 +153,46 @@ fn key_queue_drains_with_short_timeouts_gc_pauses_and_a_blocking_pool() {
     };
     assert_verified(&run(ProtocolKind::KeyQueue, cfg));
 }
+
+/// Found with bug 6's test: a node re-arms its wake-up for its earliest deadline whenever one of
+/// its wake-up events fires, and a stale one (armed for a deadline since cancelled) is no
+/// exception, so the simulation queued a second event for an instant that already had one, and
+/// both re-armed again when they fired. With deadlines far apart (key-queue batches backed off
+/// behind a 1 µs reply timeout) the stale events multiplied: millions of events and, over a
+/// 20 ms window, a failed allocation. One queued wake-up per node and instant is enough.
+#[test]
+fn stale_wake_ups_do_not_multiply() {
+    let mut cfg = small(5);
+    cfg.cluster.reply_timeout_us = 1;
+    cfg.network.latency_us = 3_000;
+    cfg.network.jitter_us = 300;
+    cfg.workload.requesters_per_node = 2;
+    cfg.duration_us = 3_000;
+    let r = run(ProtocolKind::KeyQueue, cfg);
+    assert_verified(&r);
+    // About 100k events: the messages, the wake-ups their deadlines need, and the issues.
+    assert!(r.events < 300_000, "{} events", r.events);
+}
+
+/// Issue #18, bug 6: the drain cap was `duration + 100 x (reply + lock timeout)`, blind to the
+/// links: with 1 µs timeouts it fell 200 µs after the window while a message takes 3 ms, so
+/// healthy lock-forwarding and triangle runs were cut off mid-drain and reported `NotQuiescent`
+/// (an uncapped run drains them shortly after and verifies).
+#[test]
+fn the_drain_cap_leaves_time_for_messages_still_in_flight() {
+    for &p in ProtocolKind::ALL {
+        let mut cfg = small(5);
+        cfg.cluster.lock_timeout_us = 1;
+        cfg.cluster.reply_timeout_us = 1;
+        cfg.network.latency_us = 3_000;
+        cfg.network.jitter_us = 300;
+        cfg.workload.requesters_per_node = 2;
+        cfg.duration_us = 10_000;
+        let r = run(p, cfg);
+        assert_verified(&r);
+        assert!(
+            r.end_us > r.window_us,
+            "{p:?}: the drain outlasts the window"
+        );
+    }
+}

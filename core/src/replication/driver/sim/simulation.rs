@@ -28,6 +28,8 @@ pub struct Simulation {
     ops_gen: OpGenerator,
     /// Start time of each requester's current op, by `node * requesters + requester`.
     started: Vec<u64>,
+    /// Per node, the time of the last wake-up it asked for, while that event is still queued.
+    timer_at: Vec<Option<u64>>,
     /// Ops issued per requester.
     issued: Vec<u64>,
     acks: AckLog,
@@ -57,6 +59,7 @@ impl Simulation {
         cfg.cpu.check()?;
         cfg.workload.check()?;
         let nodes = protocol.build_cluster(&cfg.cluster)?;
+        let node_count = nodes.len();
         let per_node = cfg.workload.requesters_per_node as usize;
         let total = per_node * nodes.len();
         let ops_gen = OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed);
@@ -70,6 +73,7 @@ impl Simulation {
             network,
             ops_gen,
             started: vec![0; total],
+            timer_at: vec![None; node_count],
             issued: vec![0; total],
             acks,
             requesters: RequesterStats::default(),
@@ -109,12 +113,7 @@ impl Simulation {
                 );
             }
         }
-        // Every wait in the protocols is bounded by a lock or reply timeout, so a run drains long
-        // before this; the cap only guards against a protocol bug looping forever (the verifier
-        // then reports the node that is still busy).
-        let cap = self.cfg.duration_us.saturating_add(
-            100 * (self.cfg.cluster.reply_timeout_us + self.cfg.cluster.lock_timeout_us),
-        );
+        let cap = self.drain_cap();
         // The cores' usage when the window closed (work queued before it and ending after it
         // counts in full: a few inputs' worth).
         let mut window_cpu = None;
@@ -133,6 +132,11 @@ impl Simulation {
                     self.handle(to, Input::Message { from, msg }, bytes);
                 }
                 EventKind::Timer { node } => {
+                    if let Some(t) = self.timer_at.get_mut(node as usize) {
+                        if *t == Some(self.now) {
+                            *t = None;
+                        }
+                    }
                     // A timer thread needs no core, but a stop-the-world pause stops it too.
                     let at = self.cpus.after_pause(node as usize, self.now);
                     if at > self.now {
@@ -178,6 +182,54 @@ impl Simulation {
             cores: self.cpus.config().cores,
             verify,
         }
+    }
+
+    /// The virtual time after which the drain stops: it only guards against a protocol bug
+    /// looping forever (the verifier then reports the node that is still busy), so it must leave
+    /// every healthy run time to drain. Every wait in the protocols is bounded by a lock or reply
+    /// timeout, and every hop by what can still be in flight: link latency and jitter, a
+    /// retransmission (a drop or a full pool), a latency spike, the slow node's extra delay, a
+    /// GC pause and a core's time per input. The cap allows 100 rounds of both. It used to count
+    /// the timeouts only, so with 1 µs timeouts it fell before a 3 ms message could arrive and cut
+    /// healthy runs off (issue #18); it is never smaller than that old cap.
+    fn drain_cap(&self) -> u64 {
+        let net = &self.cfg.network;
+        let cpu = &self.cfg.cpu;
+        let spike = if net.spike_per_mille > 0 {
+            net.spike_us
+        } else {
+            0
+        };
+        let slow = if net.slow_node.is_some() {
+            net.slow_node_extra_us
+        } else {
+            0
+        };
+        let (pause, per_input) = if cpu.enabled() {
+            (cpu.gc_pause_us, cpu.per_input_us)
+        } else {
+            (0, 0)
+        };
+        let hop = [
+            net.latency_us,
+            net.jitter_us,
+            net.retransmit_us,
+            spike,
+            slow,
+            pause,
+            per_input,
+        ]
+        .into_iter()
+        .fold(0u64, u64::saturating_add);
+        let round = self
+            .cfg
+            .cluster
+            .reply_timeout_us
+            .saturating_add(self.cfg.cluster.lock_timeout_us)
+            .saturating_add(hop);
+        self.cfg
+            .duration_us
+            .saturating_add(round.saturating_mul(100))
     }
 
     fn issue(&mut self, node: NodeId, requester: u32) {
@@ -238,7 +290,17 @@ impl Simulation {
                     );
                 }
                 Output::SetTimer { at } => {
-                    self.queue.push(at.max(self.now), EventKind::Timer { node });
+                    // A node asks again for the wake-up it already has queued when a stale one
+                    // (armed for a deadline since cancelled) fired first: one event per instant is
+                    // enough, and a second one would itself re-arm when it fires, so with
+                    // deadlines far apart (the key queue's backed-off batches) stale wake-ups
+                    // multiplied until memory ran out.
+                    let at = at.max(self.now);
+                    let armed = &mut self.timer_at[node as usize];
+                    if *armed != Some(at) {
+                        *armed = Some(at);
+                        self.queue.push(at, EventKind::Timer { node });
+                    }
                 }
                 // Real-slot outputs: the simulation never switches its machines to real slots.
                 Output::Execute { .. }
