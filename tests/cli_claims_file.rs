@@ -67,8 +67,14 @@ fn a_known_ratio_reproduces_in_both_protocols() {
         "benchmark = \"fake\"\n",
     ) + &claim(
         "jmh-2x",
-        &side("-f 1 -wi 3 -i 5 --mean 100 --seed 3 -rf json -rff {result}", "jmh"),
-        &side("-f 1 -wi 3 -i 5 --mean 200 --seed 3 -rf json -rff {result}", "jmh"),
+        &side(
+            "-f 1 -wi 3 -i 5 --mean 100 --seed 3 -rf json -rff {result}",
+            "jmh",
+        ),
+        &side(
+            "-f 1 -wi 3 -i 5 --mean 200 --seed 3 -rf json -rff {result}",
+            "jmh",
+        ),
         "benchmark = \"org.example.FakeBench.run\"\n",
     );
     let (o, v) = reproduce("known", &text);

@@ -200,6 +200,11 @@ impl Scenario for IndexScenario {
 }
 
 impl Trial for IndexTrial {
+    /// The engine merges segments in the background; an idle side must not.
+    fn quiesce(&self) {
+        self.engine.wait_for_background_merge();
+    }
+
     fn verify(&self) -> Result<String, String> {
         self.engine.refresh().map_err(|e| e.to_string())?;
         let (docs, version_sum) = self.engine.checksum().map_err(|e| e.to_string())?;

@@ -436,6 +436,21 @@ impl Engine {
         Ok(())
     }
 
+    /// Waits until the background merge running now, if any, has finished (a new one starts
+    /// only at a later refresh). A paired run's idle side calls this so that its merges do not
+    /// compete with the side being measured.
+    pub fn wait_for_background_merge(&self) {
+        let running = self
+            .merge_thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(thread) = running {
+            // A panic in the merging thread leaves the segments as they were: still an index.
+            let _ = thread.join();
+        }
+    }
+
     /// Refreshes, then merges every segment into one and publishes the result. A background
     /// merge still running is waited for first (issue #18), so its segments are merged too.
     pub fn force_merge(&self) -> Result<(), VersionLookupError> {
@@ -444,15 +459,7 @@ impl Engine {
             // Background merges start only in `refresh`, under this lock, so none starts while
             // we wait for the running one; index operations go on meanwhile.
             let _one_at_a_time = self.refresh_lock.lock();
-            let running = self
-                .merge_thread
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take();
-            if let Some(thread) = running {
-                // A panic in the waiting thread leaves the segments as they were; merge them.
-                let _ = thread.join();
-            }
+            self.wait_for_background_merge();
             let mut writer = self.writer.write();
             let ids = self.index.searchable_segment_ids()?;
             if ids.len() > 1 && !self.merging.load(Ordering::Acquire) {
