@@ -231,3 +231,23 @@ fn a_malformed_claims_file_is_a_usage_error() {
         "{e}"
     );
 }
+
+#[test]
+fn the_readme_example_file_parses() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/claims/reviewer.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["reproduce", "--claims", file, "--list"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("PR-faster-than-main") && out.contains("agent-slows-parsing"),
+        "{out}"
+    );
+}

@@ -22,8 +22,8 @@
 //! - [`message`] (the protocols' vocabulary: messages, inputs, outputs), [`verifier`] (checks a
 //!   quiescent cluster), [`workload`] (IspnPerfTest's requesters) and [`error`].
 //!
-//! Architecture invariants: the machines and the simulation never read the wall clock (a test
-//! greps for it); key locks and pool slots are granted, queued, rejected and timed out only by a
+//! Architecture invariants: the machines and the simulation never read the wall clock
+//! (`tests/architecture.rs` reads every file outside the threads driver); key locks and pool slots are granted, queued, rejected and timed out only by a
 //! machine, so every driver accounts them identically; the simulation counts a held slot as busy
 //! in virtual time, while the threads driver backs every slot with a real pool thread that stays
 //! blocked (on a key-lock wait or a sync reply) until the machine releases the slot (the machine's

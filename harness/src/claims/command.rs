@@ -69,10 +69,11 @@ fn default_timeout() -> u64 {
 }
 
 impl CommandSide {
-    /// The command line, for labels.
+    /// The command line with its environment, for labels (`K=V program args`).
     pub fn label(&self) -> String {
-        std::iter::once(self.program.as_str())
-            .chain(self.args.iter().map(String::as_str))
+        let env = self.env.iter().map(|(k, v)| format!("{k}={v}"));
+        env.chain(std::iter::once(self.program.clone()))
+            .chain(self.args.iter().cloned())
             .collect::<Vec<_>>()
             .join(" ")
     }
