@@ -192,15 +192,23 @@ pub fn run_round(
     ))
 }
 
+/// A deterministic arm's iterations, one per seed, with its checks before and after.
+#[derive(Debug, Clone)]
+pub struct SeededRun {
+    /// Iteration `n` ran seed + n.
+    pub iterations: Vec<IterationResult>,
+    /// The check values before and after.
+    pub checks: (String, String),
+}
+
 /// Runs a deterministic arm once per seed (iteration `n` of the trial runs seed + n): no
-/// warmup, since virtual time has nothing to warm. Returns the iterations and the checks.
+/// warmup, since virtual time has nothing to warm.
 pub fn run_seeds(
     launcher: &Launcher,
     arm: &TrialSpec,
     seeds: u32,
     forked: bool,
-) -> Result<(Vec<IterationResult>, (String, String), f64), String> {
-    let start = Instant::now();
+) -> Result<SeededRun, String> {
     let (mut handle, before) = launcher.start(arm, forked).map_err(|e| e.to_string())?;
     let mut results = Vec::with_capacity(seeds as usize);
     for _ in 0..seeds {
@@ -211,7 +219,10 @@ pub fn run_seeds(
         );
     }
     let after = handle.finish().map_err(|e| e.to_string())?;
-    Ok((results, (before, after), start.elapsed().as_secs_f64()))
+    Ok(SeededRun {
+        iterations: results,
+        checks: (before, after),
+    })
 }
 
 #[cfg(test)]

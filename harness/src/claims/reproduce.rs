@@ -745,13 +745,16 @@ pub fn reproduce_claim(
     .expect("the claim was run")
 }
 
-/// The per-iteration values of `metric` for arms `(a, b)` of every block of `rounds`: per
-/// replicate, per block, (baseline, contender, baseline first).
+/// Per replicate, per block: (baseline value, contender value, whether the baseline ran first).
+type BlockValues = Vec<Vec<(f64, f64, bool)>>;
+
+/// The per-iteration values of `metric` for arms `(a, b)` of every block of `rounds`, and
+/// their unit.
 fn block_values(
     rounds: &[RoundRecord],
     arms: (usize, usize),
     metric: &str,
-) -> Result<(Vec<Vec<(f64, f64, bool)>>, String), String> {
+) -> Result<(BlockValues, String), String> {
     let mut unit = String::new();
     let mut out = Vec::with_capacity(rounds.len());
     for r in rounds {
@@ -1116,7 +1119,7 @@ fn measure_seeded(
     ids: &[String],
     observer: &mut dyn PairObserver,
 ) {
-    type Seeded = Result<(Vec<IterationResult>, (String, String), f64), String>;
+    type Seeded = Result<crate::claims::measure::SeededRun, String>;
     let mut results: Vec<Option<Seeded>> = (0..group_arms.len()).map(|_| None).collect();
     // Two workers take arms from one queue, so neither waits for the other's slow arm; this
     // thread collects their results and reports progress.
@@ -1178,7 +1181,7 @@ fn measure_seeded(
                 env_pad: vec![0, 0],
                 blocks: vec![BlockRecord {
                     order: vec![0, 1],
-                    results: vec![ra.0[s].clone(), rb.0[s].clone()],
+                    results: vec![ra.iterations[s].clone(), rb.iterations[s].clone()],
                 }],
                 setup_seconds: 0.0,
                 block_seconds: 0.0,
@@ -1188,10 +1191,10 @@ fn measure_seeded(
         outcome.verdict = derive(outcome, (0, 1), &rounds, CONFIDENCE);
         outcome.components = None;
         outcome.optimal_blocks = None;
-        outcome.baseline.verified_before = vec![ra.1.0.clone()];
-        outcome.baseline.verified_after = vec![ra.1.1.clone()];
-        outcome.contender.verified_before = vec![rb.1.0.clone()];
-        outcome.contender.verified_after = vec![rb.1.1.clone()];
+        outcome.baseline.verified_before = vec![ra.checks.0.clone()];
+        outcome.baseline.verified_after = vec![ra.checks.1.clone()];
+        outcome.contender.verified_before = vec![rb.checks.0.clone()];
+        outcome.contender.verified_after = vec![rb.checks.1.clone()];
     }
 }
 
