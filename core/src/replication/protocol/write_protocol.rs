@@ -48,9 +48,9 @@ pub enum GetPlan {
 /// [`KeyQueueProtocol`](super::KeyQueueProtocol) (Bela Ban's 2014 proposal) and
 /// [`TriangleProtocol`](super::TriangleProtocol) (Infinispan 9); pick one with
 /// [`ProtocolKind`]. A handler never blocks and never reads a clock: time comes in as `now`, and
-/// effects go out through `out` or the base's `send`. The base's methods are crate-internal, so the
-/// trait is implemented here only; it is public so that its contract (above) is documented where
-/// the protocols implement it.
+/// effects go out through `out` or the base's `send`. The base's methods are crate-internal, so
+/// only this crate implements the trait; it is public so that its contract (this module's doc)
+/// is documented where the protocols implement it.
 ///
 /// Before the layout by role (issue #11) this was the crate-private `ProtocolLogic` in
 /// `node.rs`, and `WriteProtocol` named a factory trait that is now [`ProtocolKind::new_node`].
