@@ -33,6 +33,6 @@ mod tests {
         let claims = claims().unwrap();
         assert!(claims.iter().any(|c| c.id.starts_with("ISPN-dist-sync")));
         assert!(claims.iter().any(|c| c.id.starts_with("ISPN-numowners1")));
-        critsec_harness::claims::reproduce::check_claim_file(scenarios(), &claims).unwrap();
+        critsec_harness::claims::validate::check_claim_file(scenarios(), &claims).unwrap();
     }
 }

@@ -39,6 +39,6 @@ mod tests {
     fn claims_parse_and_name_valid_scenarios_and_parameters() {
         let claims = claims().unwrap();
         assert_eq!(claims.len(), 3);
-        critsec_harness::claims::reproduce::check_claim_file(scenarios(), &claims).unwrap();
+        critsec_harness::claims::validate::check_claim_file(scenarios(), &claims).unwrap();
     }
 }

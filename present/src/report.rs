@@ -407,7 +407,7 @@ pub fn write_report(
 mod tests {
     use super::*;
     use critsec_harness::claims::claim::Claim;
-    use critsec_harness::claims::reproduce::{Replicate, SideRecord};
+    use critsec_harness::claims::reproduce::{BlockValue, Replicate, SideRecord};
     use critsec_harness::format::jmh::read_entries;
     use critsec_harness::stats::ratio::RatioInterval;
 
@@ -459,7 +459,11 @@ mod tests {
             seed: None,
             baseline_launched_first: true,
             env_pad: (0, 0),
-            blocks: vec![(100.0, 200.0, true)],
+            blocks: vec![BlockValue {
+                baseline: 100.0,
+                contender: 200.0,
+                baseline_first: true,
+            }],
             mean_log_ratio: 2f64.ln(),
         };
         let ok = ClaimOutcome {

@@ -20,7 +20,7 @@ pub fn exit_code_of(e: &anyhow::Error) -> u8 {
             || c.is::<critsec_harness::run::runner::PlanError>()
             || c.is::<critsec_harness::run::settings::SettingsError>()
             || c.is::<critsec_harness::ClaimError>()
-            || c.is::<critsec_harness::claims::reproduce::InvalidClaim>()
+            || c.is::<critsec_harness::claims::validate::InvalidClaim>()
     }) {
         2
     } else {

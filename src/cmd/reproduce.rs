@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use critsec_harness::Claim;
-use critsec_harness::claims::reproduce::{
-    PairObserver, PairedSettings, reproduce_claims, validate_claim,
-};
+use critsec_harness::claims::reproduce::{PairObserver, PairedSettings, reproduce_claims};
+use critsec_harness::claims::validate::validate_claim;
 use critsec_harness::format::verdict::VerdictFile;
 use critsec_harness::format::write_atomically;
 use critsec_harness::run::environment::{git_commit, hazards, machine, now_utc};

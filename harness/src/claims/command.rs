@@ -10,8 +10,9 @@
 //! - `lines`: one `value[,unit]` per iteration on standard output, as rebar's runners print
 //!   `duration,count`; blank lines and lines starting with `#` are ignored.
 //!
-//! Every invocation has `CRITSEC_REPLICATE` (its replicate's index) and `CRITSEC_SIDE`
-//! (`baseline` or `contender`) in its environment, with the side's own `env` over them.
+//! Every invocation has `CRITSEC_REPLICATE` (its replicate's index), `CRITSEC_SIDE` (`baseline`
+//! or `contender`) and `RUST_BACKTRACE=0`, `RUST_LIB_BACKTRACE=0` in its environment, with the
+//! side's own `env` over them; the rest is inherited.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -145,8 +146,12 @@ pub fn invoke(
         .map(|a| a.replace(RESULT_PLACEHOLDER, &result.display().to_string()))
         .collect();
     let mut cmd = Command::new(&side.program);
-    // Which replicate and side this process is, for a benchmark that logs or seeds by it.
+    // Which replicate and side this process is, for a benchmark that logs or seeds by it; and,
+    // as in forks, backtraces off unless the side's own `env` turns them on (this machine's
+    // environment must not decide how a Rust benchmark behaves).
     cmd.args(&args)
+        .env("RUST_BACKTRACE", "0")
+        .env("RUST_LIB_BACKTRACE", "0")
         .env(REPLICATE_ENV, replicate.to_string())
         .env(SIDE_ENV, which)
         .envs(&side.env)

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::claims::claim::{Claim, ClaimKind, Direction};
 use crate::claims::measure::{RoundPlan, RoundRecord, round_rng, run_round, run_seeds};
+use crate::claims::validate::validate_claim;
 use crate::run::fork::Catalog;
 use crate::run::result::{IterationResult, TrialSpec};
 use crate::run::runner::{Launcher, interrupted, param_product, trial_spec};
@@ -190,6 +191,7 @@ pub struct SideRecord {
     /// Check values after measuring, likewise.
     pub verified_after: Vec<String>,
     /// The claim's metric per measured iteration, in replicate and block order.
+    #[serde(with = "crate::format::nullable::vec_f64_or_null")]
     pub values: Vec<f64>,
     /// Unit of the metric.
     pub unit: String,
@@ -212,10 +214,25 @@ pub struct Replicate {
     pub baseline_launched_first: bool,
     /// Environment padding of the baseline's and the contender's processes, in bytes.
     pub env_pad: (usize, usize),
-    /// Per block: baseline value, contender value, whether the baseline ran first.
-    pub blocks: Vec<(f64, f64, bool)>,
-    /// The replicate's mean log ratio contender/baseline (ratio claims).
+    /// Per block: both sides' values and which ran first.
+    pub blocks: Vec<BlockValue>,
+    /// The replicate's mean log ratio contender/baseline (NaN, `null` in JSON, when a value is
+    /// not positive).
+    #[serde(with = "crate::format::nullable::f64_or_null")]
     pub mean_log_ratio: f64,
+}
+
+/// One block of one replicate, as the claim's metric saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BlockValue {
+    /// The baseline's value.
+    #[serde(with = "crate::format::nullable::f64_or_null")]
+    pub baseline: f64,
+    /// The contender's value.
+    #[serde(with = "crate::format::nullable::f64_or_null")]
+    pub contender: f64,
+    /// Whether the baseline ran first in the block.
+    pub baseline_first: bool,
 }
 
 /// What a count claim counted.
@@ -280,137 +297,6 @@ impl ClaimOutcome {
             group: vec![claim.id.clone()],
         }
     }
-}
-
-/// Why a claim cannot be run: it names something its scenario does not have.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum InvalidClaim {
-    /// The scenario does not exist.
-    #[error("claim `{claim}` names unknown scenario `{scenario}`")]
-    UnknownScenario {
-        /// The claim.
-        claim: String,
-        /// The scenario it names.
-        scenario: String,
-    },
-    /// A side's thread spec is malformed.
-    #[error("claim `{claim}`: {message}")]
-    Threads {
-        /// The claim.
-        claim: String,
-        /// What is wrong with the spec.
-        message: String,
-    },
-    /// A side sets a parameter the scenario does not have.
-    #[error("claim `{claim}`: scenario {scenario} has no parameter `{param}`")]
-    UnknownParam {
-        /// The claim.
-        claim: String,
-        /// The scenario.
-        scenario: String,
-        /// The parameter.
-        param: String,
-    },
-    /// A side sets a parameter to a value it does not accept.
-    #[error("claim `{claim}`: `{value}` is not a valid `{param}` ({valid})")]
-    BadValue {
-        /// The claim.
-        claim: String,
-        /// The parameter.
-        param: String,
-        /// The value given.
-        value: String,
-        /// The accepted values, comma-separated.
-        valid: String,
-    },
-    /// The metric is empty.
-    #[error("claim `{claim}`: empty metric")]
-    EmptyMetric {
-        /// The claim.
-        claim: String,
-    },
-    /// A side leaves a parameter unset (only in a bench crate's own claims file).
-    #[error("claim `{claim}` leaves `{param}` of {scenario} unset")]
-    Unset {
-        /// The claim.
-        claim: String,
-        /// The scenario.
-        scenario: String,
-        /// The parameter.
-        param: String,
-    },
-}
-
-/// Checks that a claim's sides name known scenarios, known parameters and valid values.
-pub fn validate_claim(catalog: &Catalog, claim: &Claim) -> Result<(), InvalidClaim> {
-    if claim.is_command() {
-        return Ok(());
-    }
-    let id = || claim.id.clone();
-    for contender in [false, true] {
-        let (scenario, params, threads, _) = claim.side(contender);
-        let s = catalog
-            .find(&scenario)
-            .ok_or_else(|| InvalidClaim::UnknownScenario {
-                claim: id(),
-                scenario: scenario.clone(),
-            })?;
-        resolve_threads(&threads).map_err(|e| InvalidClaim::Threads {
-            claim: id(),
-            message: e.to_string(),
-        })?;
-        let known: Vec<_> = s.params();
-        for (k, v) in &params.0 {
-            let p =
-                known
-                    .iter()
-                    .find(|p| p.name == k)
-                    .ok_or_else(|| InvalidClaim::UnknownParam {
-                        claim: id(),
-                        scenario: scenario.clone(),
-                        param: k.clone(),
-                    })?;
-            if !p.accepted.is_empty() && !p.accepted.contains(v) {
-                return Err(InvalidClaim::BadValue {
-                    claim: id(),
-                    param: k.clone(),
-                    value: v.clone(),
-                    valid: p.accepted.join(", "),
-                });
-            }
-        }
-        if claim.metric != "primary" && claim.metric.is_empty() {
-            return Err(InvalidClaim::EmptyMetric { claim: id() });
-        }
-    }
-    Ok(())
-}
-
-/// Checks a bench crate's claims against its scenarios: each claim is valid (see
-/// [`validate_claim`]) and sets every parameter of its scenario, so that each side runs exactly
-/// one configuration that a reader can see in `claims.toml`. Bench crates call this in a test.
-pub fn check_claim_file(
-    scenarios: Vec<Box<dyn crate::Scenario>>,
-    claims: &[Claim],
-) -> Result<(), InvalidClaim> {
-    let catalog = Catalog::new(scenarios);
-    for claim in claims {
-        validate_claim(&catalog, claim)?;
-        for contender in [false, true] {
-            let (scenario, params, _, _) = claim.side(contender);
-            let s = catalog.find(&scenario).expect("validated above");
-            for p in s.params() {
-                if !params.0.contains_key(p.name) {
-                    return Err(InvalidClaim::Unset {
-                        claim: claim.id.clone(),
-                        scenario: scenario.clone(),
-                        param: p.name.to_string(),
-                    });
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Picks the claim's metric out of one iteration (`primary`, `ops`, or a secondary metric).
@@ -745,8 +631,8 @@ pub fn reproduce_claim(
     .expect("the claim was run")
 }
 
-/// Per replicate, per block: (baseline value, contender value, whether the baseline ran first).
-type BlockValues = Vec<Vec<(f64, f64, bool)>>;
+/// Per replicate, per block, both sides' values.
+type BlockValues = Vec<Vec<BlockValue>>;
 
 /// The per-iteration values of `metric` for arms `(a, b)` of every block of `rounds`, and
 /// their unit.
@@ -765,7 +651,11 @@ fn block_values(
             unit = u;
             let a_first = b.order.iter().position(|&x| x == arms.0)
                 < b.order.iter().position(|&x| x == arms.1);
-            blocks.push((va, vb, a_first));
+            blocks.push(BlockValue {
+                baseline: va,
+                contender: vb,
+                baseline_first: a_first,
+            });
         }
         out.push(blocks);
     }
@@ -781,17 +671,21 @@ fn derive(
 ) -> Result<Verdict, String> {
     let claim = outcome.claim.clone();
     let (values, unit) = block_values(rounds, arms, &claim.metric)?;
-    outcome.baseline.values = values.iter().flatten().map(|v| v.0).collect();
-    outcome.contender.values = values.iter().flatten().map(|v| v.1).collect();
+    outcome.baseline.values = values.iter().flatten().map(|v| v.baseline).collect();
+    outcome.contender.values = values.iter().flatten().map(|v| v.contender).collect();
     outcome.baseline.unit = unit.clone();
     outcome.contender.unit = unit;
-    let ratio_defined = values
-        .iter()
-        .flatten()
-        .all(|(a, b, _)| a.is_finite() && b.is_finite() && *a > 0.0 && *b > 0.0);
+    let ratio_defined = values.iter().flatten().all(|v| {
+        v.baseline.is_finite() && v.contender.is_finite() && v.baseline > 0.0 && v.contender > 0.0
+    });
     let logs: Vec<Vec<f64>> = values
         .iter()
-        .map(|blocks| blocks.iter().map(|(a, b, _)| (b / a).ln()).collect())
+        .map(|blocks| {
+            blocks
+                .iter()
+                .map(|v| (v.contender / v.baseline).ln())
+                .collect()
+        })
         .collect();
     outcome.replicates = rounds
         .iter()
@@ -864,7 +758,7 @@ fn derive(
                     .map(|blocks| {
                         blocks
                             .iter()
-                            .map(|v| if side == 0 { v.0 } else { v.1 })
+                            .map(|v| if side == 0 { v.baseline } else { v.contender })
                             .sum::<f64>()
                             .round()
                             .max(0.0) as u64

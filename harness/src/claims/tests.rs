@@ -123,7 +123,7 @@ fn a_known_ratio_reproduces_with_balanced_recorded_replicates() {
     assert_eq!(o.replicates.len(), 5);
     assert_eq!(o.looks, vec![5]);
     for rep in &o.replicates {
-        let firsts: Vec<bool> = rep.blocks.iter().map(|b| b.2).collect();
+        let firsts: Vec<bool> = rep.blocks.iter().map(|b| b.baseline_first).collect();
         assert_eq!(firsts.len(), 2);
         assert_ne!(firsts[0], firsts[1], "unbalanced blocks {firsts:?}");
     }
@@ -189,6 +189,12 @@ fn count_claims_test_none_against_some_with_rates() {
     // contender's 1 per block is not none.
     assert_eq!(out[1].verdict, Ok(Verdict::Reproduced));
     assert_eq!(out[2].verdict, Ok(Verdict::NotReproduced));
+    // A ratio against zero is undefined (NaN, `null` in JSON): the outcomes still read back.
+    assert!(out[0].replicates[0].mean_log_ratio.is_nan());
+    let json = serde_json::to_string(&out).unwrap();
+    let back: Vec<super::reproduce::ClaimOutcome> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.len(), 3);
+    assert_eq!(back[0].counts, out[0].counts);
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::path::Path;
 
 pub mod jmh;
 pub mod meta;
+pub mod nullable;
 pub mod verdict;
 
 /// Writes `contents` to `path` atomically: a temporary file in the same directory, flushed, then

@@ -9,14 +9,18 @@ use super::{CONFIDENCE, t_quantile};
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RatioInterval {
     /// exp(mean of log-ratios).
+    #[serde(with = "crate::format::nullable::f64_or_null")]
     pub ratio: f64,
     /// Lower bound of the interval.
+    #[serde(with = "crate::format::nullable::f64_or_null")]
     pub low: f64,
-    /// Upper bound of the interval.
+    /// Upper bound of the interval (infinite over a single replicate).
+    #[serde(with = "crate::format::nullable::f64_or_null")]
     pub high: f64,
     /// Number of replicates (process pairs, or seeds) the interval is over.
     pub n: usize,
-    /// Standard deviation of the replicates' log-ratios.
+    /// Standard deviation of the replicates' log-ratios (NaN over a single replicate).
+    #[serde(with = "crate::format::nullable::f64_or_null")]
     pub log_sd: f64,
     /// The interval's confidence level (per look, after any correction for repeated looks).
     #[serde(default = "default_confidence")]
