@@ -207,9 +207,10 @@ fn fix_suffix(fix: &[(String, String)]) -> String {
 
 /// The name of a paired-settings preset, or the settings themselves.
 fn mode_of(s: &PairedSettings) -> String {
-    if *s == PairedSettings::quick() {
+    let unseeded = PairedSettings { seed: 0, ..s.clone() };
+    if unseeded == PairedSettings::quick() {
         "quick mode".into()
-    } else if *s == PairedSettings::full() {
+    } else if unseeded == PairedSettings::full() {
         "full mode".into()
     } else {
         format!(
@@ -237,7 +238,7 @@ fn machine_note(m: &Machine) -> String {
     note
 }
 
-/// The run files of a folder (every `*.json` but metadata and verdicts; the publication set's
+/// The run files of a folder (every `*.json` but metadata and `verdicts*.json`; the publication set's
 /// files in its order, then any others by name) and its verdict file, if any.
 pub fn run_folder(
     dir: &Path,
@@ -254,7 +255,8 @@ pub fn run_folder(
                 .file_name()
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
-            name.ends_with(".json") && !name.ends_with(".meta.json") && name != "verdicts.json"
+            // verdicts.json is the folder's verdicts; verdicts-N.json are repeated runs of them.
+            name.ends_with(".json") && !name.ends_with(".meta.json") && !name.starts_with("verdicts")
         })
         .collect();
     let rank = |p: &PathBuf| {
@@ -303,10 +305,11 @@ pub fn write_report(
         let _ = writeln!(md, "## Verdicts\n");
         let _ = writeln!(
             md,
-            "Measured {} at commit `{}`. Each claim ran as paired A/B iterations in two warm forks ({}); the ratio is contender / baseline with its 99.9% interval. Source: [`{}`]({}).\n",
+            "Measured {} at commit `{}` ({}, seed {}). A replicate is a round of fresh processes, one per configuration, measured in ABBA blocks (or a seed, for the simulation); the ratio is contender / baseline with its 99.9% interval over replicates. Source: [`{}`]({}).\n",
             file.created,
             file.git_commit,
             mode_of(&file.settings),
+            file.settings.seed,
             v.display(),
             relative(out, v)
         );
