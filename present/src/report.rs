@@ -207,7 +207,10 @@ fn fix_suffix(fix: &[(String, String)]) -> String {
 
 /// The name of a paired-settings preset, or the settings themselves.
 fn mode_of(s: &PairedSettings) -> String {
-    let unseeded = PairedSettings { seed: 0, ..s.clone() };
+    let unseeded = PairedSettings {
+        seed: 0,
+        ..s.clone()
+    };
     if unseeded == PairedSettings::quick() {
         "quick mode".into()
     } else if unseeded == PairedSettings::full() {
@@ -256,7 +259,9 @@ pub fn run_folder(
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
             // verdicts.json is the folder's verdicts; verdicts-N.json are repeated runs of them.
-            name.ends_with(".json") && !name.ends_with(".meta.json") && !name.starts_with("verdicts")
+            name.ends_with(".json")
+                && !name.ends_with(".meta.json")
+                && !name.starts_with("verdicts")
         })
         .collect();
     let rank = |p: &PathBuf| {
