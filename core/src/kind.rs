@@ -27,6 +27,26 @@ pub trait StrategyKind: Copy + Eq + fmt::Debug + 'static {
     }
 }
 
+/// `Display` (the id) and `FromStr` (by [`StrategyKind::from_id`]) for a kind enum, so every
+/// catalog prints and parses its ids the same way.
+#[macro_export]
+macro_rules! strategy_kind_text {
+    ($kind:ty) => {
+        impl ::std::fmt::Display for $kind {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str($crate::kind::StrategyKind::id(*self))
+            }
+        }
+
+        impl ::std::str::FromStr for $kind {
+            type Err = $crate::kind::UnknownStrategy;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                <$kind as $crate::kind::StrategyKind>::from_id(s)
+            }
+        }
+    };
+}
+
 /// Every id of the catalog `K`, in story order.
 pub fn ids<K: StrategyKind>() -> Vec<&'static str> {
     K::ALL.iter().map(|k| k.id()).collect()

@@ -1,14 +1,11 @@
 //! The strategy trait: text in, a Lucene query tree or a Lucene-classed error out.
 
-use std::fmt;
-use std::str::FromStr;
-
 use super::ast::Query;
 use super::backtracking_parser::BacktrackingParser;
 use super::error::ParseError;
 use super::options::ParserOptions;
 use super::predictive_parser::PredictiveParser;
-use crate::kind::{StrategyKind, UnknownStrategy};
+use crate::kind::StrategyKind;
 
 /// A classic-syntax query parser.
 ///
@@ -68,18 +65,7 @@ impl ParserKind {
     }
 }
 
-impl fmt::Display for ParserKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id())
-    }
-}
-
-impl FromStr for ParserKind {
-    type Err = UnknownStrategy;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::from_id(s)
-    }
-}
+crate::strategy_kind_text!(ParserKind);
 
 #[cfg(test)]
 mod tests {

@@ -24,11 +24,10 @@ use super::core::{Core, CoreId};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::{MutexRegistry, RwLockRegistry, SnapshotRegistry};
-use crate::kind::{StrategyKind, UnknownStrategy};
+use crate::kind::StrategyKind;
 use crate::sync::primitive::Arc;
 use std::fmt;
 use std::ops::Deref;
-use std::str::FromStr;
 
 /// An open reference to a core; closes it (Solr's `SolrCore.close()`) on drop.
 pub struct CoreHandle {
@@ -107,18 +106,7 @@ impl RegistryKind {
     }
 }
 
-impl fmt::Display for RegistryKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id())
-    }
-}
-
-impl FromStr for RegistryKind {
-    type Err = UnknownStrategy;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::from_id(s)
-    }
-}
+crate::strategy_kind_text!(RegistryKind);
 
 /// The core registry: lookups with reference counting, registration, and the load path.
 pub trait CoreRegistry: Send + Sync {

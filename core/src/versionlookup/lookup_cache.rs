@@ -1,9 +1,6 @@
 //! The lookup-cache trait: how an `_id` is resolved to its version in one reader generation.
 
-use std::fmt;
-use std::str::FromStr;
-
-use crate::kind::{StrategyKind, UnknownStrategy};
+use crate::kind::StrategyKind;
 
 use super::error::VersionLookupError;
 use super::leaf_lookup::{DocVersion, ReaderGeneration};
@@ -118,18 +115,7 @@ impl CacheKind {
     }
 }
 
-impl fmt::Display for CacheKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id())
-    }
-}
-
-impl FromStr for CacheKind {
-    type Err = UnknownStrategy;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::from_id(s)
-    }
-}
+crate::strategy_kind_text!(CacheKind);
 
 #[cfg(test)]
 mod tests {

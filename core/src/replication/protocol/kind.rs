@@ -7,11 +7,8 @@
 //! [`ProtocolKind::new_node`], and the name [`WriteProtocol`] went to the trait the protocols
 //! really implement.
 
-use std::fmt;
-use std::str::FromStr;
-
 use super::{KeyQueueProtocol, LockForwardingProtocol, TriangleProtocol, WriteProtocol};
-use crate::kind::{StrategyKind, UnknownStrategy};
+use crate::kind::StrategyKind;
 use crate::replication::error::ConfigError;
 use crate::replication::message::NodeId;
 use crate::replication::node::{ClusterConfig, NodeBase, NodeMachine, ProtocolNode};
@@ -78,18 +75,7 @@ fn machine<P: WriteProtocol>(base: NodeBase) -> ProtocolNode<P> {
     ProtocolNode::new(base)
 }
 
-impl FromStr for ProtocolKind {
-    type Err = UnknownStrategy;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ProtocolKind::from_id(s)
-    }
-}
-
-impl fmt::Display for ProtocolKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id())
-    }
-}
+crate::strategy_kind_text!(ProtocolKind);
 
 #[cfg(test)]
 mod tests {
