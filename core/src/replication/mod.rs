@@ -36,8 +36,11 @@
 //! Strategies:
 //! - [`LockForwardingProtocol`] (`lock-forwarding`): sync backup RPC while holding the key lock.
 //! - [`KeyQueueProtocol`] (`key-queue`): unlock, then a de-duplicating key FIFO replicated by a
-//!   worker.
+//!   worker; gets read the primary only, since the backups lag.
 //! - [`TriangleProtocol`] (`triangle`): per-segment sequence numbers; backups ack the originator.
+//!
+//! All three keep one read guarantee (see [`protocol::write_protocol`]): a get that starts after
+//! a put of its key was acknowledged returns that put's version or a later one.
 
 pub mod driver;
 pub mod error;
