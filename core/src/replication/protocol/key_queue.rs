@@ -268,8 +268,8 @@ mod tests {
     /// timeout and two owners); nothing is asked of the backup, not even its own container.
     #[test]
     fn a_backup_requesters_get_asks_the_primary_only_past_the_stagger() {
-        use crate::replication::message::{ClientOp, Input};
         use crate::replication::ClusterConfig;
+        use crate::replication::message::{ClientOp, Input};
         let cfg = ClusterConfig {
             nodes: 2,
             keys: 16,

@@ -50,8 +50,8 @@ pub(super) struct ClusterRuntime {
 /// The history check across requester threads (the threads driver's
 /// [`HistoryCheck`](crate::replication::HistoryCheck)): per key the newest version acknowledged
 /// so far, in real time, and the violations found. A requester reads its op's floor before it
-/// steps the op in and checks the outcome when its reply arrives: a get must return a version
-/// >= the floor, a put must be acknowledged with a version > the floor and echo its value. (The
+/// steps the op in and checks the outcome when its reply arrives: a get must return at least the
+/// floor's version, a put must be acknowledged with a newer one and echo its value. (The
 /// primary's own entry, which the simulation also compares, is behind another node's mutex
 /// here, so it is not compared.)
 pub(super) struct SharedHistory {
