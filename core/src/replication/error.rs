@@ -78,6 +78,31 @@ pub enum VerifyError {
         /// How many times.
         count: u64,
     },
+    /// A get returned an older version than one acknowledged before it started (the read
+    /// guarantee of [`WriteProtocol`](crate::replication::WriteProtocol); found by the history
+    /// check during a run).
+    #[error(
+        "key {key}: a get that started after version {floor} was acknowledged returned version {got} ({count} stale reads in the run)"
+    )]
+    StaleRead {
+        /// The key.
+        key: Key,
+        /// The newest version acknowledged when the get started.
+        floor: u64,
+        /// The version it returned.
+        got: u64,
+        /// Stale reads in the whole run.
+        count: u64,
+    },
+    /// A put's acknowledgement is inconsistent with the history of its key (found by the
+    /// history check during a run).
+    #[error("key {key}: a put was {what}")]
+    BadPutReply {
+        /// The key.
+        key: Key,
+        /// What is wrong.
+        what: String,
+    },
     /// A Triangle backup's delivered sequence differs from the primary's sent sequence.
     #[error(
         "segment {segment}: primary {primary} sent seq {sent} but backup {backup} delivered {delivered}"

@@ -20,7 +20,9 @@
 //!   block ([`driver::threads`]) for small ones; every node on the calling thread with instant
 //!   delivery ([`driver::local`]) for a protocol's bare CPU cost.
 //! - [`message`] (the protocols' vocabulary: messages, inputs, outputs), [`verifier`] (checks a
-//!   quiescent cluster), [`workload`] (IspnPerfTest's requesters) and [`error`].
+//!   quiescent cluster), [`history`] (checks every completed get and put of a run against the
+//!   puts of its key acknowledged before it started: the read guarantee), [`workload`]
+//!   (IspnPerfTest's requesters) and [`error`].
 //!
 //! Architecture invariants: the machines and the simulation never read the wall clock
 //! (`tests/architecture.rs` reads every file outside the threads driver); key locks and pool slots are granted, queued, rejected and timed out only by a
@@ -34,11 +36,15 @@
 //! Strategies:
 //! - [`LockForwardingProtocol`] (`lock-forwarding`): sync backup RPC while holding the key lock.
 //! - [`KeyQueueProtocol`] (`key-queue`): unlock, then a de-duplicating key FIFO replicated by a
-//!   worker.
+//!   worker; gets read the primary only, since the backups lag.
 //! - [`TriangleProtocol`] (`triangle`): per-segment sequence numbers; backups ack the originator.
+//!
+//! All three keep one read guarantee (see [`protocol::write_protocol`]): a get that starts after
+//! a put of its key was acknowledged returns that put's version or a later one.
 
 pub mod driver;
 pub mod error;
+pub mod history;
 pub mod message;
 pub mod node;
 pub mod parts;
@@ -50,6 +56,7 @@ pub mod workload;
 mod tests;
 
 pub use error::{ConfigError, VerifyError};
+pub use history::HistoryCheck;
 pub use message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, Value, Versioned};
 pub use node::{ClusterConfig, NodeBase, NodeMachine, NodeStats};
 pub use parts::hashing::ConsistentHash;

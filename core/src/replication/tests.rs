@@ -311,7 +311,8 @@ fn check_threads_block_policy(p: ProtocolKind) {
     threads_run(p, cfg);
 }
 
-/// Merges the requesters' ack logs and verifies the threads cluster once it is quiescent.
+/// Merges the requesters' ack logs and verifies the threads cluster once it is quiescent (the
+/// history check of every requester's operations included).
 fn verify_acked(
     cluster: &super::driver::threads::ThreadCluster,
     keys: u32,
@@ -366,6 +367,9 @@ fn threads_run(p: ProtocolKind, cfg: super::driver::threads::ThreadsConfig) {
     // claim under test is that whatever was acknowledged survives, so any acked put suffices.
     assert!(report.acked_writes > 0, "{report}");
     assert_eq!(stats.regressions, 0);
+    // `verify` also passed the history check: no get of these read a version older than one
+    // acknowledged before it was issued.
+    assert!(cluster.gets_checked() > 0);
 }
 
 macro_rules! conformance {

@@ -1,6 +1,7 @@
 //! The originator side of a node: the requests of its own requester threads, as Infinispan's
 //! `DistributionInterceptor` sends them and `RpcManager` waits for them. A get reads locally or
-//! asks owners (all at once, or staggered as `ClusteredGetCommand`s in Infinispan 9); a put goes
+//! asks owners (all at once, the primary only, or staggered as `ClusteredGetCommand`s in
+//! Infinispan 9: whatever the protocol's [`GetPlan`] says); a put goes
 //! to the key's primary and completes on its result plus the backup acks a protocol asks for
 //! (Triangle's `CommandAckCollector`), or fails on the reply timeout.
 
@@ -56,8 +57,11 @@ impl NodeBase {
                 });
                 return;
             }
+            // `None`: every owner at once; `Some(None)`: the primary only; `Some(Some(d))`: the
+            // primary, then the next owner every `d` µs.
             GetPlan::AllOwners => None,
-            GetPlan::Staggered { stagger_us } => Some(stagger_us),
+            GetPlan::Primary => Some(None),
+            GetPlan::Staggered { stagger_us } => Some(Some(stagger_us)),
         };
         let owners = self.hash.owners(key);
         let rid = self.clients.insert(ClientState {
@@ -88,8 +92,9 @@ impl NodeBase {
                 }
             }
             Some(stagger_us) => {
-                let stagger = (owners.all().len() > 1)
-                    .then(|| self.timeouts.add(now + stagger_us, Deadline::Stagger(rid)));
+                let stagger = stagger_us
+                    .filter(|_| owners.all().len() > 1)
+                    .map(|d| self.timeouts.add(now + d, Deadline::Stagger(rid)));
                 if let Some(c) = self.clients.get_mut(rid) {
                     c.deadline = deadline;
                     c.kind = ClientKind::Get {

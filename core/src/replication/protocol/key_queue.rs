@@ -13,8 +13,17 @@
 //! `2^MAX_BACKOFF_DOUBLINGS` reply timeouts, and the first full ack resets it. A late ack for a
 //! timed-out batch is still dropped, so with a fixed timeout a backup slower than it was resent
 //! to forever (issue #18); with the doubling, the resend outwaits any finite delay.
-//! Because backups lag the primary, gets go to the primary (local when the originator is the
-//! primary), then to the next owner after the stagger delay.
+//!
+//! Read guarantee: a get that starts after a put of its key was acknowledged returns that put's
+//! version or a later one. Only the primary holds a put when it is acknowledged (the backups get
+//! it from the queue later), so gets go to the primary only, as the proposal says ("because the
+//! backup owner(s) may not yet have received the modification"): a local read when the
+//! originator is the primary, else [`GetPlan::Primary`], which waits for the primary's answer up
+//! to the reply timeout and never falls back to a backup. A get whose primary does not answer in
+//! time fails with a reply timeout instead of returning a possibly stale value. Issue #18, bug 3:
+//! gets used to be staggered to the next owner after `reply timeout / 10 / owners` (750 ms by
+//! default), so a requester on a backup whose put's replicate was late (2 s) and whose get's
+//! answer from the primary was slow (1 s) read its own backup's v0 after v1 was acknowledged.
 
 use std::collections::VecDeque;
 
@@ -151,9 +160,8 @@ impl WriteProtocol for KeyQueueProtocol {
         if base.hash.primary(key) == base.id {
             GetPlan::Local
         } else {
-            GetPlan::Staggered {
-                stagger_us: base.stagger_us(),
-            }
+            // Not even a backup originator reads its own container: it may lag (module doc).
+            GetPlan::Primary
         }
     }
 
@@ -253,5 +261,46 @@ mod tests {
         assert!(q.push(2), "a key taken by the worker can be queued again");
         assert_eq!(q.max_len(), 4);
         assert!(!q.push(99), "out-of-range keys are ignored");
+    }
+
+    /// Issue #18, bug 3, at the machine: a requester on the key's backup asks the primary only
+    /// and keeps waiting for it past the stagger delay (750 ms with the default 15 s reply
+    /// timeout and two owners); nothing is asked of the backup, not even its own container.
+    #[test]
+    fn a_backup_requesters_get_asks_the_primary_only_past_the_stagger() {
+        use crate::replication::ClusterConfig;
+        use crate::replication::message::{ClientOp, Input};
+        let cfg = ClusterConfig {
+            nodes: 2,
+            keys: 16,
+            ..ClusterConfig::default()
+        };
+        let hash = cfg.hash().unwrap();
+        let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+        let mut backup = ProtocolKind::KeyQueue.new_node(1, &cfg).unwrap();
+        let mut out = Vec::new();
+        let get = Input::Client {
+            requester: 0,
+            op: ClientOp::Get(key),
+        };
+        backup.handle(0, get, &mut out);
+        out.retain(|o| !matches!(o, Output::SetTimer { .. }));
+        assert!(
+            matches!(
+                out[..],
+                [Output::Send {
+                    to: 0,
+                    msg: Msg::Get { .. }
+                }]
+            ),
+            "{out:?}"
+        );
+        out.clear();
+        backup.handle(750_000, Input::Timer, &mut out);
+        backup.handle(14_000_000, Input::Timer, &mut out);
+        out.retain(|o| !matches!(o, Output::SetTimer { .. }));
+        assert_eq!(out, vec![], "no stagger, no reply yet");
+        assert_eq!(backup.stats().staggered_gets, 0);
+        assert!(backup.busy_reason().is_some(), "the get still waits");
     }
 }

@@ -7,7 +7,11 @@
 //! write is itself a remote command that needs a pool slot at the backup, so when every slot of
 //! a backup is held by a primary write waiting for its own backups, the cluster stalls until lock
 //! timeouts free slots: the failure Bela Ban saw in 2014. Gets go to all owners at once and the
-//! first reply wins (a local read when the originator owns the key).
+//! first reply wins (a local read when the originator owns the key). Read guarantee: a get that
+//! starts after a put of its key was acknowledged returns that put's version or a later one,
+//! whichever owner answers first, because the primary acknowledges a put only after every
+//! backup replied that it applied it; a put whose backup reply timed out fails (it is not
+//! acknowledged), so it promises nothing, though its backup write still lands.
 
 use super::kind::ProtocolKind;
 use super::write_protocol::{GetPlan, WriteProtocol};

@@ -6,19 +6,37 @@
 //! (`NonTxDistributionInterceptor` vs `TriangleDistributionInterceptor`) over the same locking
 //! interceptor, data container and transport.
 //!
-//! | protocol | upstream | key lock held across | put critical path |
-//! |---|---|---|---|
-//! | [`LockForwardingProtocol`](super::LockForwardingProtocol) | Infinispan <= 8 `NonTxDistributionInterceptor` | the backup RPC | O -> P -> B -> P -> O |
-//! | [`KeyQueueProtocol`](super::KeyQueueProtocol) | Bela Ban's 2014 proposal | local apply only | O -> P -> O (backups lag) |
-//! | [`TriangleProtocol`](super::TriangleProtocol) | Infinispan 9 `TriangleDistributionInterceptor` | local apply + seq | O -> P -> B -> O |
+//! | protocol | upstream | key lock held across | put critical path | get plan (non-owner / backup originator) | who has an acknowledged put |
+//! |---|---|---|---|---|---|
+//! | [`LockForwardingProtocol`](super::LockForwardingProtocol) | Infinispan <= 8 `NonTxDistributionInterceptor` | the backup RPC | O -> P -> B -> P -> O | every owner at once, first reply wins (an owner reads locally) | every owner |
+//! | [`KeyQueueProtocol`](super::KeyQueueProtocol) | Bela Ban's 2014 proposal | local apply only | O -> P -> O (backups lag) | the primary only, no stagger (the primary reads locally) | the primary only |
+//! | [`TriangleProtocol`](super::TriangleProtocol) | Infinispan 9 `TriangleDistributionInterceptor` | local apply + seq | O -> P -> B -> O | owners staggered, primary first (an owner reads locally) | every owner |
+//!
+//! Read guarantee, the same for all three: **a get that starts after a put of its key was
+//! acknowledged returns that put's version or a later one** (so a requester reads its own
+//! writes, and no requester reads a value older than one acknowledged to anybody before its get
+//! began). Each protocol's get plan is what makes it true: lock forwarding and the triangle
+//! acknowledge a put only once every owner has applied it (the primary waits for the backups'
+//! replies; the originator waits for their acks), so any owner's answer is fresh enough and a get
+//! may read locally, ask all owners or fall back to a backup after the stagger. Under the key
+//! queue only the primary has applied a put when it is acknowledged (the backups get it later
+//! from the queue), so, as the proposal says, gets go to the primary "because the backup
+//! owner(s) may not yet have received the modification": [`GetPlan::Primary`], with no fallback
+//! to a backup. A key-queue get whose primary does not answer within the reply timeout fails
+//! ([`OpError::ReplyTimeout`](crate::replication::OpError::ReplyTimeout)) instead of returning a
+//! backup's possibly stale value (issue #18, bug 3: the staggered fallback to the backup
+//! answered v0 after v1 was acknowledged). The simulation checks the guarantee on every get of
+//! every run (`history.rs`; a violation fails the run's verification as a
+//! [`VerifyError::StaleRead`](crate::replication::VerifyError::StaleRead)).
 //!
 //! Contract every machine keeps (checked by `tests.rs` and the verifier):
 //! - after quiescence, every owner of a key holds the same entry (version and value);
 //! - a put acknowledged with version `v` is never lost: the owners end at `v` or a later version;
 //! - versions of a key are given by its primary under the key lock, 1, 2, 3 ...;
 //! - every failure (lock timeout, reply timeout, pool rejection) is counted in [`NodeStats`];
-//! - callers may not assume a get sees a write acknowledged to another requester before the get
-//!   started unless the protocol reads the primary (KeyQueue) or waits for backups (the others).
+//! - the read guarantee above: a get started after a put of its key was acknowledged returns a
+//!   version >= that put's; and a put started after another put of its key was acknowledged gets
+//!   a higher version (both checked during simulated runs).
 
 use super::kind::ProtocolKind;
 use crate::replication::message::{Key, Msg, NodeId, Output};
@@ -31,9 +49,14 @@ use crate::replication::parts::timeouts::Deadline;
 pub enum GetPlan {
     /// Read the local container.
     Local,
-    /// Ask every owner at once; the first reply wins (Infinispan <= 8).
+    /// Ask every owner at once; the first reply wins (Infinispan <= 8). Only for a protocol whose
+    /// every owner holds a put before it is acknowledged.
     AllOwners,
-    /// Ask the owners one after another (primary first), moving on after `stagger_us`.
+    /// Ask the primary only and wait for its answer up to the reply timeout (no stagger to a
+    /// backup): for a protocol whose backups may not yet hold an acknowledged write (KeyQueue).
+    Primary,
+    /// Ask the owners one after another (primary first), moving on after `stagger_us`; the first
+    /// reply wins. Only for a protocol whose every owner holds a put before it is acknowledged.
     Staggered {
         /// How long to wait for an owner before asking the next one (µs).
         stagger_us: u64,
@@ -66,7 +89,8 @@ pub trait WriteProtocol: Send + Sized + 'static {
         matches!(msg, Msg::Get { .. } | Msg::Put { .. })
     }
 
-    /// How a requester of this node reads `key`.
+    /// How a requester of this node reads `key`; the plan must keep the read guarantee of this
+    /// module's doc.
     fn get_plan(base: &NodeBase, key: Key) -> GetPlan;
 
     /// Backup acks a put's originator waits for besides the primary's result (Triangle's

@@ -1,5 +1,5 @@
 //! What a simulated run returns: the requesters' view inside the window, the summed node
-//! counters, the CPU model's usage and the verifier's verdict after the drain (IspnPerfTest's
+//! counters, the CPU model's usage, the history check's counts and the verdict (IspnPerfTest's
 //! per-run report).
 
 use super::cpu::CpuUsage;
@@ -37,7 +37,15 @@ pub struct SimReport {
     pub cpu: CpuUsage,
     /// Processors per node (0: no CPU model).
     pub cores: u32,
-    /// The verifier's verdict after quiescence.
+    /// Gets the history check compared with the puts acknowledged before they started.
+    pub gets_checked: u64,
+    /// Gets that returned an older version than one acknowledged before they started (must be 0:
+    /// the read guarantee of [`WriteProtocol`](crate::replication::WriteProtocol)).
+    pub stale_reads: u64,
+    /// Put acknowledgements inconsistent with their key's history (must be 0).
+    pub bad_put_replies: u64,
+    /// The verdict: the history check's first violation during the run, else the verifier's
+    /// after quiescence.
     pub verify: Result<VerifyReport, VerifyError>,
 }
 

@@ -1,6 +1,9 @@
 //! The simulation loop: requesters issue operations in a closed loop, the event queue delivers
 //! messages, timers and CPU-delayed inputs to the node machines in virtual-time order, and after
-//! the window the run drains to quiescence (or a cap) and the verifier checks the cluster.
+//! the window the run drains to quiescence (or a cap) and the verifier checks the cluster. Every
+//! operation is also checked as it completes against the puts of its key acknowledged before it
+//! was issued ([`HistoryCheck`]: no stale read, consistent put acks); a violation fails the
+//! run's verification as the verifier's own findings do.
 
 use super::SimConfig;
 use super::cpu::Cpus;
@@ -8,7 +11,8 @@ use super::event_queue::{EventKind, EventQueue};
 use super::network::Network;
 use super::report::SimReport;
 use crate::replication::error::ConfigError;
-use crate::replication::message::{Input, NodeId, Outcome, Output};
+use crate::replication::history::HistoryCheck;
+use crate::replication::message::{ClientOp, Input, Msg, NodeId, Outcome, Output};
 use crate::replication::node::{NodeMachine, NodeStats};
 use crate::replication::protocol::ProtocolKind;
 use crate::replication::verifier::{AckLog, verify};
@@ -28,6 +32,9 @@ pub struct Simulation {
     ops_gen: OpGenerator,
     /// Start time of each requester's current op, by `node * requesters + requester`.
     started: Vec<u64>,
+    /// The history check's floor of each requester's current op (same index).
+    floors: Vec<u64>,
+    history: HistoryCheck,
     /// Per node, the time of the last wake-up it asked for, while that event is still queued.
     timer_at: Vec<Option<u64>>,
     /// Ops issued per requester.
@@ -42,7 +49,14 @@ pub struct Simulation {
     /// Requesters whose op completed in the current event; they issue their next op right away
     /// (no think time) without a trip through the event queue.
     reissue: std::collections::VecDeque<(NodeId, u32)>,
+    /// Tests: a per-message delay that overrides the network's (`None`: the network decides).
+    #[cfg(test)]
+    delay_hook: Option<DelayHook>,
 }
+
+/// Tests: the delay of a message `(from, to, msg)` in µs, or `None` for the network's own.
+#[cfg(test)]
+pub(crate) type DelayHook = Box<dyn FnMut(NodeId, NodeId, &Msg) -> Option<u64> + Send>;
 
 impl std::fmt::Debug for Simulation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -56,9 +70,30 @@ impl std::fmt::Debug for Simulation {
 impl Simulation {
     /// A cluster running `protocol` configured by `cfg`.
     pub fn new(protocol: ProtocolKind, cfg: SimConfig) -> Result<Self, ConfigError> {
+        let nodes = protocol.build_cluster(&cfg.cluster)?;
+        Self::with_nodes(cfg, nodes)
+    }
+
+    /// Tests: a cluster of the given machines (one per member of `cfg.cluster`, in id order), for
+    /// a protocol variant the catalog does not name.
+    #[cfg(test)]
+    pub(crate) fn with_machines(
+        cfg: SimConfig,
+        nodes: Vec<Box<dyn NodeMachine>>,
+    ) -> Result<Self, ConfigError> {
+        cfg.cluster.hash()?;
+        Self::with_nodes(cfg, nodes)
+    }
+
+    /// Tests: `hook` decides the delay of every message it returns `Some` for.
+    #[cfg(test)]
+    pub(crate) fn set_delay_hook(&mut self, hook: DelayHook) {
+        self.delay_hook = Some(hook);
+    }
+
+    fn with_nodes(cfg: SimConfig, nodes: Vec<Box<dyn NodeMachine>>) -> Result<Self, ConfigError> {
         cfg.cpu.check()?;
         cfg.workload.check()?;
-        let nodes = protocol.build_cluster(&cfg.cluster)?;
         let node_count = nodes.len();
         let per_node = cfg.workload.requesters_per_node as usize;
         let total = per_node * nodes.len();
@@ -73,6 +108,8 @@ impl Simulation {
             network,
             ops_gen,
             started: vec![0; total],
+            floors: vec![0; total],
+            history: HistoryCheck::new(cfg.cluster.keys),
             timer_at: vec![None; node_count],
             issued: vec![0; total],
             acks,
@@ -83,6 +120,8 @@ impl Simulation {
             events: 0,
             out: Vec::with_capacity(64),
             reissue: std::collections::VecDeque::new(),
+            #[cfg(test)]
+            delay_hook: None,
             cfg,
         })
     }
@@ -162,7 +201,12 @@ impl Simulation {
         for n in &self.nodes {
             stats.add(&n.stats());
         }
-        let verify = verify(&self.nodes, &self.acks);
+        // The history check found its violations first, during the run; the verifier checks the
+        // end state.
+        let verify = self
+            .history
+            .result()
+            .and_then(|()| verify(&self.nodes, &self.acks));
         SimReport {
             protocol: self
                 .nodes
@@ -180,6 +224,9 @@ impl Simulation {
             spikes: self.network.spikes,
             cpu: window_cpu.unwrap_or(self.cpus.usage),
             cores: self.cpus.config().cores,
+            gets_checked: self.history.gets_checked(),
+            stale_reads: self.history.stale_reads(),
+            bad_put_replies: self.history.bad_put_replies(),
             verify,
         }
     }
@@ -246,8 +293,22 @@ impl Simulation {
         self.issued[idx] += 1;
         self.started[idx] = self.now;
         let op = self.ops_gen.next_op();
+        self.floors[idx] = self.history.floor(op.key());
         let bytes = op.payload_len();
         self.handle(node, Input::Client { requester, op }, bytes);
+    }
+
+    /// How long a message from `from` to `to` takes: the network's delay, unless a test's hook
+    /// decides it.
+    fn delay(&mut self, from: NodeId, to: NodeId, msg: &Msg) -> u64 {
+        #[cfg(test)]
+        let hooked = self.delay_hook.as_mut().and_then(|h| h(from, to, msg));
+        #[cfg(not(test))]
+        let hooked: Option<u64> = {
+            let _ = (from, msg);
+            None
+        };
+        hooked.unwrap_or_else(|| self.network.delay(to))
     }
 
     /// `input` reaches `node` now: handled at once, or once a core has done its work.
@@ -268,7 +329,7 @@ impl Simulation {
         for o in out.drain(..) {
             match o {
                 Output::Send { to, msg } => {
-                    let at = self.now + self.network.delay(to);
+                    let at = self.now + self.delay(node, to, &msg);
                     self.queue.push(
                         at,
                         EventKind::Deliver {
@@ -316,12 +377,21 @@ impl Simulation {
                         + requester as usize;
                     let issued_at = self.started.get(idx).copied().unwrap_or(self.now);
                     let latency = self.now - issued_at;
-                    if let (
-                        Outcome::Put(entry),
-                        crate::replication::message::ClientOp::Put(key, _),
-                    ) = (&outcome, &op)
-                    {
-                        self.acks.record(*key, entry);
+                    let floor = self.floors.get(idx).copied().unwrap_or(0);
+                    match (&op, &outcome) {
+                        (ClientOp::Get(key), Outcome::Got(entry)) => {
+                            self.history.get_done(*key, floor, entry);
+                        }
+                        (ClientOp::Put(key, value), Outcome::Put(entry)) => {
+                            let primary = self.nodes.first().map(|n| n.base().hash().primary(*key));
+                            let held = primary
+                                .and_then(|p| self.nodes.get(p as usize))
+                                .map(|n| n.base().data().get(*key));
+                            self.history
+                                .put_acked(*key, floor, value, entry, held.as_ref());
+                            self.acks.record(*key, entry);
+                        }
+                        _ => {}
                     }
                     if self.now <= self.cfg.duration_us {
                         let value_size = self.cfg.workload.value_size as usize;

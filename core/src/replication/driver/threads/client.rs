@@ -1,12 +1,13 @@
 //! A requester thread's handle on a threads cluster (an IspnPerfTest invoker thread calling into
 //! its node's cache): it steps its node's machine itself and blocks on its reply channel.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam::channel::{Receiver, RecvTimeoutError};
 
 use super::ThreadsError;
-use super::shared::Reply;
+use super::shared::{ClusterRuntime, Reply};
 use super::stepper::Stepper;
 use crate::replication::message::{ClientOp, Input, Key, NodeId, Outcome, Value};
 use crate::replication::verifier::AckLog;
@@ -20,6 +21,8 @@ pub struct ClusterClient {
     pub(super) keys: u32,
     pub(super) wait: Duration,
     pub(super) acks: AckLog,
+    /// For the history check of every op.
+    pub(super) shared: Arc<ClusterRuntime>,
 }
 
 impl std::fmt::Debug for ClusterClient {
@@ -33,7 +36,9 @@ impl std::fmt::Debug for ClusterClient {
 
 impl ClusterClient {
     /// Runs `op` on this client's node and blocks for its outcome; an acknowledged put is
-    /// recorded in the client's ack log.
+    /// recorded in the client's ack log, and every outcome is checked against the puts of its
+    /// key acknowledged (to any requester) before `op` was issued (see
+    /// [`ThreadCluster::verify`](super::ThreadCluster::verify)).
     pub fn call(&mut self, op: ClientOp) -> Result<Outcome, ThreadsError> {
         let key = op.key();
         if key >= self.keys {
@@ -42,6 +47,7 @@ impl ClusterClient {
                 keys: self.keys,
             });
         }
+        let floor = self.shared.history.floor(key);
         let input = Input::Client {
             requester: self.requester,
             op,
@@ -51,6 +57,7 @@ impl ClusterClient {
         }
         match self.rx.recv_timeout(self.wait) {
             Ok((op, outcome)) => {
+                self.shared.history.done(&op, &outcome, floor);
                 if let (ClientOp::Put(key, _), Outcome::Put(entry)) = (&op, &outcome) {
                     self.acks.record(*key, entry);
                 }

@@ -9,7 +9,7 @@ use crossbeam::channel;
 
 use super::client::ClusterClient;
 use super::pool_threads::{Job, pool_thread};
-use super::shared::{ClusterRuntime, Counters, NodeRuntime, NodeState};
+use super::shared::{ClusterRuntime, Counters, NodeRuntime, NodeState, SharedHistory};
 use super::signal::SlotEvent;
 use super::stepper::Stepper;
 use super::transport::{Envelope, Transport};
@@ -79,6 +79,7 @@ impl ThreadCluster {
             jitter_us: cfg.jitter_us,
             retransmit_us: cfg.retransmit_us,
             drop_per_mille: cfg.drop_per_mille.min(900),
+            history: SharedHistory::new(cfg.cluster.keys),
         });
         let oob_threads = match cfg.cluster.rejection {
             // Only caller-runs ever admits a command into an OOB slot.
@@ -195,6 +196,7 @@ impl ThreadCluster {
             keys: self.cfg.cluster.keys,
             wait: Duration::from_micros(self.cfg.cluster.reply_timeout_us) + Duration::from_secs(5),
             acks: AckLog::new(self.cfg.cluster.keys),
+            shared: Arc::clone(&self.shared),
         })
     }
 
@@ -239,11 +241,14 @@ impl ThreadCluster {
     }
 
     /// Quiesces, then verifies the cluster against `acks`; returns the report and summed stats.
+    /// Fails first if the history check found a stale read or a bad put reply among the
+    /// requesters' operations so far.
     pub fn verify(
         &self,
         acks: &AckLog,
         max_wait: Duration,
     ) -> Result<(VerifyReport, NodeStats), String> {
+        self.shared.history.result().map_err(|e| e.to_string())?;
         let snaps = self.quiesce(max_wait).map_err(|e| e.to_string())?;
         let mut stats = NodeStats::default();
         for (_, s) in &snaps {
@@ -253,6 +258,11 @@ impl ThreadCluster {
         verify_snapshots(&snaps, acks)
             .map(|r| (r, stats))
             .map_err(|e| e.to_string())
+    }
+
+    /// Gets the history check compared with the puts acknowledged before they were issued.
+    pub fn gets_checked(&self) -> u64 {
+        self.shared.history.gets_checked()
     }
 
     /// Node counters summed over the cluster.

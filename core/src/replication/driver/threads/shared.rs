@@ -11,6 +11,7 @@ use crossbeam::channel::Sender;
 use super::pool_threads::Job;
 use super::signal::SlotSignal;
 use super::transport::Envelope;
+use crate::replication::error::VerifyError;
 use crate::replication::message::{ClientOp, NodeId, Outcome, Output};
 use crate::replication::node::NodeMachine;
 use crate::replication::parts::collections::IdMap;
@@ -18,7 +19,7 @@ use crate::sync::Mutex;
 // Plain std types for the driver's own bookkeeping: the driver is measured, not model-checked
 // (the wait/wake hand-off it relies on is [`SlotSignal`], which loom checks).
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// What a requester's reply channel carries: its op and the outcome.
 pub(super) type Reply = (ClientOp, Outcome);
@@ -42,6 +43,106 @@ pub(super) struct ClusterRuntime {
     pub(super) jitter_us: u64,
     pub(super) retransmit_us: u64,
     pub(super) drop_per_mille: u32,
+    /// The history check of every requester's operations.
+    pub(super) history: SharedHistory,
+}
+
+/// The history check across requester threads (the threads driver's
+/// [`HistoryCheck`](crate::replication::HistoryCheck)): per key the newest version acknowledged
+/// so far, in real time, and the violations found. A requester reads its op's floor before it
+/// steps the op in and checks the outcome when its reply arrives: a get must return at least the
+/// floor's version, a put must be acknowledged with a newer one and echo its value. (The
+/// primary's own entry, which the simulation also compares, is behind another node's mutex
+/// here, so it is not compared.)
+pub(super) struct SharedHistory {
+    newest: Vec<AtomicU64>,
+    gets_checked: AtomicU64,
+    stale_reads: AtomicU64,
+    bad_put_replies: AtomicU64,
+    first: Mutex<Option<VerifyError>>,
+}
+
+impl SharedHistory {
+    pub(super) fn new(keys: u32) -> Self {
+        SharedHistory {
+            newest: (0..keys).map(|_| AtomicU64::new(0)).collect(),
+            gets_checked: AtomicU64::new(0),
+            stale_reads: AtomicU64::new(0),
+            bad_put_replies: AtomicU64::new(0),
+            first: Mutex::new("replication.history", None),
+        }
+    }
+
+    /// The floor of an op of `key` issued now. Acquire pairs with the Release in [`Self::done`]:
+    /// an op that sees an ack is ordered after it, hence after the put's apply at its primary.
+    pub(super) fn floor(&self, key: u32) -> u64 {
+        self.newest
+            .get(key as usize)
+            .map_or(0, |a| a.load(Ordering::Acquire))
+    }
+
+    /// `op`, issued with `floor`, completed with `outcome`.
+    pub(super) fn done(&self, op: &ClientOp, outcome: &Outcome, floor: u64) {
+        match (op, outcome) {
+            (ClientOp::Get(key), Outcome::Got(e)) => {
+                // Relaxed: counters read after the run.
+                self.gets_checked.fetch_add(1, Ordering::Relaxed);
+                if e.version < floor {
+                    self.stale_reads.fetch_add(1, Ordering::Relaxed);
+                    self.note(VerifyError::StaleRead {
+                        key: *key,
+                        floor,
+                        got: e.version,
+                        count: 0,
+                    });
+                }
+            }
+            (ClientOp::Put(key, value), Outcome::Put(e)) => {
+                if e.version <= floor || e.value != *value {
+                    self.bad_put_replies.fetch_add(1, Ordering::Relaxed);
+                    self.note(VerifyError::BadPutReply {
+                        key: *key,
+                        what: format!(
+                            "acknowledged as {e:?} after version {floor} was acknowledged, writing {value:?}"
+                        ),
+                    });
+                }
+                if let Some(a) = self.newest.get(*key as usize) {
+                    a.fetch_max(e.version, Ordering::Release);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn note(&self, e: VerifyError) {
+        let mut first = self.first.lock();
+        if first.is_none() {
+            *first = Some(e);
+        }
+    }
+
+    /// Gets checked so far.
+    pub(super) fn gets_checked(&self) -> u64 {
+        self.gets_checked.load(Ordering::Relaxed)
+    }
+
+    /// `Ok` if no op failed the check, else the first violation (a stale read with their count).
+    pub(super) fn result(&self) -> Result<(), VerifyError> {
+        let stale = self.stale_reads.load(Ordering::Relaxed);
+        match self.first.lock().clone() {
+            None => Ok(()),
+            Some(VerifyError::StaleRead {
+                key, floor, got, ..
+            }) => Err(VerifyError::StaleRead {
+                key,
+                floor,
+                got,
+                count: stale,
+            }),
+            Some(e) => Err(e),
+        }
+    }
 }
 
 impl ClusterRuntime {

@@ -6,7 +6,12 @@
 //! write unordered, unlocks and replies to the originator. Backups apply writes of a segment in
 //! sequence order (buffering early arrivals) and ack the originator, whose collector completes
 //! when it has the primary's result and every backup's ack, or fails after the reply timeout.
-//! Gets are local when the originator owns the key, otherwise staggered over the owners.
+//! Gets are local when the originator owns the key, otherwise staggered over the owners. Read
+//! guarantee: a get that starts after a put of its key was acknowledged returns that put's version
+//! or a later one, whichever owner answers, because the originator acknowledges a put only once
+//! every backup has applied it (in segment order) and acked, and the primary applied it first.
+//! A write still in flight (not yet acknowledged) may be seen by one get and not by a later one
+//! that another owner answers: the guarantee covers acknowledged writes only.
 //!
 //! Deviation: no `BackupNoopCommand`: in this model nothing can fail between taking a sequence
 //! number and sending the backup write, so no gap needs filling (ISPN-12435's marshalling failure
