@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
+use critsec_harness::claims::reproduce::PairedSettings;
 use critsec_harness::run::environment::{machine, now_utc};
 use critsec_present::publication::{Publication, folder_name};
 use critsec_present::report::{run_folder, write_report};
@@ -46,10 +47,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         let dir = args.out.join(folder_name(&now_utc()[..10], &machine()));
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let exe = std::env::current_exe().context("locating this executable for forks")?;
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
+        let seed = PairedSettings::clock_seed();
         let runs = publication.measure(&dir, &Arc::new(catalog()), &claims()?, exe, seed)?;
         (runs, Some(dir.join("verdicts.json")))
     } else {

@@ -123,12 +123,7 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
         settings.min_pairs = p;
         settings.max_pairs = settings.max_pairs.max(p);
     }
-    settings.seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0)
-    });
+    settings.seed = args.seed.unwrap_or_else(PairedSettings::clock_seed);
     let m = machine();
     println!(
         "# critsec reproduce: {} claim(s), {} mode, {}",

@@ -97,6 +97,15 @@ impl PairedSettings {
         }
     }
 
+    /// A run seed drawn from the clock, for runs that are not replays (printed and recorded, so
+    /// that any run can be replayed with it).
+    pub fn clock_seed() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    }
+
     /// The same settings with another run seed.
     pub fn with_seed(self, seed: u64) -> Self {
         PairedSettings { seed, ..self }
@@ -988,8 +997,6 @@ fn measure_commands(
         outcome.claim = primary;
         let v = derive(outcome, (0, 1), &rounds, confidence);
         outcome.claim = claim.clone();
-        outcome.components = None;
-        outcome.optimal_blocks = None;
         let decided = v.as_ref().map(Verdict::decided).unwrap_or(true);
         outcome.verdict = v;
         if decided {
@@ -1083,8 +1090,6 @@ fn measure_seeded(
             .collect();
         outcome.looks = vec![settings.seeds];
         outcome.verdict = derive(outcome, (0, 1), &rounds, CONFIDENCE);
-        outcome.components = None;
-        outcome.optimal_blocks = None;
         outcome.baseline.verified_before = vec![ra.checks.0.clone()];
         outcome.baseline.verified_after = vec![ra.checks.1.clone()];
         outcome.contender.verified_before = vec![rb.checks.0.clone()];
