@@ -1,4 +1,6 @@
-//! Instrumented locks: `Mutex`, `RwLock` and `Condvar` that count contended waits per lock name.
+//! Instrumented locks: `Mutex`, `RwLock` and `Condvar` that count contended waits per lock name,
+//! plus two JVM-faithful locks: `JdkReadWriteLock` (`ReentrantReadWriteLock`) and `Monitor`
+//! (re-entrant `synchronized`).
 //!
 //! Layered like parking_lot: [`primitive`] picks the raw primitives (parking_lot normally, loom
 //! under `cfg(loom)`), [`lock_stats`] keeps the per-name counters, and the wrappers add the
@@ -7,13 +9,20 @@
 //! modules are the only places in the crate that pick an implementation by `cfg(loom)`. Every lock protocol in `core` uses these types, so one `--cfg loom` build model-
 //! checks all of them, and one benchmark run can say which named lock threads waited on.
 
+mod jdk_rwlock;
 pub mod lock_stats;
+mod monitor;
 mod mutex;
 pub mod primitive;
 mod rwlock;
 mod snapshot_cell;
 
-pub use lock_stats::{LockStats, LockStatsSnapshot, lock_stats, reset_lock_stats};
+pub use jdk_rwlock::{JdkReadGuard, JdkReadWriteLock, JdkWriteGuard, hold_counters_allocated};
+pub use lock_stats::{
+    LockStats, LockStatsSnapshot, lock_stats, lock_stats_enabled, reset_lock_stats,
+    set_lock_stats_enabled,
+};
+pub use monitor::{Monitor, MonitorGuard};
 pub use mutex::{Condvar, Mutex, MutexGuard};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub(crate) use snapshot_cell::SnapshotCell;

@@ -18,6 +18,47 @@ mod imp {
     pub use std::thread;
     pub use std::thread_local;
 
+    /// std's `UnsafeCell` behind loom's pointer API, so lock implementations written against
+    /// loom's cell (which checks every access for races) compile unchanged without loom.
+    #[derive(Debug)]
+    pub struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+    /// A shared access to an [`UnsafeCell`]'s value (loom tracks it while alive).
+    #[derive(Debug)]
+    pub struct ConstPtr<T>(*const T);
+    /// An exclusive access to an [`UnsafeCell`]'s value.
+    #[derive(Debug)]
+    pub struct MutPtr<T>(*mut T);
+    impl<T> UnsafeCell<T> {
+        pub fn new(value: T) -> Self {
+            UnsafeCell(std::cell::UnsafeCell::new(value))
+        }
+        #[inline]
+        pub fn get(&self) -> ConstPtr<T> {
+            ConstPtr(self.0.get())
+        }
+        #[inline]
+        pub fn get_mut(&self) -> MutPtr<T> {
+            MutPtr(self.0.get())
+        }
+    }
+    impl<T> ConstPtr<T> {
+        /// # Safety
+        /// No exclusive access to the value may exist while the reference lives.
+        #[inline]
+        pub unsafe fn deref(&self) -> &T {
+            unsafe { &*self.0 }
+        }
+    }
+    impl<T> MutPtr<T> {
+        /// # Safety
+        /// No other access to the value may exist while the reference lives.
+        #[inline]
+        #[allow(clippy::mut_from_ref)]
+        pub unsafe fn deref(&self) -> &mut T {
+            unsafe { &mut *self.0 }
+        }
+    }
+
     /// The raw mutex under `sync::Mutex`: parking_lot's, for its small uncontended path.
     pub type RawMutex<T> = parking_lot::Mutex<T>;
     /// The raw read-write lock under `sync::RwLock`: parking_lot's task-fair lock.
@@ -72,6 +113,7 @@ mod imp {
 
 #[cfg(loom)]
 mod imp {
+    pub use loom::cell::{ConstPtr, MutPtr, UnsafeCell};
     pub use loom::sync::Arc;
     pub use loom::sync::atomic::{
         AtomicBool, AtomicI32, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,

@@ -1,6 +1,6 @@
 //! `RwLock<T>`: a raw read-write lock plus contended-wait accounting under a static name.
 
-use super::lock_stats::LockStats;
+use super::lock_stats::{LockStats, lock_stats_enabled};
 use super::primitive::{self, RawRwLock, RawRwLockReadGuard, RawRwLockWriteGuard};
 use std::fmt;
 use std::time::Instant;
@@ -39,6 +39,9 @@ impl<T> RwLock<T> {
 
     #[cold]
     fn read_contended(&self) -> RwLockReadGuard<'_, T> {
+        if !lock_stats_enabled() {
+            return primitive::raw_read(&self.raw);
+        }
         let start = Instant::now();
         let g = primitive::raw_read(&self.raw);
         self.stats.record_wait(start.elapsed());
@@ -56,6 +59,9 @@ impl<T> RwLock<T> {
 
     #[cold]
     fn write_contended(&self) -> RwLockWriteGuard<'_, T> {
+        if !lock_stats_enabled() {
+            return primitive::raw_write(&self.raw);
+        }
         let start = Instant::now();
         let g = primitive::raw_write(&self.raw);
         self.stats.record_wait(start.elapsed());
@@ -64,7 +70,7 @@ impl<T> RwLock<T> {
 
     /// The lock's name.
     pub fn name(&self) -> &'static str {
-        self.stats.snapshot().name
+        self.stats.name()
     }
 }
 
