@@ -56,3 +56,80 @@ fn rwlock_writer_excludes_readers() {
         w.join().unwrap();
     });
 }
+
+/// Preemptions per execution for the `JdkReadWriteLock` models: 2 by default (about a minute
+/// in CI), 3 with `CRITSEC_LONG=1` (the project's switch for long runs).
+fn jdk_model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    let long = std::env::var("CRITSEC_LONG").is_ok_and(|v| v == "1");
+    builder.preemption_bound = Some(if long { 3 } else { 2 });
+    builder.check(f);
+}
+
+#[test]
+fn jdk_rwlock_writer_excludes_readers_and_readers_share() {
+    use critsec_core::sync::JdkReadWriteLock;
+    jdk_model(|| {
+        let l = Arc::new(JdkReadWriteLock::new("loom.jdk", (0u32, 0u32)));
+        let w = {
+            let l = Arc::clone(&l);
+            thread::spawn(move || {
+                let mut g = l.write();
+                g.0 += 1;
+                g.1 += 1;
+            })
+        };
+        let r = {
+            let l = Arc::clone(&l);
+            thread::spawn(move || {
+                let (a, b) = *l.read();
+                assert_eq!(a, b, "a reader saw half a write");
+            })
+        };
+        let (a, b) = *l.read();
+        assert_eq!(a, b, "a reader saw half a write");
+        w.join().unwrap();
+        r.join().unwrap();
+        assert_eq!(*l.read(), (1, 1));
+        assert!(!l.has_queued_threads());
+    });
+}
+
+#[test]
+fn jdk_rwlock_writers_lose_no_increment_and_no_wake_up() {
+    use critsec_core::sync::JdkReadWriteLock;
+    jdk_model(|| {
+        let l = Arc::new(JdkReadWriteLock::new("loom.jdk_w", 0u32));
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let l = Arc::clone(&l);
+                thread::spawn(move || *l.write() += 1)
+            })
+            .collect();
+        *l.write() += 1;
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(*l.read(), 3);
+    });
+}
+
+#[test]
+fn jdk_rwlock_reentrant_read_passes_a_queued_writer() {
+    use critsec_core::sync::JdkReadWriteLock;
+    jdk_model(|| {
+        let l = Arc::new(JdkReadWriteLock::new("loom.jdk_re", 0u32));
+        let outer = l.read();
+        let w = {
+            let l = Arc::clone(&l);
+            thread::spawn(move || *l.write() += 1)
+        };
+        // Whether or not the writer has queued yet, a nested read must not wait for it.
+        let inner = l.read();
+        assert_eq!(l.read_hold_count(), 2);
+        drop(inner);
+        drop(outer);
+        w.join().unwrap();
+        assert_eq!(*l.read(), 1);
+    });
+}

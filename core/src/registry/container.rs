@@ -6,7 +6,7 @@
 use super::core::Core;
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
-use super::mdc::{MAX_MDC_PUTS, MDC_KEYS, MdcEntries};
+use super::mdc::{MAX_MDC_PUTS, MDC_KEYS, MdcEntries, MdcKind};
 use crate::sync::primitive::{Arc, AtomicU64, Ordering};
 use std::collections::HashMap;
 use std::fmt;
@@ -24,6 +24,9 @@ pub struct RegistryConfig {
     /// Logging-context puts per outermost open: Solr's real keys first (node, core, collection,
     /// shard, replica, where present), then padding keys, truncated to this number.
     pub mdc_puts: usize,
+    /// Which logging-context model the cores use: the cheap garbage-free map (the default) or
+    /// Solr's log4j2 copy-on-write map.
+    pub mdc: MdcKind,
     /// Called by every core creation (load or reload) before the core exists.
     pub load_hook: Option<LoadHook>,
 }
@@ -33,6 +36,7 @@ impl fmt::Debug for RegistryConfig {
         f.debug_struct("RegistryConfig")
             .field("node_name", &self.node_name)
             .field("mdc_puts", &self.mdc_puts)
+            .field("mdc", &self.mdc)
             .field(
                 "load_hook",
                 &self.load_hook.as_ref().map(|_| "Fn(&CoreDescriptor)"),
@@ -42,6 +46,13 @@ impl fmt::Debug for RegistryConfig {
 }
 
 impl RegistryConfig {
+    /// How many puts Solr's `MDCLoggingContext.setCore` makes at depth 0: `node_name` with a
+    /// ZooKeeper node name, `core` always, and `collection`, `shard`, `replica` with a cloud
+    /// descriptor. SolrCloud: 5; standalone: 1.
+    pub fn solr_mdc_puts(with_node: bool, cloud: bool) -> usize {
+        usize::from(with_node) + 1 + 3 * usize::from(cloud)
+    }
+
     /// A configuration; `mdc_puts` must be at most [`MAX_MDC_PUTS`].
     pub fn new(node_name: Option<String>, mdc_puts: usize) -> Result<Self, RegistryError> {
         if mdc_puts > MAX_MDC_PUTS {
@@ -53,6 +64,7 @@ impl RegistryConfig {
         Ok(RegistryConfig {
             node_name,
             mdc_puts,
+            mdc: MdcKind::Cheap,
             load_hook: None,
         })
     }
@@ -85,6 +97,7 @@ impl Default for RegistryConfig {
         RegistryConfig {
             node_name: Some("node1:8983_solr".to_string()),
             mdc_puts: 5,
+            mdc: MdcKind::Cheap,
             load_hook: None,
         }
     }
@@ -163,7 +176,7 @@ impl Container {
             hook(&descriptor);
         }
         let mdc = self.config.mdc_entries(&descriptor);
-        Arc::new(Core::new(descriptor, mdc))
+        Arc::new(Core::new(descriptor, mdc, self.config.mdc))
     }
 
     /// How many cores this container has created (loads plus reloads plus `create_core` calls).

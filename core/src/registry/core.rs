@@ -17,7 +17,7 @@
 
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
-use super::mdc::{Mdc, MdcEntries};
+use super::mdc::{Mdc, MdcEntries, MdcKind};
 use crate::sync::primitive::{Arc, AtomicI64, AtomicU32, Ordering, fence};
 use std::fmt;
 
@@ -45,6 +45,8 @@ pub struct Core {
     id: CoreId,
     descriptor: Arc<CoreDescriptor>,
     mdc: MdcEntries,
+    /// The logging-context model `open` and `close` run.
+    mdc_kind: MdcKind,
     /// The reference count; see the state table in the module doc.
     ref_count: AtomicI64,
     /// How many times `do_close` ran (the exactly-once property makes this 0 or 1).
@@ -56,11 +58,12 @@ pub struct Core {
 impl Core {
     /// A new core holding one reference: the one its registry will own (Solr's `refCount = 1`).
     /// `mdc` are the logging-context entries every outermost open puts.
-    pub fn new(descriptor: Arc<CoreDescriptor>, mdc: MdcEntries) -> Core {
+    pub fn new(descriptor: Arc<CoreDescriptor>, mdc: MdcEntries, mdc_kind: MdcKind) -> Core {
         Core {
             id: CoreId::next(),
             descriptor,
             mdc,
+            mdc_kind,
             ref_count: AtomicI64::new(1),
             closes_run: AtomicU32::new(0),
             over_closes: AtomicU32::new(0),
@@ -101,7 +104,7 @@ impl Core {
                 count: prev,
             });
         }
-        Mdc::set_core(&self.mdc);
+        Mdc::set_core_with(self.mdc_kind, &self.mdc);
         Ok(())
     }
 
@@ -127,7 +130,7 @@ impl Core {
                 Err(actual) => count = actual,
             }
         }
-        Mdc::set_core(&self.mdc);
+        Mdc::set_core_with(self.mdc_kind, &self.mdc);
         true
     }
 
@@ -151,7 +154,7 @@ impl Core {
         } else {
             Ok(false)
         };
-        Mdc::clear();
+        Mdc::clear_with(self.mdc_kind);
         result
     }
 
@@ -206,6 +209,7 @@ mod tests {
         Core::new(
             Arc::new(CoreDescriptor::new("c")),
             vec![("core", "c".into())].into(),
+            MdcKind::Cheap,
         )
     }
 

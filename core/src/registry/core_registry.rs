@@ -1,13 +1,15 @@
 //! The `CoreRegistry` trait: `SolrCores` plus the `CoreContainer` methods that use it.
 //!
-//! Three strategies implement it, differing only in how they make readers and writers agree. Each
+//! Four strategies implement it, differing only in how they make readers and writers agree. Each
 //! states just that (the crate-private `StateAccess`, one file per strategy); the methods of this
 //! trait are written once on top of it, in `state_access.rs`.
 //!
 //! - [`MutexRegistry`](super::MutexRegistry) (`mutex`): upstream Solr, one monitor over
 //!   everything, `open()` and its logging-context puts inside it. Pick it to reproduce Solr.
 //! - [`RwLockRegistry`](super::RwLockRegistry) (`rwlock`): apache/solr PR #1155, readers share a
-//!   read-write lock, writers and waiters take the write lock. Pick it to reproduce the PR.
+//!   read-write lock (parking_lot's), writers and waiters take the write lock.
+//! - [`JdkRwLockRegistry`](super::JdkRwLockRegistry) (`jdk-rwlock`): the same on a model of the
+//!   JDK's `ReentrantReadWriteLock`. Pick it to reproduce the PR as it ran.
 //! - [`SnapshotRegistry`](super::SnapshotRegistry) (`snapshot`): ours, readers take no lock at
 //!   all; writers are serialised and publish an immutable snapshot. Pick it for speed.
 //!
@@ -23,7 +25,7 @@ use super::container::{Container, RegistryConfig, RequestHandler};
 use super::core::{Core, CoreId};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
-use super::{MutexRegistry, RwLockRegistry, SnapshotRegistry};
+use super::{JdkRwLockRegistry, MutexRegistry, RwLockRegistry, SnapshotRegistry};
 use crate::kind::StrategyKind;
 use crate::sync::primitive::Arc;
 use std::fmt;
@@ -73,8 +75,10 @@ impl fmt::Debug for CoreHandle {
 pub enum RegistryKind {
     /// [`MutexRegistry`]: upstream Solr.
     Mutex,
-    /// [`RwLockRegistry`]: apache/solr PR #1155.
+    /// [`RwLockRegistry`]: apache/solr PR #1155 on parking_lot's read-write lock.
     RwLock,
+    /// [`JdkRwLockRegistry`]: apache/solr PR #1155 on the JDK's `ReentrantReadWriteLock`.
+    JdkRwLock,
     /// [`SnapshotRegistry`]: ours.
     Snapshot,
 }
@@ -83,6 +87,7 @@ impl StrategyKind for RegistryKind {
     const ALL: &'static [Self] = &[
         RegistryKind::Mutex,
         RegistryKind::RwLock,
+        RegistryKind::JdkRwLock,
         RegistryKind::Snapshot,
     ];
 
@@ -90,6 +95,7 @@ impl StrategyKind for RegistryKind {
         match self {
             RegistryKind::Mutex => "mutex",
             RegistryKind::RwLock => "rwlock",
+            RegistryKind::JdkRwLock => "jdk-rwlock",
             RegistryKind::Snapshot => "snapshot",
         }
     }
@@ -101,6 +107,7 @@ impl RegistryKind {
         match self {
             RegistryKind::Mutex => Box::new(MutexRegistry::new(config)),
             RegistryKind::RwLock => Box::new(RwLockRegistry::new(config)),
+            RegistryKind::JdkRwLock => Box::new(JdkRwLockRegistry::new(config)),
             RegistryKind::Snapshot => Box::new(SnapshotRegistry::new(config)),
         }
     }

@@ -1,7 +1,13 @@
 //! `Mdc`: the per-thread logging context that `SolrCore.open()` fills in, with its call depth.
 //!
-//! Mirrors Solr's `MDCLoggingContext`: a thread-local call depth plus the logging framework's
-//! thread-local map (log4j2's garbage-free `ThreadContext`). `set_core` bumps the depth and,
+//! Two models, chosen per registry by [`MdcKind`]:
+//! - [`MdcKind::Log4j2`] (`log4j2`), what Solr runs: `MDCLoggingContext` over log4j2's
+//!   `CopyOnWriteSortedArrayThreadContextMap` (module `mdc_log4j2`). Every put and every remove
+//!   allocates a new sorted map; the depth is a `ThreadLocal<Integer>`, boxed.
+//! - [`MdcKind::Cheap`] (`cheap`), below: a garbage-free map that never allocates after warm-up,
+//!   the lower bound of what the context could cost.
+//!
+//! The cheap model: a thread-local call depth plus a thread-local map. `set_core` bumps the depth and,
 //! only when it was 0, puts the node, core, collection, shard and replica names; `clear` lowers
 //! the depth and, once it is back at 1 or less, removes the per-core keys: a fixed set (every key
 //! but the node name), whichever core is closing, since with a non-LIFO close order the last core
@@ -89,11 +95,74 @@ thread_local! {
     static CONTEXT: RefCell<Context> = RefCell::new(Context::default());
 }
 
+/// Which logging-context model a registry's cores use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MdcKind {
+    /// The garbage-free map: no allocation after warm-up.
+    #[default]
+    Cheap,
+    /// Solr's `MDCLoggingContext` over log4j2's copy-on-write `ThreadContext` map.
+    Log4j2,
+}
+
+impl crate::kind::StrategyKind for MdcKind {
+    const ALL: &'static [Self] = &[MdcKind::Cheap, MdcKind::Log4j2];
+
+    fn id(self) -> &'static str {
+        match self {
+            MdcKind::Cheap => "cheap",
+            MdcKind::Log4j2 => "log4j2",
+        }
+    }
+}
+
+crate::strategy_kind_text!(MdcKind);
+
 /// The calling thread's logging context (all functions act on the current thread only).
 pub struct Mdc;
 
 impl Mdc {
-    /// `MDCLoggingContext.setCore`: one level deeper; at depth 0 also put every entry.
+    /// `MDCLoggingContext.setCore` in the model `kind`.
+    #[inline]
+    pub fn set_core_with(kind: MdcKind, entries: &[(&'static str, Box<str>)]) {
+        match kind {
+            MdcKind::Cheap => Mdc::set_core(entries),
+            MdcKind::Log4j2 => super::mdc_log4j2::set_core(entries),
+        }
+    }
+
+    /// `MDCLoggingContext.clear` in the model `kind`.
+    #[inline]
+    pub fn clear_with(kind: MdcKind) {
+        match kind {
+            MdcKind::Cheap => Mdc::clear(),
+            MdcKind::Log4j2 => super::mdc_log4j2::clear(),
+        }
+    }
+
+    /// The call depth of model `kind`.
+    pub fn depth_of(kind: MdcKind) -> u32 {
+        match kind {
+            MdcKind::Cheap => Mdc::depth(),
+            MdcKind::Log4j2 => super::mdc_log4j2::depth(),
+        }
+    }
+
+    /// The current call depth, whichever model the thread used: every caller of the registry
+    /// checks balance with this, and a thread uses one model at a time.
+    pub fn any_depth() -> u32 {
+        Mdc::depth().max(super::mdc_log4j2::depth())
+    }
+
+    /// The value under `key` in model `kind` (log4j2's values carry Solr's prefixes, `x:`...).
+    pub fn get_of(kind: MdcKind, key: &str) -> Option<String> {
+        match kind {
+            MdcKind::Cheap => Mdc::get(key),
+            MdcKind::Log4j2 => super::mdc_log4j2::get(key),
+        }
+    }
+
+    /// `MDCLoggingContext.setCore`, cheap model: one level deeper; at depth 0 also put every entry.
     pub fn set_core(entries: &[(&'static str, Box<str>)]) {
         CONTEXT.with(|c| {
             let mut c = c.borrow_mut();
@@ -107,7 +176,7 @@ impl Mdc {
         });
     }
 
-    /// `MDCLoggingContext.clear`: one level up; at depth 1 or less also remove the per-core keys,
+    /// `MDCLoggingContext.clear`, cheap model: one level up; at depth 1 or less also remove the per-core keys,
     /// all of them, not only those of the core being closed (issue #18).
     ///
     /// Deviation: Solr's fixed set is collection, core, replica and shard; ours is every key but

@@ -12,7 +12,10 @@
 //! [`RegistryKind::build`] to construct one):
 //!
 //! - [`MutexRegistry`] (`mutex`): upstream Solr, `synchronized (modifyLock)`.
-//! - [`RwLockRegistry`] (`rwlock`): apache/solr PR #1155, a read-write lock with a condition.
+//! - [`RwLockRegistry`] (`rwlock`): apache/solr PR #1155, a read-write lock with a condition, on
+//!   parking_lot's `RwLock`.
+//! - [`JdkRwLockRegistry`] (`jdk-rwlock`): the same on [`crate::sync::JdkReadWriteLock`], the
+//!   JDK's `ReentrantReadWriteLock` mechanism by mechanism.
 //! - [`SnapshotRegistry`] (`snapshot`): ours, lock-free readers over an arc-swap snapshot.
 //!
 //! Layout: the trait and the catalog in `core_registry.rs`; the state `SolrCores` guards and its
@@ -26,6 +29,7 @@ mod core_registry;
 mod descriptor;
 mod error;
 mod mdc;
+mod mdc_log4j2;
 mod mutex_registry;
 mod registry_state;
 mod rwlock_registry;
@@ -40,7 +44,7 @@ pub use container::{CONTAINER_HANDLERS, Container, LoadHook, RegistryConfig, Req
 pub use core_registry::{CoreHandle, CoreRegistry, RegistryKind};
 pub use descriptor::{CloudDescriptor, CoreDescriptor};
 pub use error::RegistryError;
-pub use mdc::{MAX_MDC_PUTS, MDC_KEYS, Mdc, MdcEntries, NODE_KEY};
+pub use mdc::{MAX_MDC_PUTS, MDC_KEYS, Mdc, MdcEntries, MdcKind, NODE_KEY};
 pub use mutex_registry::MutexRegistry;
-pub use rwlock_registry::RwLockRegistry;
+pub use rwlock_registry::{JdkRwLockRegistry, RwLockRegistry};
 pub use snapshot_registry::SnapshotRegistry;

@@ -1,6 +1,8 @@
 //! Models: Solr as shipped, one monitor (`registry.modify_lock`) over all registry state.
 //! Upstream: `SolrCores.modifyLock` (`synchronized`) in `getCoreFromAnyList` + `SolrCore.open()`.
-//! Hot path: 1 mutex; inside it a hash lookup, 2 atomic increments and the MDC puts; no allocation.
+//! Hot path: 1 monitor entered, and re-entered around the lookup as Solr's nested
+//! `getLoadedCoreWithoutIncrement` does; inside, a hash lookup, the refcount increment and the
+//! MDC puts.
 //!
 //! This file says only how the strategy reaches its state ([`StateAccess`]); the registry itself
 //! ([`CoreRegistry`](super::CoreRegistry)) is the shared implementation in `state_access.rs`.
@@ -12,7 +14,7 @@ use super::error::RegistryError;
 use super::registry_state::{Claim, RegistryState};
 use super::state_access::{Lookup, StateAccess};
 use crate::sync::primitive::Arc;
-use crate::sync::{Condvar, Mutex};
+use crate::sync::{Condvar, Monitor};
 
 /// Upstream Solr: every read, write and wait takes `registry.modify_lock`.
 ///
@@ -20,8 +22,8 @@ use crate::sync::{Condvar, Mutex};
 /// supplies only its state and the way to reach it.
 pub struct MutexRegistry {
     container: Container,
-    /// Solr's `modifyLock`.
-    state: Mutex<RegistryState>,
+    /// Solr's `modifyLock`, a re-entrant monitor.
+    state: Monitor<RegistryState>,
     /// Solr's `modifyLock.wait()/notifyAll()`.
     changed: Condvar,
 }
@@ -31,7 +33,7 @@ impl MutexRegistry {
     pub fn new(config: RegistryConfig) -> Self {
         MutexRegistry {
             container: Container::new(config),
-            state: Mutex::new("registry.modify_lock", RegistryState::default()),
+            state: Monitor::new("registry.modify_lock", RegistryState::default()),
             changed: Condvar::new(),
         }
     }
@@ -44,22 +46,24 @@ impl StateAccess for MutexRegistry {
         &self.container
     }
 
-    /// `getCoreFromAnyList(name, incRefCount = true, id)`: lookup and `open()` under the lock.
+    /// `getCoreFromAnyList(name, incRefCount = true, id)`: lookup and `open()` under the lock;
+    /// the lookup is `getLoadedCoreWithoutIncrement`, which enters the monitor again.
     fn open_loaded(&self, name: &str, id: Option<CoreId>) -> Result<Lookup, RegistryError> {
-        let state = self.state.lock();
-        state.maps.open_locked(name, id)
+        let state = self.state.enter();
+        let found = state.reenter(|st| st.maps.lookup(name, id));
+        RegistryState::open_found(found)
     }
 
     fn read<R>(&self, f: impl FnOnce(&RegistryState) -> R) -> R {
-        f(&self.state.lock())
+        f(&self.state.enter())
     }
 
     fn write<R>(&self, f: impl FnOnce(&mut RegistryState) -> R) -> R {
-        f(&mut self.state.lock())
+        f(&mut self.state.enter())
     }
 
     fn write_and_notify<R>(&self, f: impl FnOnce(&mut RegistryState) -> R) -> R {
-        let r = f(&mut self.state.lock());
+        let r = f(&mut self.state.enter());
         self.changed.notify_all();
         r
     }
@@ -69,11 +73,11 @@ impl StateAccess for MutexRegistry {
         name: &str,
         action: &'static str,
     ) -> Result<Option<Arc<Core>>, RegistryError> {
-        let mut state = self.state.lock();
+        let mut state = self.state.enter();
         loop {
             match state.claim_locked(name, action)? {
                 Claim::Claimed(core) => return Ok(core),
-                Claim::Busy => self.changed.wait(&mut state),
+                Claim::Busy => state.wait(&self.changed),
             }
         }
     }

@@ -72,13 +72,7 @@ impl Maps {
         name: &str,
         id: Option<CoreId>,
     ) -> Result<Lookup, RegistryError> {
-        match self.lookup(name, id) {
-            Some(core) => {
-                core.open()?;
-                Ok(Lookup::Opened(CoreHandle::from_open(Arc::clone(core))))
-            }
-            None => Ok(Lookup::Missed),
-        }
+        RegistryState::open_found(self.lookup(name, id))
     }
 
     pub(crate) fn descriptor(&self, name: &str) -> Option<Arc<CoreDescriptor>> {
@@ -148,6 +142,18 @@ pub(crate) struct RegistryState {
 }
 
 impl RegistryState {
+    /// Solr's unconditional `open()` of what the lookup found, under the caller's lock.
+    #[inline]
+    pub(crate) fn open_found(found: Option<&Arc<Core>>) -> Result<Lookup, RegistryError> {
+        match found {
+            Some(core) => {
+                core.open()?;
+                Ok(Lookup::Opened(CoreHandle::from_open(Arc::clone(core))))
+            }
+            None => Ok(Lookup::Missed),
+        }
+    }
+
     /// One pass of Solr's `waitAddPendingCoreOps` loop: an error once the container is shut
     /// down, else the claim on `name` (with its loaded core, no increment) unless an operation or
     /// a close is pending on it, in which case the caller waits for a change and asks again.

@@ -1,6 +1,13 @@
-//! Models: apache/solr PR #1155 (SOLR-16497): one read-write lock, `registry.rw_lock`, over all.
+//! Models: apache/solr PR #1155 (SOLR-16497): one read-write lock over all registry state.
 //! Upstream: a `ReentrantReadWriteLock` for `modifyLock`; reads `readLock()`, writes `writeLock()`.
-//! Hot path: 1 read lock (a CAS on a word all readers share); inside, lookup, 2 increments, MDC.
+//! Hot path: 1 read lock; inside, lookup, 2 increments, MDC.
+//!
+//! Two strategies share this file, differing only in the lock:
+//! - [`JdkRwLockRegistry`] (`jdk-rwlock`, lock `registry.jdk_rw_lock`): the PR as it ran, on
+//!   [`JdkReadWriteLock`], the JDK's read path (CAS retry loop, shared hold-count fields,
+//!   thread-local hold counters) on acquire and release.
+//! - [`RwLockRegistry`] (`rwlock`, lock `registry.rw_lock`): the same design on parking_lot's
+//!   `RwLock` (one CAS to acquire, one to release), i.e. what the PR would cost with a leaner lock.
 //!
 //! # Waiting on the write lock
 //!
@@ -27,83 +34,105 @@ use super::error::RegistryError;
 use super::registry_state::{Claim, RegistryState};
 use super::state_access::{Lookup, StateAccess};
 use crate::sync::primitive::Arc;
-use crate::sync::{Condvar, Mutex, RwLock};
+use crate::sync::{Condvar, JdkReadWriteLock, Mutex, RwLock};
 
-/// PR #1155: readers share `registry.rw_lock`; writers and waiters take it exclusively.
-///
-/// Its [`CoreRegistry`](super::CoreRegistry) methods are the ones every strategy shares; this type
-/// supplies only its state and the way to reach it.
-pub struct RwLockRegistry {
-    container: Container,
-    /// The PR's `READ_WRITE_LOCK`.
-    state: RwLock<RegistryState>,
-    /// The epoch of the write lock's condition (see the module doc).
-    signal: Mutex<u64>,
-    /// Woken when `signal` changes.
-    changed: Condvar,
-}
+/// One read-write-lock registry type per lock (see the module doc).
+macro_rules! read_write_registry {
+    ($(#[$doc:meta])* $name:ident, $lock:ident, $kind:expr, $lock_name:literal) => {
+    $(#[$doc])*
+    /// PR #1155: readers share the lock; writers and waiters take it exclusively.
+    ///
+    /// Its [`CoreRegistry`](super::CoreRegistry) methods are the ones every strategy shares; this type
+    /// supplies only its state and the way to reach it.
+    pub struct $name {
+        container: Container,
+        /// The PR's `READ_WRITE_LOCK`.
+        state: $lock<RegistryState>,
+        /// The epoch of the write lock's condition (see the module doc).
+        signal: Mutex<u64>,
+        /// Woken when `signal` changes.
+        changed: Condvar,
+    }
 
-impl RwLockRegistry {
-    /// An empty registry.
-    pub fn new(config: RegistryConfig) -> Self {
-        RwLockRegistry {
-            container: Container::new(config),
-            state: RwLock::new("registry.rw_lock", RegistryState::default()),
-            signal: Mutex::new("registry.rw_signal", 0),
-            changed: Condvar::new(),
+    impl $name {
+        /// An empty registry.
+        pub fn new(config: RegistryConfig) -> Self {
+            $name {
+                container: Container::new(config),
+                state: $lock::new($lock_name, RegistryState::default()),
+                signal: Mutex::new("registry.rw_signal", 0),
+                changed: Condvar::new(),
+            }
         }
     }
-}
 
-impl StateAccess for RwLockRegistry {
-    const KIND: RegistryKind = RegistryKind::RwLock;
+    impl StateAccess for $name {
+        const KIND: RegistryKind = $kind;
 
-    fn container(&self) -> &Container {
-        &self.container
-    }
+        fn container(&self) -> &Container {
+            &self.container
+        }
 
-    /// `getCoreFromAnyList(name, incRefCount = true, id)`: lookup and `open()` under the read
-    /// lock, so many readers open cores at once.
-    fn open_loaded(&self, name: &str, id: Option<CoreId>) -> Result<Lookup, RegistryError> {
-        let state = self.state.read();
-        state.maps.open_locked(name, id)
-    }
+        /// `getCoreFromAnyList(name, incRefCount = true, id)`: lookup and `open()` under the read
+        /// lock, so many readers open cores at once.
+        fn open_loaded(&self, name: &str, id: Option<CoreId>) -> Result<Lookup, RegistryError> {
+            let state = self.state.read();
+            state.maps.open_locked(name, id)
+        }
 
-    fn read<R>(&self, f: impl FnOnce(&RegistryState) -> R) -> R {
-        f(&self.state.read())
-    }
+        fn read<R>(&self, f: impl FnOnce(&RegistryState) -> R) -> R {
+            f(&self.state.read())
+        }
 
-    fn write<R>(&self, f: impl FnOnce(&mut RegistryState) -> R) -> R {
-        f(&mut self.state.write())
-    }
+        fn write<R>(&self, f: impl FnOnce(&mut RegistryState) -> R) -> R {
+            f(&mut self.state.write())
+        }
 
-    fn write_and_notify<R>(&self, f: impl FnOnce(&mut RegistryState) -> R) -> R {
-        let mut state = self.state.write();
-        let r = f(&mut state);
-        // The epoch moves while the write lock is still held (the rule in the module doc).
-        *self.signal.lock() += 1;
-        drop(state);
-        self.changed.notify_all();
-        r
-    }
-
-    fn wait_add_pending_core_ops(
-        &self,
-        name: &str,
-        action: &'static str,
-    ) -> Result<Option<Arc<Core>>, RegistryError> {
-        loop {
+        fn write_and_notify<R>(&self, f: impl FnOnce(&mut RegistryState) -> R) -> R {
             let mut state = self.state.write();
-            if let Claim::Claimed(core) = state.claim_locked(name, action)? {
-                return Ok(core);
-            }
-            // Read the epoch before giving up the write lock, then sleep until it moves.
-            let mut epoch = self.signal.lock();
-            let seen = *epoch;
+            let r = f(&mut state);
+            // The epoch moves while the write lock is still held (the rule in the module doc).
+            *self.signal.lock() += 1;
             drop(state);
-            while *epoch == seen {
-                self.changed.wait(&mut epoch);
+            self.changed.notify_all();
+            r
+        }
+
+        fn wait_add_pending_core_ops(
+            &self,
+            name: &str,
+            action: &'static str,
+        ) -> Result<Option<Arc<Core>>, RegistryError> {
+            loop {
+                let mut state = self.state.write();
+                if let Claim::Claimed(core) = state.claim_locked(name, action)? {
+                    return Ok(core);
+                }
+                // Read the epoch before giving up the write lock, then sleep until it moves.
+                let mut epoch = self.signal.lock();
+                let seen = *epoch;
+                drop(state);
+                while *epoch == seen {
+                    self.changed.wait(&mut epoch);
+                }
             }
         }
     }
+    };
 }
+
+read_write_registry!(
+    /// PR #1155 on parking_lot's `RwLock` (`registry.rw_lock`).
+    RwLockRegistry,
+    RwLock,
+    RegistryKind::RwLock,
+    "registry.rw_lock"
+);
+
+read_write_registry!(
+    /// PR #1155 on the JDK's `ReentrantReadWriteLock` model (`registry.jdk_rw_lock`).
+    JdkRwLockRegistry,
+    JdkReadWriteLock,
+    RegistryKind::JdkRwLock,
+    "registry.jdk_rw_lock"
+);

@@ -1,6 +1,6 @@
 //! `StateAccess`: how a strategy reaches its registry state; everything else is written once here.
 //!
-//! The three strategies differ only in how readers and writers reach the `SolrCores` state: a
+//! The strategies differ only in how readers and writers reach the `SolrCores` state: a
 //! monitor, a read-write lock with a condition, or a published snapshot beside a writer lock. Each
 //! strategy implements [`StateAccess`] (its hot-path lookup and open, its read, write and wait
 //! steps) and nothing else. The one implementation of [`CoreRegistry`] below, for every

@@ -444,6 +444,9 @@ fn mutex(config: RegistryConfig) -> Box<dyn CoreRegistry> {
 fn rwlock(config: RegistryConfig) -> Box<dyn CoreRegistry> {
     Box::new(RwLockRegistry::new(config))
 }
+fn jdk_rwlock(config: RegistryConfig) -> Box<dyn CoreRegistry> {
+    Box::new(JdkRwLockRegistry::new(config))
+}
 fn snapshot(config: RegistryConfig) -> Box<dyn CoreRegistry> {
     Box::new(SnapshotRegistry::new(config))
 }
@@ -456,7 +459,7 @@ macro_rules! conformance {
 
             fn registry() -> Box<dyn CoreRegistry> {
                 let r = super::$strategy(RegistryConfig::default());
-                assert_eq!(r.id(), stringify!($strategy));
+                assert_eq!(r.id(), stringify!($strategy).replace('_', "-"));
                 r
             }
 
@@ -502,6 +505,7 @@ macro_rules! conformance {
 
 conformance!(mutex);
 conformance!(rwlock);
+conformance!(jdk_rwlock);
 conformance!(snapshot);
 
 #[test]
@@ -511,8 +515,11 @@ fn strategies_are_built_by_id() {
         assert_eq!(kind.id().parse::<RegistryKind>(), Ok(*kind));
         assert_eq!(kind.to_string(), kind.id());
     }
-    assert_eq!(ids::<RegistryKind>(), ["mutex", "rwlock", "snapshot"]);
+    assert_eq!(
+        ids::<RegistryKind>(),
+        ["mutex", "rwlock", "jdk-rwlock", "snapshot"]
+    );
     let e = "spinlock".parse::<RegistryKind>().unwrap_err();
     assert_eq!(e.given, "spinlock");
-    assert_eq!(e.valid, "mutex, rwlock, snapshot");
+    assert_eq!(e.valid, "mutex, rwlock, jdk-rwlock, snapshot");
 }

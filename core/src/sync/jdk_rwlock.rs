@@ -41,6 +41,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::time::Instant;
 
@@ -207,14 +208,16 @@ unsafe impl<T: Send + Sync> Sync for JdkReadWriteLock<T> {}
 /// Shared access; releases the read hold on drop. Not `Send`: the hold counts are per thread.
 pub struct JdkReadGuard<'a, T> {
     lock: &'a JdkReadWriteLock<T>,
-    ptr: ConstPtr<T>,
+    /// Dropped (ending loom's record of the access) before the lock is released.
+    ptr: ManuallyDrop<ConstPtr<T>>,
     _not_send: PhantomData<*const ()>,
 }
 
 /// Exclusive access; releases the write hold on drop. Not `Send`: the owner is a thread.
 pub struct JdkWriteGuard<'a, T> {
     lock: &'a JdkReadWriteLock<T>,
-    ptr: MutPtr<T>,
+    /// Dropped (ending loom's record of the access) before the lock is released.
+    ptr: ManuallyDrop<MutPtr<T>>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -252,7 +255,7 @@ impl<T> JdkReadWriteLock<T> {
         }
         JdkReadGuard {
             lock: self,
-            ptr: self.data.get(),
+            ptr: ManuallyDrop::new(self.data.get()),
             _not_send: PhantomData,
         }
     }
@@ -266,7 +269,7 @@ impl<T> JdkReadWriteLock<T> {
         }
         JdkWriteGuard {
             lock: self,
-            ptr: self.data.get_mut(),
+            ptr: ManuallyDrop::new(self.data.get_mut()),
             _not_send: PhantomData,
         }
     }
@@ -498,13 +501,15 @@ impl<T> Deref for JdkReadGuard<'_, T> {
     #[inline]
     fn deref(&self) -> &T {
         // SAFETY: a read hold excludes writers.
-        unsafe { self.ptr.deref() }
+        unsafe { (*self.ptr).deref() }
     }
 }
 
 impl<T> Drop for JdkReadGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
+        // SAFETY: the pointer is not used again.
+        unsafe { ManuallyDrop::drop(&mut self.ptr) };
         self.lock.release_shared();
     }
 }
@@ -514,7 +519,7 @@ impl<T> Deref for JdkWriteGuard<'_, T> {
     #[inline]
     fn deref(&self) -> &T {
         // SAFETY: the write hold excludes every other access.
-        unsafe { &*self.ptr.deref() }
+        unsafe { &*(*self.ptr).deref() }
     }
 }
 
@@ -522,13 +527,15 @@ impl<T> DerefMut for JdkWriteGuard<'_, T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: as above, and `&mut self` makes this the guard's only live reference.
-        unsafe { self.ptr.deref() }
+        unsafe { (*self.ptr).deref() }
     }
 }
 
 impl<T> Drop for JdkWriteGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
+        // SAFETY: the pointer is not used again.
+        unsafe { ManuallyDrop::drop(&mut self.ptr) };
         self.lock.release();
     }
 }

@@ -62,9 +62,11 @@ impl<T> Monitor<T> {
 
 impl<T> MonitorGuard<'_, T> {
     /// A nested `synchronized` block on the monitor this guard owns: runs `f` at one more
-    /// recursion level, as HotSpot's recursive enter and exit.
+    /// recursion level, as HotSpot's recursive enter and exit. What `f` returns may borrow the
+    /// value: like a reference returned from a nested `synchronized` method, it outlives the
+    /// nested block but not the outer one.
     #[inline]
-    pub fn reenter<R>(&mut self, f: impl FnOnce(&mut T) -> R) -> R {
+    pub fn reenter<'g, R>(&'g self, f: impl FnOnce(&'g T) -> R) -> R {
         let m = self.monitor;
         assert_eq!(
             m.owner.load(Ordering::Relaxed),
@@ -73,7 +75,7 @@ impl<T> MonitorGuard<'_, T> {
         );
         let depth = m.recursions.load(Ordering::Relaxed);
         m.recursions.store(depth + 1, Ordering::Relaxed);
-        let r = f(&mut self.guard);
+        let r = f(&self.guard);
         m.recursions.store(depth, Ordering::Relaxed);
         r
     }
@@ -117,10 +119,8 @@ mod tests {
     fn the_owner_reenters_and_the_count_unwinds() {
         let m = Monitor::new("test.monitor", 1);
         let mut g = m.enter();
-        let inner = g.reenter(|v| {
-            *v += 1;
-            *v
-        });
+        *g += 1;
+        let inner = g.reenter(|v| *v);
         assert_eq!(inner, 2);
         assert_eq!(m.recursions.load(Ordering::Relaxed), 0);
         assert_ne!(m.owner.load(Ordering::Relaxed), 0);

@@ -1,0 +1,255 @@
+//! Solr's `MDCLoggingContext` over log4j2's `CopyOnWriteSortedArrayThreadContextMap`.
+//!
+//! What one open and one close do in Solr (facts in `shared/research/jvm-anchors.md`):
+//! - `setCore`: `CALL_DEPTH.get()` and `CALL_DEPTH.set(depth + 1)` (a `ThreadLocal<Integer>`:
+//!   `Integer.valueOf` boxes, from the `-128..=127` cache or a new object beyond it); only at
+//!   depth 0 the puts: `node_name` (with a ZooKeeper controller), `core`, and with a cloud
+//!   descriptor `collection`, `shard`, `replica`. Each value is Solr's prefixed string
+//!   (`"x:" + name`...), built by concatenation, so a new string per put.
+//! - `clear`: at depth <= 1, `CALL_DEPTH.set(0)` and 4 removes (collection, core, replica, shard),
+//!   whether or not the keys are present; deeper, `CALL_DEPTH.set(depth - 1)`.
+//! - log4j2's map (its choice under Solr's settings): every `put` copies the thread's frozen
+//!   `SortedArrayStringMap` into a new one, inserts by binary search, freezes it and sets it as
+//!   the thread's map; every `remove` does the same copy, even when the key is absent. So each put
+//!   and each remove is one new map (here one allocation holding the sorted entries, whose values
+//!   are shared, reference-counted strings, as Java copies references) and the old map is freed.
+
+use crate::sync::primitive::thread_local;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// The keys `clear()` removes, in Solr's order.
+const CLEARED: [&str; 4] = ["collection", "core", "replica", "shard"];
+
+/// Solr's value prefixes by key (`MDCLoggingContext`'s `"n:"`, `"x:"`, `"c:"`, `"s:"`, `"r:"`);
+/// padding keys carry none.
+fn prefix(key: &str) -> &'static str {
+    match key {
+        "node_name" => "n:",
+        "core" => "x:",
+        "collection" => "c:",
+        "shard" => "s:",
+        "replica" => "r:",
+        _ => "",
+    }
+}
+
+/// An `Integer` as `Integer.valueOf` returns it: the shared cached instance, or a new object.
+enum BoxedInteger {
+    Cached(i32),
+    Allocated(#[allow(dead_code)] Box<i32>),
+}
+
+impl BoxedInteger {
+    fn value_of(v: i32) -> BoxedInteger {
+        if (-128..=127).contains(&v) {
+            BoxedInteger::Cached(v)
+        } else {
+            BoxedInteger::Allocated(Box::new(v))
+        }
+    }
+
+    fn int_value(&self) -> i32 {
+        match self {
+            BoxedInteger::Cached(v) => *v,
+            BoxedInteger::Allocated(b) => **b,
+        }
+    }
+}
+
+/// A frozen `SortedArrayStringMap`: entries sorted by key.
+struct SortedMap {
+    entries: Vec<(&'static str, Rc<str>)>,
+}
+
+impl SortedMap {
+    /// `createStringMap(map)`: a copy with room for one more entry (the copy constructor sizes
+    /// its arrays from the original's).
+    fn copy_of(old: Option<&SortedMap>) -> SortedMap {
+        let old = old.map_or(&[][..], |m| &m.entries[..]);
+        let mut entries = Vec::with_capacity((old.len() + 1).max(4));
+        entries.extend(old.iter().map(|(k, v)| (*k, Rc::clone(v))));
+        SortedMap { entries }
+    }
+
+    fn put_value(&mut self, key: &'static str, value: Rc<str>) {
+        match self.entries.binary_search_by(|(k, _)| (*k).cmp(key)) {
+            Ok(i) => self.entries[i].1 = value,
+            Err(i) => self.entries.insert(i, (key, value)),
+        }
+    }
+
+    fn remove(&mut self, key: &str) {
+        if let Ok(i) = self.entries.binary_search_by(|(k, _)| (*k).cmp(key)) {
+            self.entries.remove(i);
+        }
+    }
+}
+
+thread_local! {
+    /// `MDCLoggingContext.CALL_DEPTH` (`ThreadLocal.withInitial(() -> 0)`).
+    static CALL_DEPTH: RefCell<BoxedInteger> = RefCell::new(BoxedInteger::Cached(0));
+    /// The map's `localMap`: the thread's current frozen map, if any.
+    static LOCAL_MAP: RefCell<Option<Rc<SortedMap>>> = RefCell::new(None);
+}
+
+#[cfg(test)]
+thread_local! {
+    /// (puts, removes) made on this thread; compiled into tests only, so no measured path pays.
+    static COUNTS: std::cell::Cell<(u32, u32)> = std::cell::Cell::new((0, 0));
+}
+
+/// `ThreadContext.put`.
+fn put(key: &'static str, value: Rc<str>) {
+    #[cfg(test)]
+    COUNTS.with(|c| c.set((c.get().0 + 1, c.get().1)));
+    LOCAL_MAP.with(|m| {
+        let mut m = m.borrow_mut();
+        let mut copy = SortedMap::copy_of(m.as_deref());
+        copy.put_value(key, value);
+        *m = Some(Rc::new(copy));
+    });
+}
+
+/// `ThreadContext.remove`: copies the map even when the key is absent.
+fn remove(key: &'static str) {
+    #[cfg(test)]
+    COUNTS.with(|c| c.set((c.get().0, c.get().1 + 1)));
+    LOCAL_MAP.with(|m| {
+        let mut m = m.borrow_mut();
+        if let Some(old) = m.as_deref() {
+            let mut copy = SortedMap::copy_of(Some(old));
+            copy.remove(key);
+            *m = Some(Rc::new(copy));
+        }
+    });
+}
+
+/// `MDCLoggingContext.setCore`.
+pub(super) fn set_core(entries: &[(&'static str, Box<str>)]) {
+    let depth = CALL_DEPTH.with(|d| {
+        let mut d = d.borrow_mut();
+        let depth = d.int_value();
+        *d = BoxedInteger::value_of(depth + 1);
+        depth
+    });
+    if depth > 0 {
+        return;
+    }
+    for (key, value) in entries {
+        // `"x:" + name`: a new string per put.
+        let p = prefix(key);
+        let mut s = String::with_capacity(p.len() + value.len());
+        s.push_str(p);
+        s.push_str(value);
+        put(key, Rc::from(s));
+    }
+}
+
+/// `MDCLoggingContext.clear`.
+pub(super) fn clear() {
+    let used = CALL_DEPTH.with(|d| d.borrow().int_value());
+    if used <= 1 {
+        CALL_DEPTH.with(|d| *d.borrow_mut() = BoxedInteger::value_of(0));
+        for key in CLEARED {
+            remove(key);
+        }
+    } else {
+        CALL_DEPTH.with(|d| *d.borrow_mut() = BoxedInteger::value_of(used - 1));
+    }
+}
+
+/// The current call depth.
+pub(super) fn depth() -> u32 {
+    CALL_DEPTH.with(|d| d.borrow().int_value().max(0) as u32)
+}
+
+/// The value under `key`, with its prefix.
+pub(super) fn get(key: &str) -> Option<String> {
+    LOCAL_MAP.with(|m| {
+        let m = m.borrow();
+        let map = m.as_deref()?;
+        let i = map.entries.binary_search_by(|(k, _)| (*k).cmp(key)).ok()?;
+        Some(map.entries[i].1.to_string())
+    })
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::registry::{CoreDescriptor, RegistryConfig, RegistryKind};
+
+    fn counts() -> (u32, u32) {
+        COUNTS.with(|c| c.get())
+    }
+
+    /// One request (get_core + close) through a registry of every strategy, counting puts and
+    /// removes; all strategies must agree.
+    fn one_request(config: RegistryConfig, descriptor: CoreDescriptor) -> (u32, u32) {
+        use crate::kind::StrategyKind;
+        let name = descriptor.name.clone();
+        let per_kind: Vec<(u32, u32)> = RegistryKind::ALL
+            .iter()
+            .map(|kind| {
+                let r = kind.build(config.clone());
+                r.create(descriptor.clone()).unwrap();
+                let before = counts();
+                drop(r.get_core(&name).unwrap().unwrap());
+                let after = counts();
+                assert_eq!(depth(), 0);
+                (after.0 - before.0, after.1 - before.1)
+            })
+            .collect();
+        assert!(per_kind.windows(2).all(|w| w[0] == w[1]), "{per_kind:?}");
+        per_kind[0]
+    }
+
+    #[test]
+    fn a_cloud_request_puts_five_and_removes_four() {
+        let puts = RegistryConfig::solr_mdc_puts(true, true);
+        let mut config = RegistryConfig::new(Some("node1:8983_solr".into()), puts).unwrap();
+        config.mdc = super::super::MdcKind::Log4j2;
+        let d = CoreDescriptor::cloud("c1", "coll", "shard1", "core_node1");
+        assert_eq!(one_request(config, d), (5, 4));
+    }
+
+    #[test]
+    fn a_standalone_request_puts_one_and_removes_four() {
+        let puts = RegistryConfig::solr_mdc_puts(false, false);
+        let mut config = RegistryConfig::new(None, puts).unwrap();
+        config.mdc = super::super::MdcKind::Log4j2;
+        assert_eq!(one_request(config, CoreDescriptor::new("c1")), (1, 4));
+    }
+
+    #[test]
+    fn nested_opens_put_once_and_the_last_clear_removes_with_prefixes() {
+        let entries: Vec<(&'static str, Box<str>)> =
+            vec![("node_name", "n1".into()), ("core", "a".into())];
+        set_core(&entries);
+        set_core(&[("core", "b".into())]);
+        assert_eq!(get("core").as_deref(), Some("x:a"), "the outer core stays");
+        clear();
+        assert_eq!(get("core").as_deref(), Some("x:a"));
+        clear();
+        assert_eq!(get("core"), None);
+        assert_eq!(
+            get("node_name").as_deref(),
+            Some("n:n1"),
+            "clear keeps the node"
+        );
+        assert_eq!(depth(), 0);
+    }
+
+    #[test]
+    fn depth_beyond_the_integer_cache_still_counts() {
+        let before = depth();
+        for _ in 0..200 {
+            set_core(&[]);
+        }
+        assert_eq!(depth(), before + 200);
+        for _ in 0..200 {
+            clear();
+        }
+        assert_eq!(depth(), 0);
+    }
+}
