@@ -1,9 +1,9 @@
 //! divan bench: `get_core` + close of a pseudo-random core per strategy, swept over thread counts,
-//! 10 SolrCloud cores with Solr's five logging-context puts per open (the micro-benchmark with
+//! 10 SolrCloud cores with Solr's five log4j2 logging-context puts per open (the micro-benchmark with
 //! realistic work inside the critical section).
-use bench_registry::{build_registry, verify_registry};
+use bench_registry::{Mode, Setup, build_registry, verify_registry};
 use critsec_core::kind::StrategyKind;
-use critsec_core::registry::RegistryKind;
+use critsec_core::registry::{MdcKind, RegistryKind};
 use divan::Bencher;
 use std::cell::Cell;
 use std::hint::black_box;
@@ -36,7 +36,14 @@ fn next_index() -> usize {
 
 #[divan::bench(args = RegistryKind::ALL, threads = [1, 2, 4, 8])]
 fn get_close(bencher: Bencher, kind: RegistryKind) {
-    let (registry, names) = build_registry(kind, CORES, 5).expect("valid parameters");
+    let (registry, names) = build_registry(Setup {
+        kind,
+        cores: CORES,
+        mode: Mode::Cloud,
+        mdc: MdcKind::Log4j2,
+        mdc_puts: None,
+    })
+    .expect("valid parameters");
     bencher.bench(|| {
         let name = &names[next_index()];
         let handle = registry.get_core(name).expect("no error").expect("loaded");

@@ -1,29 +1,106 @@
-//! What both scenarios share: building a registry of cloud cores, the lock-wait probe, and the
-//! post-run verification of reference counts and closes.
+//! What the scenarios share: building a registry of cores (SolrCloud or standalone), the
+//! `mode`, `mdc` and `mdc_puts` parameters, the lock-wait probe, and the post-run verification
+//! of reference counts and closes.
 
-use critsec_core::registry::{Core, CoreDescriptor, CoreRegistry, RegistryConfig, RegistryKind};
+use critsec_core::kind::ids;
+use critsec_core::registry::{
+    Core, CoreDescriptor, CoreRegistry, MdcKind, RegistryConfig, RegistryKind,
+};
 use critsec_core::sync::{lock_stats, reset_lock_stats};
-use critsec_harness::{LockWaitProbe, LockWaits, ScenarioError};
+use critsec_harness::{LockWaitProbe, LockWaits, ParamSpec, Params, ScenarioError};
 use std::sync::Arc;
 
-/// A registry of strategy `kind` with `cores` (the scenarios require at least one) loaded SolrCloud cores `core0..`, each in its own shard of one collection,
-/// on a node with a name (so an open can put all five of Solr's logging-context keys).
-pub fn build(
-    kind: RegistryKind,
-    cores: usize,
-    mdc_puts: usize,
-) -> Result<(Box<dyn CoreRegistry>, Vec<String>), ScenarioError> {
-    let config = RegistryConfig::new(Some("node1:8983_solr".into()), mdc_puts)
+/// How the cores are deployed: SolrCloud (a node name from ZooKeeper, cloud descriptors: 5
+/// logging-context puts per open) or standalone (1 put, the core name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// SolrCloud.
+    Cloud,
+    /// Standalone Solr.
+    Standalone,
+}
+
+/// What a registry is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct Setup {
+    /// The strategy.
+    pub kind: RegistryKind,
+    /// Number of loaded cores.
+    pub cores: usize,
+    /// Deployment mode.
+    pub mode: Mode,
+    /// The logging-context model.
+    pub mdc: MdcKind,
+    /// Puts per outermost open; `None` = Solr's own count for the mode.
+    pub mdc_puts: Option<usize>,
+}
+
+/// The `mode` parameter.
+pub fn mode_param(default: &str) -> ParamSpec {
+    ParamSpec::choice(
+        "mode",
+        &[default],
+        &["cloud", "standalone"],
+        "SolrCloud (5 logging-context puts per open) or standalone (1)",
+    )
+}
+
+/// The `mdc` parameter: Solr's log4j2 copy-on-write context or the cheap garbage-free one.
+pub fn mdc_param(default: &str) -> ParamSpec {
+    ParamSpec::choice(
+        "mdc",
+        &[default],
+        &ids::<MdcKind>(),
+        "logging-context model: log4j2 (Solr's copy-on-write map) or cheap (no allocation)",
+    )
+}
+
+/// Reads `mode`, `mdc` and `mdc_puts` (`solr` = the mode's own count) from `params`.
+pub fn parse_context(params: &Params) -> Result<(Mode, MdcKind, Option<usize>), ScenarioError> {
+    let mode = match params.get("mode")? {
+        "cloud" => Mode::Cloud,
+        "standalone" => Mode::Standalone,
+        other => {
+            return Err(ScenarioError::bad(
+                "mode",
+                other,
+                "valid are cloud, standalone".to_string(),
+            ));
+        }
+    };
+    let mdc: MdcKind = params.parse("mdc")?;
+    let mdc_puts = match params.get("mdc_puts")? {
+        "solr" => None,
+        _ => Some(params.parse("mdc_puts")?),
+    };
+    Ok((mode, mdc, mdc_puts))
+}
+
+/// A registry of `setup.kind` with `setup.cores` (the scenarios require at least one) loaded
+/// cores `core0..`: in cloud mode each in its own shard of one collection, on a node with a name
+/// (so an open can put all five of Solr's logging-context keys); standalone without either.
+pub fn build(setup: Setup) -> Result<(Box<dyn CoreRegistry>, Vec<String>), ScenarioError> {
+    let cloud = setup.mode == Mode::Cloud;
+    let mdc_puts = setup
+        .mdc_puts
+        .unwrap_or_else(|| RegistryConfig::solr_mdc_puts(cloud, cloud));
+    let node = cloud.then(|| "node1:8983_solr".to_string());
+    let mut config = RegistryConfig::new(node, mdc_puts)
         .map_err(|e| ScenarioError::bad("mdc_puts", &mdc_puts.to_string(), e.to_string()))?;
-    let registry = kind.build(config);
-    let names: Vec<String> = (0..cores).map(|i| format!("core{i}")).collect();
+    config.mdc = setup.mdc;
+    let registry = setup.kind.build(config);
+    let names: Vec<String> = (0..setup.cores).map(|i| format!("core{i}")).collect();
     for (i, name) in names.iter().enumerate() {
-        let d = CoreDescriptor::cloud(
-            name,
-            "collection1",
-            format!("shard{i}"),
-            format!("core_node{i}"),
-        );
+        let d = if cloud {
+            CoreDescriptor::cloud(
+                name,
+                "collection1",
+                format!("shard{i}"),
+                format!("core_node{i}"),
+            )
+        } else {
+            CoreDescriptor::new(name)
+        };
         registry
             .create(d)
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;

@@ -3,25 +3,59 @@
 //! stillalex's `SolrCoresBenchTest` (PR #1155 thread, 2022-12-16): 10 real cores, `Threads.MAX`,
 //! each op `getCoreFromAnyList("core" + random.nextInt(10), incRefCount = true)` and nothing else.
 //!
-//! Deviations, each keeping the work inside the critical section the same:
-//! - Our op also closes the handle. stillalex never closed (teardown drained the counts); closing
-//!   keeps counts bounded so `verify` can check them after every run. The close is one decrement
-//!   outside any lock, the same in every strategy.
-//! - No logging-context puts (`mdc_puts = 0`): his cores had no cloud descriptor and no ZooKeeper,
-//!   so `setCore` put only the core name, and only on a thread's first op, since without closes
-//!   the call depth never returned to 0. Each op keeps the depth bump of `MDCLoggingContext`.
-//! - One random generator per thread instead of his shared `SplittableRandom`, which would add a
-//!   contended cache line that is not part of the registry.
+//! His shape is the default, each detail a parameter so its effect can be measured:
+//! - `close = no`: he never closed (teardown drained the counts), so after a thread's first op the
+//!   logging-context depth never returns to 0 and `setCore` does no puts, only the depth bump (and,
+//!   past 127, a new boxed `Integer` per op). `close = yes` closes each handle: one decrement and
+//!   `MDCLoggingContext.clear()` outside any lock, the same in every strategy, plus the puts of
+//!   the next open.
+//! - `rng = shared`: his `SplittableRandom` was `Scope.Benchmark` state, shared by all threads and
+//!   unsynchronised: a racy read-add-write of one seed word (relaxed loads and stores, no RMW),
+//!   a contended line of its own. `per-thread` gives each thread its own generator.
+//! - `mode = standalone`: no ZooKeeper and no cloud descriptor, so an outermost open puts only the
+//!   core name. `cloud` puts Solr's five keys.
+//! - `mdc = log4j2` (Solr's copy-on-write `ThreadContext`) or `cheap`; `mdc_puts` overrides the
+//!   mode's put count (`solr` = the mode's own), for the crossover sweep.
+//!
+//! `verify` checks what the shape allows: with closes every count is back at 1; without, every
+//! core's count is 1 plus the opens the workers made of it, summed.
 
-use crate::fixture;
+use crate::fixture::{self, Setup};
 use critsec_core::kind::ids;
-use critsec_core::registry::{CoreRegistry, RegistryKind};
+use critsec_core::registry::{CoreRegistry, Mdc, RegistryKind};
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
 };
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// `java.util.SplittableRandom`'s golden gamma.
+const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// `SplittableRandom.mix64`.
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// `nextInt(bound)` from a 64-bit draw (multiply-shift, uniform enough for picking a core).
+fn bounded(draw: u64, bound: usize) -> usize {
+    (((draw >> 32) * bound as u64) >> 32) as usize
+}
+
+/// A `SplittableRandom` seed word: `nextSeed()` is `seed += GOLDEN_GAMMA`, a plain field read and
+/// write. Shared by all threads it is a racy read-add-write of one word, as in the reviewer's
+/// benchmark: relaxed load and store, no read-modify-write, lost updates allowed.
+struct SeedWord(AtomicU64);
+
+impl SeedWord {
+    #[inline]
+    fn next_int(&self, bound: usize) -> usize {
+        let s = self.0.load(Ordering::Relaxed).wrapping_add(GOLDEN_GAMMA);
+        self.0.store(s, Ordering::Relaxed);
+        bounded(mix64(s), bound)
+    }
+}
 
 /// The micro-benchmark scenario.
 pub struct GetCoreMicro;
@@ -46,6 +80,25 @@ impl Scenario for GetCoreMicro {
                 "registry strategy",
             ),
             ParamSpec::free("cores", &["10"], "number of loaded cores"),
+            ParamSpec::choice(
+                "close",
+                &["no"],
+                &["yes", "no"],
+                "close each handle (yes) or never, as the reviewer (no)",
+            ),
+            ParamSpec::choice(
+                "rng",
+                &["shared"],
+                &["shared", "per-thread"],
+                "one racy SplittableRandom for all threads (shared, the reviewer's) or one each",
+            ),
+            fixture::mode_param("standalone"),
+            fixture::mdc_param("log4j2"),
+            ParamSpec::free(
+                "mdc_puts",
+                &["solr"],
+                "logging-context puts per outermost open; solr = the mode's own (5 cloud, 1 standalone)",
+            ),
         ]
     }
 
@@ -60,19 +113,57 @@ impl Scenario for GetCoreMicro {
     ) -> Result<Box<dyn Trial>, ScenarioError> {
         let kind: RegistryKind = params.parse("strategy")?;
         let cores: usize = params.parse_in("cores", 1..)?;
-        let (registry, names) = fixture::build(kind, cores, 0)?;
+        let close = yes_no(params, "close")?;
+        let shared_rng = match params.get("rng")? {
+            "shared" => true,
+            "per-thread" => false,
+            other => {
+                return Err(ScenarioError::bad(
+                    "rng",
+                    other,
+                    "valid are shared, per-thread".to_string(),
+                ));
+            }
+        };
+        let (mode, mdc, mdc_puts) = fixture::parse_context(params)?;
+        let (registry, names) = fixture::build(Setup {
+            kind,
+            cores,
+            mode,
+            mdc,
+            mdc_puts,
+        })?;
         Ok(Box::new(MicroTrial {
             registry,
             names,
+            close,
+            shared_seed: shared_rng.then(|| SeedWord(AtomicU64::new(0x5017_16497))),
             probe: fixture::lock_probe(),
             verified_ops: AtomicU64::new(0),
         }))
     }
 }
 
+/// A `yes|no` parameter.
+fn yes_no(params: &Params, name: &str) -> Result<bool, ScenarioError> {
+    match params.get(name)? {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        other => Err(ScenarioError::bad(
+            name,
+            other,
+            "valid are yes, no".to_string(),
+        )),
+    }
+}
+
 struct MicroTrial {
     registry: Box<dyn CoreRegistry>,
     names: Vec<String>,
+    /// Whether each op closes its handle.
+    close: bool,
+    /// The reviewer's shared generator, if `rng = shared`.
+    shared_seed: Option<SeedWord>,
     probe: critsec_harness::LockWaitProbe,
     /// Ops whose core was checked, summed from the workers' checks.
     verified_ops: AtomicU64,
@@ -80,17 +171,38 @@ struct MicroTrial {
 
 impl Trial for MicroTrial {
     fn verify(&self) -> Result<String, String> {
-        let summary = fixture::verify(&*self.registry, self.names.len(), &[])?;
+        let ops = self.verified_ops.load(Ordering::Relaxed);
+        if self.close {
+            let summary = fixture::verify(&*self.registry, self.names.len(), &[])?;
+            return Ok(format!("{summary}, {ops} ops verified"));
+        }
+        // Never closed: each op left one reference, so the counts above 1 add up to the ops.
+        let mut held = 0i64;
+        for name in &self.names {
+            let core = self
+                .registry
+                .get_loaded_core_without_increment(name)
+                .ok_or_else(|| format!("{name} vanished"))?;
+            if core.closes_run() != 0 || core.over_closes() != 0 {
+                return Err(format!("{name} was closed though no op closes"));
+            }
+            held += core.ref_count() - 1;
+        }
+        if held != ops as i64 {
+            return Err(format!(
+                "{held} references held beyond the registry's, but {ops} ops opened one each"
+            ));
+        }
         Ok(format!(
-            "{summary}, {} ops verified",
-            self.verified_ops.load(Ordering::Relaxed)
+            "{} cores hold the {ops} unclosed references of {ops} ops verified",
+            self.names.len()
         ))
     }
 
     fn worker(&self, _group: &str, index: usize) -> Box<dyn Worker + '_> {
         Box::new(MicroWorker {
             trial: self,
-            rng: SmallRng::seed_from_u64(0x5017_16497 ^ index as u64),
+            seed: SeedWord(AtomicU64::new(mix64(0x5017_16497 ^ index as u64))),
             ops: 0,
             mismatches: 0,
         })
@@ -103,17 +215,27 @@ impl Trial for MicroTrial {
 
 struct MicroWorker<'a> {
     trial: &'a MicroTrial,
-    rng: SmallRng,
+    /// This thread's own generator (used when `rng = per-thread`).
+    seed: SeedWord,
     ops: u64,
     mismatches: u64,
 }
 
 impl Worker for MicroWorker<'_> {
     fn op(&mut self) -> u64 {
-        let name = &self.trial.names[self.rng.random_range(0..self.trial.names.len())];
+        let t = self.trial;
+        let seed = t.shared_seed.as_ref().unwrap_or(&self.seed);
+        let name = &t.names[seed.next_int(t.names.len())];
         self.ops += 1;
-        match self.trial.registry.get_core(name) {
-            Ok(Some(handle)) if handle.name() == name => handle.id().0,
+        match t.registry.get_core(name) {
+            Ok(Some(handle)) if handle.name() == name => {
+                let id = handle.id().0;
+                if !t.close {
+                    // The reviewer's op: the reference stays taken (`verify` counts it).
+                    std::mem::forget(handle);
+                }
+                id
+            }
             _ => {
                 self.mismatches += 1;
                 0
@@ -122,7 +244,9 @@ impl Worker for MicroWorker<'_> {
     }
 
     fn check(&mut self) -> Result<(), String> {
-        crate::check_thread_balanced()?;
+        if self.trial.close {
+            crate::check_thread_balanced()?;
+        }
         if self.mismatches > 0 {
             return Err(format!(
                 "{} of {} get_core calls returned the wrong core",
@@ -136,14 +260,47 @@ impl Worker for MicroWorker<'_> {
     }
 }
 
+impl Drop for MicroWorker<'_> {
+    fn drop(&mut self) {
+        if !self.trial.close {
+            // The reviewer's threads ended with a deep context; ours may run another trial.
+            Mdc::reset_thread();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn params<'a>(strategy: &'a str, shape: [(&'a str, &'a str); 5]) -> Params {
+        let mut pairs = vec![("strategy", strategy), ("cores", "10")];
+        pairs.extend(shape);
+        Params::from_pairs(pairs)
+    }
+
+    const REVIEWER: [(&str, &str); 5] = [
+        ("close", "no"),
+        ("rng", "shared"),
+        ("mode", "standalone"),
+        ("mdc", "log4j2"),
+        ("mdc_puts", "solr"),
+    ];
+    const REQUEST: [(&str, &str); 5] = [
+        ("close", "yes"),
+        ("rng", "per-thread"),
+        ("mode", "cloud"),
+        ("mdc", "log4j2"),
+        ("mdc_puts", "solr"),
+    ];
+
     #[test]
-    fn every_strategy_runs_and_verifies() {
-        for strategy in ids::<RegistryKind>() {
-            let params = Params::from_pairs([("strategy", strategy), ("cores", "10")]);
+    fn every_strategy_runs_and_verifies_in_both_shapes() {
+        for (strategy, shape) in ids::<RegistryKind>()
+            .into_iter()
+            .flat_map(|s| [(s, REVIEWER), (s, REQUEST)])
+        {
+            let params = params(strategy, shape);
             let groups = GetCoreMicro.groups(&params, 2);
             let trial = GetCoreMicro.setup(&params, &groups).unwrap();
             trial.verify().unwrap();
@@ -167,16 +324,39 @@ mod tests {
             assert_eq!(seen.len(), 10, "{strategy}: ops should reach every core");
             let summary = trial.verify().unwrap();
             assert!(summary.contains("1000 ops verified"), "{summary}");
+            drop(trial);
         }
     }
 
     #[test]
     fn bad_parameters_are_reported() {
-        let params = Params::from_pairs([("strategy", "spinlock"), ("cores", "10")]);
-        let e = GetCoreMicro.setup(&params, &[]).err().unwrap().to_string();
+        let e = GetCoreMicro
+            .setup(&params("spinlock", REVIEWER), &[])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("spinlock") && e.contains("snapshot"), "{e}");
-        let params = Params::from_pairs([("strategy", "mutex"), ("cores", "0")]);
-        let e = GetCoreMicro.setup(&params, &[]).err().unwrap().to_string();
-        assert!(e.contains("`cores`") && e.contains("1.."), "{e}");
+        let mut bad = REVIEWER;
+        bad[0] = ("close", "maybe");
+        let e = GetCoreMicro
+            .setup(&params("mutex", bad), &[])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("maybe") && e.contains("yes, no"), "{e}");
+    }
+
+    #[test]
+    fn a_shared_seed_loses_no_draw_on_one_thread_and_draws_every_core() {
+        let seed = SeedWord(AtomicU64::new(1));
+        let mut seen = [0u32; 10];
+        for _ in 0..10_000 {
+            seen[seed.next_int(10)] += 1;
+        }
+        assert_eq!(
+            seed.0.load(Ordering::Relaxed),
+            1u64.wrapping_add(GOLDEN_GAMMA.wrapping_mul(10_000))
+        );
+        assert!(seen.iter().all(|&n| (800..1200).contains(&n)), "{seen:?}");
     }
 }

@@ -1,6 +1,6 @@
 //! bench-registry: critsec scenarios and claims for the core registry (SOLR-16497).
 //!
-//! Two scenarios run every registry strategy (`mutex`, `rwlock`, `snapshot`):
+//! Two scenarios run every registry strategy (`mutex`, `rwlock`, `jdk-rwlock`, `snapshot`):
 //! `registry/get_core_micro` is the PR reviewer's JMH micro-benchmark (lookup + open, nothing
 //! else), and `registry/request_mix` is the production call mix from the same thread, with the
 //! logging-context work inside the critical section and an optional writer. The claims in
@@ -14,7 +14,7 @@ mod fixture;
 mod get_core_micro;
 mod request_mix;
 
-pub use fixture::{build as build_registry, verify as verify_registry};
+pub use fixture::{Mode, Setup, build as build_registry, verify as verify_registry};
 pub use get_core_micro::GetCoreMicro;
 pub use request_mix::RequestMix;
 
@@ -35,7 +35,7 @@ pub fn claims() -> Result<Vec<Claim>, ClaimError> {
 /// thread's logging-context depth by one and each close takes it back, so a depth of 0 between
 /// ops means opens == closes on this thread.
 fn check_thread_balanced() -> Result<(), String> {
-    match Mdc::depth() {
+    match Mdc::any_depth() {
         0 => Ok(()),
         d => Err(format!("this thread holds {d} more opens than closes")),
     }

@@ -4,15 +4,16 @@
 //! `CoreContainer.getCore(name)` 57%, `getRequestHandler(path)` 36% (no registry lock),
 //! `SolrCores.getCoreDescriptor(name)` 12%, `getCore(name, id)` 9%. The shares add up to 114%
 //! (some requests make several calls); each op here is one call, drawn with weight 57:36:12:9.
-//! Every open runs `mdc_puts` logging-context puts, inside the critical section where the strategy
-//! has one, and every handle is closed at the end of its op.
+//! Every open runs `mdc_puts` logging-context puts (`mdc`: Solr's log4j2 copy-on-write context
+//! by default, or the cheap one), inside the critical section where the strategy has one, and
+//! every handle is closed at the end of its op (4 removes with log4j2, outside any lock).
 //!
 //! With `writer_interval_ms > 0` a `writer` group of one thread, every that many milliseconds,
 //! alternately reloads a random core (new instance, the old one closes after its last handle)
 //! and swaps a fixed pair (`core0`<->`core1`, `core2`<->`core3`, ...). Readers therefore accept a
 //! core created under the requested name or under its pair partner's.
 
-use crate::fixture;
+use crate::fixture::{self, Setup};
 use critsec_core::kind::ids;
 use critsec_core::registry::{CONTAINER_HANDLERS, Core, CoreId, CoreRegistry, RegistryKind};
 use critsec_harness::{
@@ -67,8 +68,10 @@ impl Scenario for RequestMix {
             ParamSpec::free(
                 "mdc_puts",
                 &["5"],
-                "logging-context puts per open (Solr: 5)",
+                "logging-context puts per outermost open; solr = the mode's own (5 cloud, 1 standalone)",
             ),
+            fixture::mode_param("cloud"),
+            fixture::mdc_param("log4j2"),
             ParamSpec::free(
                 "writer_interval_ms",
                 &["0", "10"],
@@ -102,9 +105,15 @@ impl Scenario for RequestMix {
     ) -> Result<Box<dyn Trial>, ScenarioError> {
         let kind: RegistryKind = params.parse("strategy")?;
         let cores: usize = params.parse_in("cores", 1..)?;
-        let mdc_puts: usize = params.parse("mdc_puts")?;
+        let (mode, mdc, mdc_puts) = fixture::parse_context(params)?;
         let writer_ms: u64 = params.parse("writer_interval_ms")?;
-        let (registry, names) = fixture::build(kind, cores, mdc_puts)?;
+        let (registry, names) = fixture::build(Setup {
+            kind,
+            cores,
+            mode,
+            mdc,
+            mdc_puts,
+        })?;
         Ok(Box::new(MixTrial {
             registry,
             names,
@@ -318,6 +327,8 @@ mod tests {
             ("strategy", strategy),
             ("cores", "10"),
             ("mdc_puts", "5"),
+            ("mode", "cloud"),
+            ("mdc", "log4j2"),
             ("writer_interval_ms", writer_ms),
         ]);
         let groups = RequestMix.groups(&params, 2);

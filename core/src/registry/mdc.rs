@@ -148,6 +148,13 @@ impl Mdc {
         }
     }
 
+    /// Empties the calling thread's context in both models (depth 0, no keys): for a benchmark
+    /// thread that deliberately never closed, before it runs anything else.
+    pub fn reset_thread() {
+        CONTEXT.with(|c| *c.borrow_mut() = Context::default());
+        super::mdc_log4j2::reset_thread();
+    }
+
     /// The current call depth, whichever model the thread used: every caller of the registry
     /// checks balance with this, and a thread uses one model at a time.
     pub fn any_depth() -> u32 {

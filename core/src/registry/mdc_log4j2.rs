@@ -159,6 +159,12 @@ pub(super) fn clear() {
     }
 }
 
+/// Forgets the thread's depth and map.
+pub(super) fn reset_thread() {
+    CALL_DEPTH.with(|d| *d.borrow_mut() = BoxedInteger::value_of(0));
+    LOCAL_MAP.with(|m| *m.borrow_mut() = None);
+}
+
 /// The current call depth.
 pub(super) fn depth() -> u32 {
     CALL_DEPTH.with(|d| d.borrow().int_value().max(0) as u32)
