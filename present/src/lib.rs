@@ -13,6 +13,7 @@
 pub mod compare;
 pub mod plot;
 pub mod publication;
+pub mod ratio_plot;
 pub mod report;
 pub mod run_table;
 pub mod table;

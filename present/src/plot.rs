@@ -71,12 +71,12 @@ pub enum PlotError {
     Draw(String),
 }
 
-fn draw_err<E: std::fmt::Display>(e: E) -> PlotError {
+pub(crate) fn draw_err<E: std::fmt::Display>(e: E) -> PlotError {
     PlotError::Draw(e.to_string())
 }
 
 /// Colour-blind-safe series colours (Okabe and Ito), in order.
-const PALETTE: [RGBColor; 7] = [
+pub(crate) const PALETTE: [RGBColor; 7] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
@@ -88,10 +88,10 @@ const PALETTE: [RGBColor; 7] = [
 
 /// Width of a series line; other lines (mesh, axes, error bars) are thinner, so a series is
 /// the only `stroke-width="2"` polyline in the SVG.
-const SERIES_WIDTH: u32 = 2;
+pub(crate) const SERIES_WIDTH: u32 = 2;
 
-const SIZE: (u32, u32) = (860, 520);
-const FONT: &str = "sans-serif";
+pub(crate) const SIZE: (u32, u32) = (860, 520);
+pub(crate) const FONT: &str = "sans-serif";
 
 /// The entries a chart plots, and the choices made to get them.
 struct Selection<'a> {
@@ -115,7 +115,7 @@ fn most_common<T: Clone + PartialEq>(values: &[T]) -> Option<T> {
     counts.into_iter().find(|(_, n)| *n == best).map(|(v, _)| v)
 }
 
-fn param<'e>(e: &'e JmhEntry, name: &str) -> Option<&'e str> {
+pub(crate) fn param<'e>(e: &'e JmhEntry, name: &str) -> Option<&'e str> {
     e.params.as_ref()?.get(name).map(String::as_str)
 }
 
@@ -230,34 +230,34 @@ fn series_values(sel: &Selection<'_>, series_param: &str) -> Vec<String> {
 
 /// An axis: whether values are drawn as logarithms, the drawn range and the tick positions
 /// (both in drawn space, i.e. already `log10`/`log2` when logarithmic).
-struct Axis {
-    log_base: Option<f64>,
-    range: std::ops::Range<f64>,
-    ticks: Vec<f64>,
+pub(crate) struct Axis {
+    pub(crate) log_base: Option<f64>,
+    pub(crate) range: std::ops::Range<f64>,
+    pub(crate) ticks: Vec<f64>,
 }
 
 impl Axis {
-    fn to_drawn(&self, v: f64) -> f64 {
+    pub(crate) fn to_drawn(&self, v: f64) -> f64 {
         match self.log_base {
             Some(b) => v.max(f64::MIN_POSITIVE).log(b),
             None => v,
         }
     }
 
-    fn value_at(&self, v: f64) -> f64 {
+    pub(crate) fn value_at(&self, v: f64) -> f64 {
         match self.log_base {
             Some(b) => b.powf(v),
             None => v,
         }
     }
 
-    fn coord(&self) -> Ticked {
+    pub(crate) fn coord(&self) -> Ticked {
         Ticked::new(self.range.clone(), self.ticks.clone())
     }
 
     /// A value axis over `[lo, hi]`: log10 when `log`, else linear from 0; ticks at 1-2-5
     /// steps. The top quarter is left empty so the legend does not cover data.
-    fn values(lo: f64, hi: f64, log: bool) -> Axis {
+    pub(crate) fn values(lo: f64, hi: f64, log: bool) -> Axis {
         if log {
             let (a, b) = (lo.log10(), hi.log10());
             let span = (b - a).max(0.5);
@@ -322,7 +322,7 @@ impl Axis {
 
 /// A linear f64 coordinate whose ticks are exactly the given points (plotters' own
 /// `with_key_points` wrapper loses the formatting trait that custom tick labels need).
-struct Ticked {
+pub(crate) struct Ticked {
     inner: RangedCoordf64,
     ticks: Vec<f64>,
 }
@@ -372,7 +372,7 @@ fn nice_step(raw: f64) -> f64 {
 
 /// A short number for ticks and bar labels: grouped thousands from 10,000, else at most three
 /// significant digits without trailing zeros (`1200`, `90`, `5.25`, `0.0123`).
-fn compact(v: f64) -> String {
+pub(crate) fn compact(v: f64) -> String {
     if !v.is_finite() || v.abs() >= 1e4 {
         return fmt_num(v);
     }

@@ -90,6 +90,19 @@ pub enum PlotSpec {
         #[serde(default)]
         fix: Vec<(String, String)>,
     },
+    /// Each series value's score over `baseline`'s against the numeric parameter `axis`, with
+    /// intervals and crossings of 1 marked; one chart per thread count (`present::ratio_plot`).
+    Ratio {
+        /// The numeric parameter on the x axis.
+        axis: String,
+        /// The series parameter.
+        series: String,
+        /// The series value every other is divided by.
+        baseline: String,
+        /// `(parameter, value)` pairs the plotted entries must have, in title order.
+        #[serde(default)]
+        fix: Vec<(String, String)>,
+    },
 }
 
 /// Why the set could not be read or measured.

@@ -17,6 +17,7 @@ use critsec_harness::run::environment::{Machine, git_commit, now_utc};
 
 use crate::plot::{latency_percentiles, throughput_vs_threads};
 use crate::publication::{PlotSpec, Publication};
+use crate::ratio_plot::{crossings, ratio_over_parameter, ratios_from_entries};
 use crate::verdicts::{ratio_cell, replicates, verdict_cell};
 
 use crate::table::{fmt_num, md_escape};
@@ -367,7 +368,43 @@ pub fn write_report(
             .first()
             .map(|e| e.benchmark.clone())
             .unwrap_or_default();
-        for (i, spec) in plots.iter().enumerate() {
+        let mut charts: Vec<(Result<String, crate::plot::PlotError>, String)> = Vec::new();
+        for spec in plots {
+            if let PlotSpec::Ratio {
+                axis,
+                series,
+                baseline,
+                fix,
+            } = spec
+            {
+                let picked = fixed(entries, fix);
+                let mut threads: Vec<u64> = picked.iter().map(|e| e.threads).collect();
+                threads.sort_unstable();
+                threads.dedup();
+                for t in threads {
+                    let s = ratios_from_entries(&picked, &benchmark, axis, series, baseline, t);
+                    let title = format!(
+                        "{benchmark}: {series} / {baseline} over {axis}, {t} threads{}",
+                        fix_suffix(fix)
+                    );
+                    let sub = "interval: JMH 99.9% half-widths of both scores, propagated; dashed: crossing of 1";
+                    for c in crossings(&s) {
+                        let _ = writeln!(
+                            md,
+                            "- {t} threads: {} / {baseline} crosses 1 between {axis} = {} and {} (at about {:.1}){}",
+                            c.series,
+                            c.between.0,
+                            c.between.1,
+                            c.at,
+                            if c.resolved { "" } else { ", within the noise" }
+                        );
+                    }
+                    let svg =
+                        ratio_over_parameter(&s, axis, &format!("score / {baseline}"), &title, sub);
+                    charts.push((svg, title));
+                }
+                continue;
+            }
             let (svg, title) = match spec {
                 PlotSpec::Threads { series, fix } => {
                     let title = format!("{benchmark}: throughput vs threads{}", fix_suffix(fix));
@@ -393,7 +430,11 @@ pub fn write_report(
                     );
                     (svg, title)
                 }
+                PlotSpec::Ratio { .. } => unreachable!("drawn above"),
             };
+            charts.push((svg, title));
+        }
+        for (i, (svg, title)) in charts.into_iter().enumerate() {
             match svg {
                 Ok(svg) => {
                     let plot = path.with_file_name(format!("{stem}-{i}.svg"));
