@@ -88,14 +88,18 @@ impl SortedMap {
 
 thread_local! {
     /// `MDCLoggingContext.CALL_DEPTH` (`ThreadLocal.withInitial(() -> 0)`).
+    // loom's `thread_local!` takes no `const { }` initialiser.
+    #[allow(clippy::missing_const_for_thread_local)]
     static CALL_DEPTH: RefCell<BoxedInteger> = RefCell::new(BoxedInteger::Cached(0));
     /// The map's `localMap`: the thread's current frozen map, if any.
+    #[allow(clippy::missing_const_for_thread_local)]
     static LOCAL_MAP: RefCell<Option<Rc<SortedMap>>> = RefCell::new(None);
 }
 
 #[cfg(test)]
 thread_local! {
     /// (puts, removes) made on this thread; compiled into tests only, so no measured path pays.
+    #[allow(clippy::missing_const_for_thread_local)]
     static COUNTS: std::cell::Cell<(u32, u32)> = std::cell::Cell::new((0, 0));
 }
 
