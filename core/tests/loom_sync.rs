@@ -133,3 +133,23 @@ fn jdk_rwlock_reentrant_read_passes_a_queued_writer() {
         assert_eq!(*l.read(), 1);
     });
 }
+
+/// The checker checked: without the RMW read before a queued try, a waiter and a releaser can
+/// each miss the other's write (store buffering), and the waiter sleeps forever. loom must say so.
+#[test]
+#[should_panic(expected = "deadlock")]
+fn jdk_rwlock_without_the_rmw_read_loses_a_wake_up() {
+    use critsec_core::sync::JdkReadWriteLock;
+    jdk_model(|| {
+        let l = Arc::new(JdkReadWriteLock::mutant_without_rmw_read(
+            "loom.jdk_mutant",
+            0u32,
+        ));
+        let w = {
+            let l = Arc::clone(&l);
+            thread::spawn(move || *l.write() += 1)
+        };
+        *l.write() += 1;
+        w.join().unwrap();
+    });
+}

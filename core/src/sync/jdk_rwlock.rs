@@ -197,6 +197,10 @@ pub struct JdkReadWriteLock<T> {
     queue: RawMutex<Queue>,
     wake: RawCondvar,
     stats: &'static LockStats,
+    /// Test-only mutant for the loom model: skip the RMW read before a queued try, the step the
+    /// no-lost-wake-up argument rests on; loom must then find the lost wake-up.
+    #[cfg(loom)]
+    mutant_plain_read: bool,
     data: UnsafeCell<T>,
 }
 
@@ -242,7 +246,20 @@ impl<T> JdkReadWriteLock<T> {
             queue: RawMutex::new(Queue::default()),
             wake: RawCondvar::new(),
             stats: LockStats::for_name(name),
+            #[cfg(loom)]
+            mutant_plain_read: false,
             data: UnsafeCell::new(value),
+        }
+    }
+
+    /// A deliberately broken lock (loom builds only): queued threads re-read the state with a
+    /// plain load instead of an RMW. The loom model must catch the resulting lost wake-up.
+    #[cfg(loom)]
+    #[doc(hidden)]
+    pub fn mutant_without_rmw_read(name: &'static str, value: T) -> Self {
+        JdkReadWriteLock {
+            mutant_plain_read: true,
+            ..Self::new(name, value)
         }
     }
 
@@ -404,7 +421,13 @@ impl<T> JdkReadWriteLock<T> {
         loop {
             if q.waiters.front().map(|w| w.0) == Some(ticket) {
                 // The RMW read of the state (module doc: no lost wake-up).
-                self.sync.state.fetch_add(0, Ordering::AcqRel);
+                #[cfg(loom)]
+                let rmw = !self.mutant_plain_read;
+                #[cfg(not(loom))]
+                let rmw = true;
+                if rmw {
+                    self.sync.state.fetch_add(0, Ordering::AcqRel);
+                }
                 let won = if exclusive {
                     self.try_acquire(me)
                 } else {
