@@ -135,21 +135,37 @@ fn jdk_rwlock_reentrant_read_passes_a_queued_writer() {
 }
 
 /// The checker checked: without the RMW read before a queued try, a waiter and a releaser can
-/// each miss the other's write (store buffering), and the waiter sleeps forever. loom must say so.
+/// each miss the other's write (store buffering), and the waiter sleeps forever. loom must report
+/// the deadlock. loom's clean-up after that report aborts the process, so the model runs in a child
+/// process (this test binary again, filtered to this test) and the parent reads its output.
 #[test]
-#[should_panic(expected = "deadlock")]
 fn jdk_rwlock_without_the_rmw_read_loses_a_wake_up() {
     use critsec_core::sync::JdkReadWriteLock;
-    jdk_model(|| {
-        let l = Arc::new(JdkReadWriteLock::mutant_without_rmw_read(
-            "loom.jdk_mutant",
-            0u32,
-        ));
-        let w = {
-            let l = Arc::clone(&l);
-            thread::spawn(move || *l.write() += 1)
-        };
-        *l.write() += 1;
-        w.join().unwrap();
-    });
+    const NAME: &str = "jdk_rwlock_without_the_rmw_read_loses_a_wake_up";
+    if std::env::var_os("CRITSEC_LOOM_MUTANT").is_some() {
+        jdk_model(|| {
+            let l = Arc::new(JdkReadWriteLock::mutant_without_rmw_read(
+                "loom.jdk_mutant",
+                0u32,
+            ));
+            let w = {
+                let l = Arc::clone(&l);
+                thread::spawn(move || *l.write() += 1)
+            };
+            *l.write() += 1;
+            w.join().unwrap();
+        });
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+        .env("CRITSEC_LOOM_MUTANT", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "loom passed the broken lock");
+    assert!(
+        stderr.contains("deadlock"),
+        "the broken lock failed, but not by a deadlock: {stderr}"
+    );
 }
