@@ -55,25 +55,33 @@ pub fn mdc_param(default: &str) -> ParamSpec {
     )
 }
 
-/// Reads `mode`, `mdc` and `mdc_puts` (`solr` = the mode's own count) from `params`.
-pub fn parse_context(params: &Params) -> Result<(Mode, MdcKind, Option<usize>), ScenarioError> {
-    let mode = match params.get("mode")? {
-        "cloud" => Mode::Cloud,
-        "standalone" => Mode::Standalone,
-        other => {
-            return Err(ScenarioError::bad(
-                "mode",
-                other,
-                "valid are cloud, standalone".to_string(),
-            ));
-        }
-    };
-    let mdc: MdcKind = params.parse("mdc")?;
-    let mdc_puts = match params.get("mdc_puts")? {
-        "solr" => None,
-        _ => Some(params.parse("mdc_puts")?),
-    };
-    Ok((mode, mdc, mdc_puts))
+impl Setup {
+    /// Reads `strategy`, `cores` (at least 1), `mode`, `mdc` and `mdc_puts` (`solr` = the mode's
+    /// own count) from `params`.
+    pub fn from_params(params: &Params) -> Result<Setup, ScenarioError> {
+        let mode = match params.get("mode")? {
+            "cloud" => Mode::Cloud,
+            "standalone" => Mode::Standalone,
+            other => {
+                return Err(ScenarioError::bad(
+                    "mode",
+                    other,
+                    "valid are cloud, standalone".to_string(),
+                ));
+            }
+        };
+        let mdc_puts = match params.get("mdc_puts")? {
+            "solr" => None,
+            _ => Some(params.parse("mdc_puts")?),
+        };
+        Ok(Setup {
+            kind: params.parse("strategy")?,
+            cores: params.parse_in("cores", 1..)?,
+            mode,
+            mdc: params.parse("mdc")?,
+            mdc_puts,
+        })
+    }
 }
 
 /// A registry of `setup.kind` with `setup.cores` (the scenarios require at least one) loaded

@@ -111,8 +111,7 @@ impl Scenario for GetCoreMicro {
         params: &Params,
         _groups: &[GroupSpec],
     ) -> Result<Box<dyn Trial>, ScenarioError> {
-        let kind: RegistryKind = params.parse("strategy")?;
-        let cores: usize = params.parse_in("cores", 1..)?;
+        let setup = Setup::from_params(params)?;
         let close = yes_no(params, "close")?;
         let shared_rng = match params.get("rng")? {
             "shared" => true,
@@ -125,14 +124,7 @@ impl Scenario for GetCoreMicro {
                 ));
             }
         };
-        let (mode, mdc, mdc_puts) = fixture::parse_context(params)?;
-        let (registry, names) = fixture::build(Setup {
-            kind,
-            cores,
-            mode,
-            mdc,
-            mdc_puts,
-        })?;
+        let (registry, names) = fixture::build(setup)?;
         Ok(Box::new(MicroTrial {
             registry,
             names,

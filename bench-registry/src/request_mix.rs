@@ -103,17 +103,9 @@ impl Scenario for RequestMix {
         params: &Params,
         _groups: &[GroupSpec],
     ) -> Result<Box<dyn Trial>, ScenarioError> {
-        let kind: RegistryKind = params.parse("strategy")?;
-        let cores: usize = params.parse_in("cores", 1..)?;
-        let (mode, mdc, mdc_puts) = fixture::parse_context(params)?;
+        let setup = Setup::from_params(params)?;
         let writer_ms: u64 = params.parse("writer_interval_ms")?;
-        let (registry, names) = fixture::build(Setup {
-            kind,
-            cores,
-            mode,
-            mdc,
-            mdc_puts,
-        })?;
+        let (registry, names) = fixture::build(setup)?;
         Ok(Box::new(MixTrial {
             registry,
             names,
