@@ -11,8 +11,10 @@ use crate::kind::StrategyKind;
 ///
 /// Strategies:
 /// - [`BacktrackingParser`] (`backtracking`): the shape of Lucene's JavaCC-generated parser, whose
-///   syntactic lookahead reports success with an error value carrying a captured backtrace (as
-///   JavaCC throws `LookaheadSuccess`); the "before" of the JDWP story.
+///   syntactic lookahead reports success with a preallocated error value (as JavaCC throws its
+///   static `LookaheadSuccess`) and whose char stream reports the end of input with a fresh one
+///   carrying a captured backtrace (as `FastCharStream` throws `IOException`); the "before" of
+///   the JDWP story.
 /// - [`PredictiveParser`] (`predictive`): one pass with at most three tokens of lookahead and no
 ///   error values on the success path; ours.
 ///
