@@ -9,6 +9,7 @@
 
 pub mod corpus;
 pub mod parse;
+pub mod peer;
 
 use critsec_harness::{Claim, ClaimError, Scenario};
 

@@ -19,7 +19,7 @@ use super::parser_base::{
     RANGE_END, RANGE_ENDPOINT, allowed_post_multi_term, boost_tail, clause_body_expected,
     continues_query, handle_boost, term_tail,
 };
-use super::query_parser::{ParserKind, QueryParser};
+use super::query_parser::{ParseStats, ParserKind, QueryParser};
 use crate::kind::StrategyKind;
 
 /// Java's `LookaheadSuccess`: the value that signals a *successful* lookahead. Lucene 8.8
@@ -50,22 +50,6 @@ impl From<ParseError> for Stop {
     }
 }
 
-/// What one parse threw, and how often it looked ahead, to compare with the instrumented
-/// Lucene runs of the research files (counts per parse of both exception kinds).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ParseStats {
-    /// `jj_2_*` calls.
-    pub calls: u32,
-    /// Lookaheads that ended in a `LookaheadSuccess` (the preallocated value, nothing captured),
-    /// including those re-run while reporting a syntax error.
-    pub successes: u32,
-    /// Lookaheads re-run by `jj_rescan_token` while reporting a syntax error.
-    pub rescans: u32,
-    /// Reads past the end of the query: fresh `IOException("read past eof")` values (each a
-    /// backtrace capture), raised by the char stream and caught by the token manager.
-    pub read_past_eof: u32,
-}
-
 /// The backtracking strategy (`backtracking`).
 #[derive(Debug, Clone)]
 pub struct BacktrackingParser {
@@ -79,9 +63,22 @@ impl BacktrackingParser {
             base: ParserBase::new(options),
         }
     }
+}
 
-    /// Parses `query` and also reports what it threw and how many lookaheads ran.
-    pub fn parse_with_stats<'a>(
+impl QueryParser for BacktrackingParser {
+    fn id(&self) -> &'static str {
+        ParserKind::Backtracking.id()
+    }
+
+    fn options(&self) -> &ParserOptions {
+        self.base.options()
+    }
+
+    fn parse<'a>(&'a self, query: &'a str) -> Result<Query<'a>, ParseError> {
+        self.parse_with_stats(query).0
+    }
+
+    fn parse_with_stats<'a>(
         &'a self,
         query: &'a str,
     ) -> (Result<Query<'a>, ParseError>, ParseStats) {
@@ -103,20 +100,6 @@ impl BacktrackingParser {
         let r = jj.top_level_query();
         jj.stats.read_past_eof = jj.lexer.caught_past_end();
         (r, jj.stats)
-    }
-}
-
-impl QueryParser for BacktrackingParser {
-    fn id(&self) -> &'static str {
-        ParserKind::Backtracking.id()
-    }
-
-    fn options(&self) -> &ParserOptions {
-        self.base.options()
-    }
-
-    fn parse<'a>(&'a self, query: &'a str) -> Result<Query<'a>, ParseError> {
-        self.parse_with_stats(query).0
     }
 }
 
@@ -253,7 +236,8 @@ impl<'a> Jj<'a> {
         match scanned {
             Ok(mismatch) => Ok(!mismatch),
             // `catch (LookaheadSuccess ls) { return true; }`: the static value, nothing to free.
-            Err(Stop::Success(_)) => {
+            Err(Stop::Success(ls)) => {
+                debug_assert!(std::ptr::eq(ls, &JJ_LS));
                 self.stats.successes += 1;
                 Ok(true)
             }

@@ -31,10 +31,10 @@ mod tests;
 
 pub use analyzer::Analyzer;
 pub use ast::{BooleanClause, Field, Occur, Query};
-pub use backtracking_parser::{BacktrackingParser, LookaheadSuccess, ParseStats};
+pub use backtracking_parser::{BacktrackingParser, LookaheadSuccess};
 pub use char_stream::{CharStream, EndChecked, FastCharStream, ReadPastEof};
 pub use error::{Cause, ErrorClass, ParseError};
 pub use options::{Operator, OptionsError, ParserOptions};
 pub use predictive_parser::PredictiveParser;
-pub use query_parser::{ParserKind, QueryParser};
+pub use query_parser::{ParseStats, ParserKind, QueryParser};
 pub use render::java_float_to_string;
