@@ -12,15 +12,18 @@
 #![no_main]
 
 use critsec_core::parser::{
-    Analyzer, BacktrackingParser, Operator, ParserOptions, PredictiveParser, Query, QueryParser,
+    Analyzer, BacktrackingParser, BooleanClause, Occur, Operator, ParserOptions, PredictiveParser,
+    Query, QueryParser,
 };
 use libfuzzer_sys::fuzz_target;
 
 /// Whether `toString` prints `q` so that parsing the text gives `q` back. Lucene's rendering
 /// is not an inverse in general: it adds no escapes (`a\:b` prints `a:b`), Java prints large and
 /// tiny boosts in E notation (which the grammar cannot read back), and under the AND default a
-/// SHOULD clause prints without the `OR` that made it one. So only texts of `[a-z0-9]` (plus
-/// `*`/`?` in wildcard patterns), plainly printed boosts, and the OR default are checked.
+/// SHOULD clause prints without the `OR` that made it one, and a boolean of one SHOULD clause
+/// prints as that clause. So only texts of `[a-z0-9]` (plus `*`/`?` in wildcard patterns),
+/// plainly printed boosts, booleans of several clauses (or one required or prohibited one) and
+/// the OR default are checked.
 fn renders_unambiguously(q: &Query, opts: &ParserOptions) -> bool {
     let plain = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
     match q {
@@ -37,9 +40,11 @@ fn renders_unambiguously(q: &Query, opts: &ParserOptions) -> bool {
         }
         Query::Regexp { .. } => false,
         Query::MatchAll => true,
+        // A boolean of one SHOULD clause (left when the first clause was analyzed away, as in
+        // Lucene's `Query` production) prints exactly like its clause.
         Query::Boolean(clauses) => {
             opts.default_operator == Operator::Or
-                && !clauses.is_empty()
+                && !matches!(clauses.as_slice(), [] | [BooleanClause { occur: Occur::Should, .. }])
                 && clauses.iter().all(|c| renders_unambiguously(&c.query, opts))
         }
         Query::Boost { query, boost } => {
