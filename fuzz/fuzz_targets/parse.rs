@@ -25,17 +25,30 @@ use libfuzzer_sys::fuzz_target;
 /// plainly printed boosts, booleans of several clauses (or one required or prohibited one) and
 /// the OR default are checked.
 fn renders_unambiguously(q: &Query, opts: &ParserOptions) -> bool {
-    let plain = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
     match q {
-        Query::Term { field, text } | Query::Fuzzy { field, text, .. } => plain(field) && plain(text),
+        Query::Term { field, text } | Query::Fuzzy { field, text, .. } => {
+            plain(field) && plain(text)
+        }
         Query::Prefix { field, prefix } => plain(field) && plain(prefix),
         Query::Wildcard { field, pattern } => {
             plain(field)
                 && !pattern.is_empty()
-                && pattern.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'*' || b == b'?')
+                && pattern
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'*' || b == b'?')
         }
         Query::Phrase { field, terms, .. } => plain(field) && terms.iter().all(|t| plain(t)),
-        Query::Range { field, lower, upper, .. } => {
+        Query::Range {
+            field,
+            lower,
+            upper,
+            ..
+        } => {
             plain(field) && lower.as_deref().is_none_or(plain) && upper.as_deref().is_none_or(plain)
         }
         Query::Regexp { .. } => false,
@@ -44,8 +57,16 @@ fn renders_unambiguously(q: &Query, opts: &ParserOptions) -> bool {
         // Lucene's `Query` production) prints exactly like its clause.
         Query::Boolean(clauses) => {
             opts.default_operator == Operator::Or
-                && !matches!(clauses.as_slice(), [] | [BooleanClause { occur: Occur::Should, .. }])
-                && clauses.iter().all(|c| renders_unambiguously(&c.query, opts))
+                && !matches!(
+                    clauses.as_slice(),
+                    [] | [BooleanClause {
+                        occur: Occur::Should,
+                        ..
+                    }]
+                )
+                && clauses
+                    .iter()
+                    .all(|c| renders_unambiguously(&c.query, opts))
         }
         Query::Boost { query, boost } => {
             (*boost == 0.0 || (1e-3..1e7).contains(boost)) && renders_unambiguously(query, opts)
@@ -54,11 +75,17 @@ fn renders_unambiguously(q: &Query, opts: &ParserOptions) -> bool {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&sel, rest)) = data.split_first() else { return };
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
     let query = String::from_utf8_lossy(rest);
     let opts = ParserOptions {
         analyzer: Analyzer::ALL[usize::from(sel) % Analyzer::ALL.len()],
-        default_operator: if sel & 4 != 0 { Operator::And } else { Operator::Or },
+        default_operator: if sel & 4 != 0 {
+            Operator::And
+        } else {
+            Operator::Or
+        },
         allow_leading_wildcard: sel & 8 != 0,
         split_on_whitespace: sel & 16 != 0,
         max_clause_count: if sel & 32 != 0 { 2 } else { 1024 },
@@ -71,7 +98,10 @@ fuzz_target!(|data: &[u8]| {
     match (&backtracking, &result) {
         (Ok(b), Ok(p)) => {
             assert_eq!(b, p, "trees differ for {query:?}");
-            assert!(thrown.read_past_eof >= 1, "{query:?}: parsed without meeting <EOF>");
+            assert!(
+                thrown.read_past_eof >= 1,
+                "{query:?}: parsed without meeting <EOF>"
+            );
             if renders_unambiguously(p, &opts) {
                 let rendering = p.to_string_field(&opts.default_field);
                 match predictive.parse(&rendering) {
@@ -84,7 +114,11 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(b.class(), p.class(), "{query:?}: {b} / {p}");
             assert_eq!(b.column(), p.column(), "{query:?}: {b} / {p}");
             assert_eq!(b.to_string(), p.to_string());
-            assert!(p.column() <= query.encode_utf16().count(), "{query:?}: column {} past the end", p.column());
+            assert!(
+                p.column() <= query.encode_utf16().count(),
+                "{query:?}: column {} past the end",
+                p.column()
+            );
         }
         _ => panic!("strategies disagree on {query:?}: {backtracking:?} vs {result:?}"),
     }

@@ -1007,10 +1007,11 @@ mod tantivy_peer {
 /// the fuzz target no longer expects such a rendering to parse back to the same tree.
 #[test]
 fn a_first_clause_analyzed_away_leaves_a_boolean_of_one_clause() {
-    for make in [
-        |o| Box::new(BacktrackingParser::new(o)) as Box<dyn QueryParser>,
-        |o| Box::new(PredictiveParser::new(o)) as Box<dyn QueryParser>,
-    ] {
+    let makes: [fn(ParserOptions) -> Box<dyn QueryParser>; 2] = [
+        |o| Box::new(BacktrackingParser::new(o)),
+        |o| Box::new(PredictiveParser::new(o)),
+    ];
+    for make in makes {
         let p = make(ParserOptions::default());
         let tree = p.parse("3 b").expect("parses");
         let clause = BooleanClause {
