@@ -3,7 +3,9 @@
 //! Strategies: `backtracking` and `predictive` (ours, `critsec_core::parser`) and `tantivy`
 //! (`tantivy_query_grammar::parse_query`, the peer, on the shared subset only). The `backtrace`
 //! parameter sets `RUST_BACKTRACE`/`RUST_LIB_BACKTRACE` in the fork: our analogue of starting the
-//! JVM with a JDWP agent, which makes every `LookaheadSuccess` expensive.
+//! JVM with a JDWP agent, which makes every fresh exception expensive (in the backtracking parser,
+//! each read past the end of the query; its `LookaheadSuccess` is preallocated and stays cheap).
+//! Every result is checked whole: ours by its rendering, tantivy's by its tree.
 
 use std::backtrace::{Backtrace, BacktraceStatus};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,11 +43,12 @@ impl Scenario for ParseScenario {
 
     fn description(&self) -> &'static str {
         "Parses one query per operation, cycling through the queries of one corpus class, and \
-         checks each result against the verified one (node count, or error class). No lock is \
-         taken by our parsers; with backtrace=1 the backtracking strategy captures a backtrace per \
-         successful lookahead, which serialises threads on std's backtrace lock. tantivy runs \
-         only the shared subset (subset=auto picks it), our strategies the whole class unless \
-         subset=shared."
+         checks each whole result: ours rendered and compared with the expected rendering (or \
+         error class), tantivy's tree compared with the one verified to mean the same. No lock \
+         is taken by our parsers; with backtrace=1 the backtracking strategy captures a \
+         backtrace per read past the end of the query (Lucene's IOException), which serialises \
+         threads on std's backtrace lock. tantivy runs only the shared subset (subset=auto picks \
+         it), our strategies the whole class unless subset=shared."
     }
 
     fn params(&self) -> Vec<ParamSpec> {
