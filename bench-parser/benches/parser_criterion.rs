@@ -1,13 +1,13 @@
-//! criterion bench: one verified parse per iteration, per query class and strategy (the same
-//! operation as the `parser/parse` scenario). `RUST_BACKTRACE` is whatever the process started with;
-//! run it twice (`RUST_BACKTRACE=0` and `=1`) to see the JDWP effect.
+//! criterion bench: one verified parse per iteration, per query class and strategy (the
+//! `parser/parse` scenario's own worker operation: parse, compare the whole result, drop).
+//! `RUST_BACKTRACE` is whatever the process started with; run it twice (`RUST_BACKTRACE=0` and
+//! `=1`) to see the JDWP effect.
 use std::backtrace::{Backtrace, BacktraceStatus};
-use std::hint::black_box;
 
 use bench_parser::corpus::Class;
-use bench_parser::parse::{ParseTrial, parse_fingerprint};
+use bench_parser::parse::ParseTrial;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use critsec_harness::Params;
+use critsec_harness::{Params, Trial};
 
 fn bench(c: &mut Criterion) {
     let backtrace = if Backtrace::capture().status() == BacktraceStatus::Captured {
@@ -32,22 +32,9 @@ fn bench(c: &mut Criterion) {
                 ("subset", subset),
             ]);
             let trial = ParseTrial::new(&params).unwrap_or_else(|e| panic!("{params}: {e}"));
-            let parser = trial.parser();
-            let (entries, expected) = (trial.entries(), trial.expected());
-            let mut i = 0;
-            let mut mismatches = 0u64;
-            group.bench_function(format!("{strategy}/{subset}"), |b| {
-                b.iter(|| {
-                    let got = parse_fingerprint(parser.as_deref(), black_box(entries[i].query));
-                    mismatches += u64::from(got != expected[i]);
-                    i = (i + 1) % entries.len();
-                    got
-                })
-            });
-            assert_eq!(
-                mismatches, 0,
-                "{params}: parses differed from the verified result"
-            );
+            let mut worker = trial.worker("op", 0);
+            group.bench_function(format!("{strategy}/{subset}"), |b| b.iter(|| worker.op()));
+            worker.check().unwrap_or_else(|e| panic!("{params}: {e}"));
         }
         group.finish();
     }

@@ -4,9 +4,8 @@ use std::backtrace::{Backtrace, BacktraceStatus};
 use std::cell::{Cell, RefCell};
 use std::sync::LazyLock;
 
-use bench_parser::parse::{ParseTrial, parse_fingerprint, strategies};
-use critsec_core::parser::QueryParser;
-use critsec_harness::Params;
+use bench_parser::parse::{ParseTrial, strategies};
+use critsec_harness::{Params, Trial, Worker};
 
 fn main() {
     divan::main();
@@ -50,37 +49,31 @@ static TRIALS: LazyLock<Vec<ParseTrial>> = LazyLock::new(|| {
         .collect()
 });
 
-/// Per-thread parsers (one per case, `None` inside for tantivy) and the next query index.
-type Parsers = Vec<Option<Option<Box<dyn QueryParser>>>>;
+/// Per-thread workers of the scenario (one per case, each with its own parser).
+type Workers = Vec<Option<Box<dyn Worker>>>;
 
 thread_local! {
-    static NEXT: Cell<usize> = const { Cell::new(0) };
-    static PARSERS: RefCell<Parsers> = const { RefCell::new(Vec::new()) };
+    static OPS: Cell<u64> = const { Cell::new(0) };
+    static WORKERS: RefCell<Workers> = const { RefCell::new(Vec::new()) };
 }
 
 #[divan::bench(args = cases(), threads = [1, 2])]
 fn parse(bencher: divan::Bencher, case: &str) {
     let index = CASES.iter().position(|c| *c == case).expect("known case");
-    let trial = &TRIALS[index];
-    // One parser per thread, as one per request handler would be.
+    let trial: &'static ParseTrial = &TRIALS[index];
+    // One worker (and parser) per thread, as one per request handler would be; each op checks
+    // the whole result, and every 1,024th op here asks the worker whether one differed.
     bencher.bench(|| {
-        let i = NEXT.with(|n| {
-            let i = n.get() % trial.entries().len();
-            n.set(i + 1);
-            i
-        });
-        let got = PARSERS.with_borrow_mut(|parsers| {
-            if parsers.len() < CASES.len() {
-                parsers.resize_with(CASES.len(), || None);
+        WORKERS.with_borrow_mut(|workers| {
+            if workers.len() < CASES.len() {
+                workers.resize_with(CASES.len(), || None);
             }
-            let parser = parsers[index].get_or_insert_with(|| trial.parser());
-            parse_fingerprint(parser.as_deref(), trial.entries()[i].query)
-        });
-        assert_eq!(
-            got,
-            trial.expected()[i],
-            "{case}: parse differed from the verified result"
-        );
-        got
+            let worker = workers[index].get_or_insert_with(|| trial.worker("op", 0));
+            let got = worker.op();
+            if OPS.replace(OPS.get() + 1) % 1024 == 1023 {
+                worker.check().unwrap_or_else(|e| panic!("{case}: {e}"));
+            }
+            got
+        })
     });
 }

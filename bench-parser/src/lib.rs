@@ -1,20 +1,27 @@
 //! bench-parser: critsec scenarios and claims for the parser system.
 //!
-//! One scenario, [`parse::ParseScenario`] (`parser/parse`): one query parse per operation over a
-//! class of the [`corpus`], for our two strategies and tantivy's query grammar as the peer. The
+//! Two scenarios: [`parse::ParseScenario`] (`parser/parse`), one query parse per operation over a
+//! class of the [`corpus`], for our two strategies and tantivy's query grammar as the peer; and
+//! [`mixed::MixedLoadScenario`] (`parser/mixed_load`), simple and complex parses on separate
+//! threads at once. The
 //! claims (`claims.toml`) restate the JDWP post (lookahead by exception collapses under a debugging
 //! agent) and our own target against tantivy.
 
 #![deny(missing_docs)]
 
 pub mod corpus;
+pub mod mixed;
 pub mod parse;
+pub mod peer;
 
 use critsec_harness::{Claim, ClaimError, Scenario};
 
 /// Every scenario of this crate.
 pub fn scenarios() -> Vec<Box<dyn Scenario>> {
-    vec![Box::new(parse::ParseScenario)]
+    vec![
+        Box::new(parse::ParseScenario),
+        Box::new(mixed::MixedLoadScenario),
+    ]
 }
 
 /// The claims declared in `claims.toml`.

@@ -3,18 +3,24 @@
 //! Strategies: `backtracking` and `predictive` (ours, `critsec_core::parser`) and `tantivy`
 //! (`tantivy_query_grammar::parse_query`, the peer, on the shared subset only). The `backtrace`
 //! parameter sets `RUST_BACKTRACE`/`RUST_LIB_BACKTRACE` in the fork: our analogue of starting the
-//! JVM with a JDWP agent, which makes every `LookaheadSuccess` expensive.
+//! JVM with a JDWP agent, which makes every fresh exception expensive (in the backtracking parser,
+//! each read past the end of the query; its `LookaheadSuccess` is preallocated and stays cheap).
+//! Every result is checked whole: ours by its rendering, tantivy's by its tree.
 
 use std::backtrace::{Backtrace, BacktraceStatus};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use critsec_core::kind::ids;
 use critsec_core::parser::{
-    self, BacktrackingParser, ErrorClass, ParseError, ParserKind, Query, QueryParser,
+    self, BacktrackingParser, ParseError, ParseStats, ParserKind, Query, QueryParser,
 };
-use critsec_harness::{GroupSpec, ParamSpec, Params, Scenario, ScenarioError, Trial, Worker};
-use tantivy_query_grammar::{UserInputAst, UserInputLeaf};
+use critsec_harness::{
+    GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Window, Worker,
+};
+use tantivy_query_grammar::UserInputAst;
 
 use crate::corpus::{self, Class, Entry, Expect};
+use crate::peer;
 
 /// The `parser/parse` scenario.
 #[derive(Debug, Default)]
@@ -37,11 +43,12 @@ impl Scenario for ParseScenario {
 
     fn description(&self) -> &'static str {
         "Parses one query per operation, cycling through the queries of one corpus class, and \
-         checks each result against the verified one (node count, or error class). No lock is \
-         taken by our parsers; with backtrace=1 the backtracking strategy captures a backtrace per \
-         successful lookahead, which serialises threads on std's backtrace lock. tantivy runs \
-         only the shared subset (subset=auto picks it), our strategies the whole class unless \
-         subset=shared."
+         checks each whole result: ours rendered and compared with the expected rendering (or \
+         error class), tantivy's tree compared with the one verified to mean the same. No lock \
+         is taken by our parsers; with backtrace=1 the backtracking strategy captures a \
+         backtrace per read past the end of the query (Lucene's IOException), which serialises \
+         threads on std's backtrace lock. tantivy runs only the shared subset (subset=auto picks \
+         it), our strategies the whole class unless subset=shared."
     }
 
     fn params(&self) -> Vec<ParamSpec> {
@@ -101,78 +108,89 @@ enum Strategy {
     Tantivy,
 }
 
-/// One trial: the class's queries and the fingerprint each parse must give.
+/// One trial: the class's queries, what each parse must give, and the throws counted.
 #[derive(Debug)]
 pub struct ParseTrial {
     strategy: Strategy,
     class: Class,
     backtrace: bool,
     entries: Vec<Entry>,
-    expected: Vec<u64>,
+    /// The field our renderings omit (the parser's default field).
+    field: String,
+    /// For tantivy: the tree each shared query must give, verified to mean what ours means.
+    peer_trees: Vec<UserInputAst>,
+    throws: ThrowProbe,
 }
 
-/// Cheap fingerprint of one of our results: the tree's node count, or the error class.
-fn fingerprint(r: &Result<Query, ParseError>) -> u64 {
-    match r {
-        Ok(q) => q.node_count() as u64,
-        Err(e) => {
-            (1 << 32)
-                | ErrorClass::ALL
-                    .iter()
-                    .position(|c| *c == e.class())
-                    .unwrap_or(99) as u64
+/// Whether one of our results is the corpus expectation: the whole rendering, or the error
+/// class. `rendering` is the caller's buffer, reused so that checking allocates nothing.
+fn is_expected(
+    expect: Expect,
+    r: &Result<Query, ParseError>,
+    field: &str,
+    rendering: &mut String,
+) -> bool {
+    match (expect, r) {
+        (Expect::Renders(s), Ok(q)) => {
+            rendering.clear();
+            q.write_field(field, rendering);
+            rendering == s
+        }
+        (Expect::Fails(c), Err(err)) => err.class() == c,
+        _ => false,
+    }
+}
+
+/// Checks one of our results against the corpus expectation, saying what differed.
+fn check_expect(e: &Entry, r: &Result<Query, ParseError>, field: &str) -> Result<(), String> {
+    if is_expected(e.expect, r, field, &mut String::new()) {
+        return Ok(());
+    }
+    Err(format!(
+        "query {:?}: expected {:?}, got {:?}",
+        e.query,
+        e.expect,
+        r.as_ref()
+            .map(|q| q.to_string_field(field))
+            .map_err(|e| e.to_string())
+    ))
+}
+
+/// Exceptions thrown by our parsers, per parse (the secondary metrics `throws.*`): workers
+/// count into their own fields and add them here after each iteration, outside the window.
+#[derive(Debug, Default)]
+struct ThrowProbe {
+    parses: AtomicU64,
+    lookahead_successes: AtomicU64,
+    reads_past_eof: AtomicU64,
+}
+
+impl Probe for ThrowProbe {
+    fn reset(&self) {
+        for a in [
+            &self.parses,
+            &self.lookahead_successes,
+            &self.reads_past_eof,
+        ] {
+            a.store(0, Ordering::Relaxed);
         }
     }
-}
 
-/// Leaf queries of one of our trees (what tantivy's AST must also hold).
-fn lucene_leaves(q: &Query) -> u64 {
-    match q {
-        Query::Boolean(clauses) => clauses.iter().map(|c| lucene_leaves(&c.query)).sum(),
-        Query::Boost { query, .. } => lucene_leaves(query),
-        _ => 1,
-    }
-}
-
-/// Leaves of tantivy's AST.
-fn tantivy_leaves(ast: &UserInputAst) -> u64 {
-    match ast {
-        UserInputAst::Clause(clauses) => clauses.iter().map(|(_, a)| tantivy_leaves(a)).sum(),
-        UserInputAst::Boost(inner, _) => tantivy_leaves(inner),
-        UserInputAst::Leaf(leaf) => match **leaf {
-            UserInputLeaf::Set { ref elements, .. } => elements.len() as u64,
-            _ => 1,
-        },
-    }
-}
-
-fn tantivy_fingerprint(q: &str) -> u64 {
-    match tantivy_query_grammar::parse_query(q) {
-        Ok(ast) => tantivy_leaves(&ast),
-        Err(_) => u64::MAX,
-    }
-}
-
-/// Checks one of our results against the corpus expectation.
-fn check_expect(e: &Entry, r: &Result<Query, ParseError>, field: &str) -> Result<(), String> {
-    match (e.expect, r) {
-        (Expect::Renders(s), Ok(q)) if q.to_string_field(field) == s => Ok(()),
-        (Expect::Fails(c), Err(err)) if err.class() == c => Ok(()),
-        (want, got) => Err(format!(
-            "query {:?}: expected {want:?}, got {:?}",
-            e.query,
-            got.as_ref()
-                .map(|q| q.to_string_field(field))
-                .map_err(|e| e.to_string())
-        )),
-    }
-}
-
-/// The fingerprint of parsing `q` with `parser` (ours), or with tantivy's grammar when `None`.
-pub fn parse_fingerprint(parser: Option<&dyn QueryParser>, q: &str) -> u64 {
-    match parser {
-        Some(p) => fingerprint(&p.parse(q)),
-        None => tantivy_fingerprint(q),
+    fn read(&self, _window: Window) -> Vec<Metric> {
+        let parses = self.parses.load(Ordering::Relaxed).max(1) as f64;
+        let per_parse = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 / parses;
+        vec![
+            Metric::new(
+                "throws.lookahead_success",
+                per_parse(&self.lookahead_successes),
+                "/parse",
+            ),
+            Metric::new(
+                "throws.read_past_eof",
+                per_parse(&self.reads_past_eof),
+                "/parse",
+            ),
+        ]
     }
 }
 
@@ -228,20 +246,18 @@ impl ParseTrial {
             class,
             backtrace,
             entries,
-            expected: Vec::new(),
+            field: corpus::options().default_field,
+            peer_trees: Vec::new(),
+            throws: ThrowProbe::default(),
         };
-        trial.expected = trial.check_all().map_err(ScenarioError::Setup)?.0;
+        let (peer_trees, _) = trial.check_all().map_err(ScenarioError::Setup)?;
+        trial.peer_trees = peer_trees;
         Ok(trial)
     }
 
     /// The queries of this trial.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
-    }
-
-    /// The verified fingerprint of each query, in [`ParseTrial::entries`] order.
-    pub fn expected(&self) -> &[u64] {
-        &self.expected
     }
 
     /// A parser of this trial's strategy (`None` for tantivy, which needs none).
@@ -253,13 +269,15 @@ impl ParseTrial {
     }
 
     /// Parses every query with both of our strategies (and tantivy when it is the subject),
-    /// checks the expectations, and returns the subject's fingerprints and a summary.
-    fn check_all(&self) -> Result<(Vec<u64>, String), String> {
+    /// checks the expectations, and returns tantivy's verified trees (when it is the subject)
+    /// and a summary.
+    fn check_all(&self) -> Result<(Vec<UserInputAst>, String), String> {
         let opts = corpus::options();
         let backtracking = BacktrackingParser::new(opts.clone());
         let predictive = parser::PredictiveParser::new(opts.clone());
-        let mut fingerprints = Vec::with_capacity(self.entries.len());
-        let (mut ok, mut failed, mut successes) = (0, 0, 0);
+        let mut peer_trees = Vec::new();
+        let (mut ok, mut failed) = (0, 0);
+        let mut thrown = ParseStats::default();
         for e in &self.entries {
             let (b, stats) = backtracking.parse_with_stats(e.query);
             let p = predictive.parse(e.query);
@@ -275,33 +293,37 @@ impl ParseTrial {
                 (Ok(_), _) => ok += 1,
                 _ => failed += 1,
             }
-            successes += stats.successes;
-            fingerprints.push(match self.strategy {
-                Strategy::Ours(ParserKind::Backtracking) => fingerprint(&b),
-                Strategy::Ours(ParserKind::Predictive) => fingerprint(&p),
-                Strategy::Tantivy => {
-                    let tree = p.as_ref().map_err(|err| {
-                        format!("query {:?} in shared subset fails: {err}", e.query)
-                    })?;
-                    let got = tantivy_fingerprint(e.query);
-                    if got != lucene_leaves(tree) {
-                        return Err(format!(
-                            "query {:?}: tantivy gives {got} leaves (u64::MAX = error), Lucene {}",
-                            e.query,
-                            lucene_leaves(tree)
-                        ));
-                    }
-                    got
+            thrown.successes += stats.successes;
+            thrown.read_past_eof += stats.read_past_eof;
+            if self.strategy == Strategy::Tantivy {
+                let tree = p
+                    .as_ref()
+                    .map_err(|err| format!("query {:?} in shared subset fails: {err}", e.query))?;
+                let peer = tantivy_query_grammar::parse_query(e.query)
+                    .map_err(|_| format!("tantivy rejects shared query {:?}", e.query))?;
+                if !peer::means_the_same(tree, &peer, &opts.default_field) {
+                    return Err(format!(
+                        "query {:?}: tantivy's tree {peer:?} does not mean {:?}",
+                        e.query,
+                        tree.to_string_field(&opts.default_field)
+                    ));
                 }
-            });
+                peer_trees.push(peer);
+            }
         }
         let summary = format!(
-            "{} {} queries verified ({ok} ok, {failed} errors as expected), {successes} lookahead successes per pass, fingerprint sum {}",
+            "{} {} queries verified ({ok} ok, {failed} errors as expected; renderings{}), backtracking throws per pass: {} LookaheadSuccess, {} read past eof",
             self.entries.len(),
             self.class.id(),
-            fingerprints.iter().fold(0u64, |a, f| a.wrapping_add(*f))
+            if self.strategy == Strategy::Tantivy {
+                " and tantivy trees"
+            } else {
+                ""
+            },
+            thrown.successes,
+            thrown.read_past_eof,
         );
-        Ok((fingerprints, summary))
+        Ok((peer_trees, summary))
     }
 }
 
@@ -316,9 +338,9 @@ impl Trial for ParseTrial {
                 u8::from(self.backtrace)
             ));
         }
-        let (fingerprints, summary) = self.check_all()?;
-        if fingerprints != self.expected {
-            return Err("fingerprints changed since setup".to_string());
+        let (peer_trees, summary) = self.check_all()?;
+        if peer_trees != self.peer_trees {
+            return Err("tantivy's trees changed since setup".to_string());
         }
         Ok(summary)
     }
@@ -330,19 +352,33 @@ impl Trial for ParseTrial {
             trial: self,
             parser,
             next: index % self.entries.len(),
+            rendering: String::with_capacity(256),
             mismatches: 0,
             ops: 0,
+            thrown: ParseStats::default(),
+            counted: 0,
         })
+    }
+
+    fn probe(&self) -> Option<&dyn Probe> {
+        match self.strategy {
+            Strategy::Ours(_) => Some(&self.throws),
+            Strategy::Tantivy => None,
+        }
     }
 }
 
-/// One thread's state: its own parser and its position in the class.
+/// One thread's state: its own parser, its position in the class, its rendering buffer.
 struct ParseWorker<'t> {
     trial: &'t ParseTrial,
     parser: Option<Box<dyn QueryParser>>,
     next: usize,
+    rendering: String,
     mismatches: u64,
     ops: u64,
+    /// Throws since the last [`Worker::check`], and the parses they came from.
+    thrown: ParseStats,
+    counted: u64,
 }
 
 impl Worker for ParseWorker<'_> {
@@ -353,16 +389,36 @@ impl Worker for ParseWorker<'_> {
         } else {
             i + 1
         };
-        let q = self.trial.entries[i].query;
-        let got = parse_fingerprint(self.parser.as_deref(), q);
+        let entry = &self.trial.entries[i];
         self.ops += 1;
-        if got != self.trial.expected[i] {
+        let (right, size) = match self.parser.as_deref() {
+            Some(p) => {
+                let (r, stats) = p.parse_with_stats(entry.query);
+                self.thrown.successes += stats.successes;
+                self.thrown.read_past_eof += stats.read_past_eof;
+                self.counted += 1;
+                let right = is_expected(entry.expect, &r, &self.trial.field, &mut self.rendering);
+                (right, self.rendering.len())
+            }
+            None => match tantivy_query_grammar::parse_query(entry.query) {
+                Ok(ast) => (ast == self.trial.peer_trees[i], 1),
+                Err(_) => (false, 0),
+            },
+        };
+        if !right {
             self.mismatches += 1;
         }
-        got
+        size as u64
     }
 
     fn check(&mut self) -> Result<(), String> {
+        let t = &self.trial.throws;
+        t.parses.fetch_add(self.counted, Ordering::Relaxed);
+        t.lookahead_successes
+            .fetch_add(u64::from(self.thrown.successes), Ordering::Relaxed);
+        t.reads_past_eof
+            .fetch_add(u64::from(self.thrown.read_past_eof), Ordering::Relaxed);
+        (self.thrown, self.counted) = (ParseStats::default(), 0);
         if self.trial.strategy != Strategy::Tantivy && self.parser.is_none() {
             return Err("worker has no parser".to_string());
         }
@@ -424,18 +480,71 @@ mod tests {
         assert!(s.setup(&params("predictive", "huge", "auto"), &[]).is_err());
     }
 
+    /// One character off in one expected rendering, or one swapped tantivy tree, fails the
+    /// worker's check and `verify`.
     #[test]
-    fn a_wrong_fingerprint_is_reported() {
+    fn a_wrong_rendering_or_tree_is_reported() {
         let trial = ParseTrial::new(&params("predictive", "medium", "auto")).expect("setup");
-        let broken = ParseTrial {
-            expected: trial.expected.iter().map(|f| f + 1).collect(),
-            ..trial
+        let mut entries = trial.entries.clone();
+        let Expect::Renders(right) = entries[0].expect else {
+            panic!("first medium query renders")
         };
+        let wrong: &'static str = Box::leak(format!("{right} ").into_boxed_str());
+        entries[0].expect = Expect::Renders(wrong);
+        let broken = ParseTrial { entries, ..trial };
         let mut w = broken.worker("op", 0);
         w.op();
         assert!(w.check().is_err());
         drop(w);
         assert!(broken.verify().is_err());
+
+        let peer = ParseTrial::new(&params("tantivy", "medium", "auto")).expect("setup");
+        let mut w = peer.worker("op", 0);
+        for _ in 0..peer.entries.len() {
+            w.op();
+        }
+        w.check().expect("verified trees");
+        drop(w);
+        let mut trees = peer.peer_trees.clone();
+        trees.swap(0, 1);
+        let swapped = ParseTrial {
+            peer_trees: trees,
+            ..peer
+        };
+        let mut w = swapped.worker("op", 0);
+        w.op();
+        assert!(w.check().is_err());
+        drop(w);
+        assert!(swapped.verify().is_err());
+    }
+
+    /// The secondary metrics give Lucene's throws per parse: `xyz`-like queries 0
+    /// `LookaheadSuccess` and 2 reads past the end; the predictive parser throws nothing.
+    #[test]
+    fn throws_per_parse_are_secondary_metrics() {
+        let window = Window { nanos: 1, ops: 1 };
+        for (strategy, expected) in [("backtracking", [0.0, 2.0]), ("predictive", [0.0, 0.0])] {
+            let trial = ParseTrial::new(&params(strategy, "simple", "auto")).expect("setup");
+            let probe = trial.probe().expect("ours have a probe");
+            probe.reset();
+            let mut w = trial.worker("op", 0);
+            for _ in 0..50 {
+                w.op();
+            }
+            w.check().expect("verified");
+            let got: Vec<f64> = probe.read(window).iter().map(|m| m.value).collect();
+            assert_eq!(got, expected, "{strategy}");
+        }
+        let complex = ParseTrial::new(&params("backtracking", "complex", "auto")).expect("setup");
+        let probe = complex.probe().expect("probe");
+        probe.reset();
+        let mut w = complex.worker("op", 0);
+        for _ in 0..complex.entries.len() {
+            w.op();
+        }
+        w.check().expect("verified");
+        let got = probe.read(window);
+        assert!(got[0].value > 1.0 && got[1].value >= 1.0, "{got:?}");
     }
 
     #[test]

@@ -3,7 +3,18 @@
 //! JavaCC's rule is that the longest match wins and, on equal length, the token declared first in
 //! `QueryParser.jj` wins. The scanners below compute the competing match lengths directly instead of
 //! running a DFA. Tokens borrow their image from the input; nothing is allocated unless lexing fails.
+//!
+//! Reads past the end: the generated token manager asks its `CharStream` for one more character
+//! wherever its matcher could still grow (`jjMoveNfa_*`), after the string literals that start
+//! an NFA (`*`, `+`, `-`, `T` in ranges), at the start of every token (`BeginToken`, which is how
+//! `<EOF>` is found), and once more on its lexical-error path. `jjStopAtPos` literals (`(`, `)`,
+//! `:`, `^`, `[`, `{`, `]`, `}`) read nothing further. The lexer calls [`CharStream::read_past_end`]
+//! at each of those points that lies at the end of the input, so a stream that signals the end by
+//! error value ([`FastCharStream`](super::char_stream::FastCharStream)) raises as many as Lucene's.
 
+use std::marker::PhantomData;
+
+use super::char_stream::{CharStream, EndChecked};
 use super::error::ParseError;
 
 /// A token kind, numbered as in Lucene's generated `QueryParserConstants` so that expected-token
@@ -122,12 +133,16 @@ pub enum LexState {
 }
 
 /// A pull lexer over one query; the parser asks for one token at a time, as JavaCC's parsers do,
-/// so a lexical error late in the query is only seen if parsing gets that far.
+/// so a lexical error late in the query is only seen if parsing gets that far. `S` is the
+/// character stream: what a read at the end of the input gives.
 #[derive(Debug, Clone)]
-pub struct Lexer<'a> {
+pub struct Lexer<'a, S: CharStream = EndChecked> {
     input: &'a str,
     pos: usize,
     state: LexState,
+    /// Error values the stream raised at the end of the input and this lexer caught.
+    caught_past_end: u32,
+    stream: PhantomData<S>,
 }
 
 /// Length in bytes of the UTF-8 sequence that starts with `b`.
@@ -240,18 +255,54 @@ fn scan_run(bytes: &[u8], mut i: usize, wild: bool) -> usize {
 }
 
 impl<'a> Lexer<'a> {
-    /// A lexer at the start of `input`, in the DEFAULT state.
+    /// A lexer at the start of `input`, in the DEFAULT state, over a stream that raises nothing.
     pub fn new(input: &'a str) -> Self {
+        Lexer::over(input)
+    }
+}
+
+impl<'a, S: CharStream> Lexer<'a, S> {
+    /// A lexer at the start of `input`, in the DEFAULT state, reading through stream `S`.
+    pub fn over(input: &'a str) -> Self {
         Lexer {
             input,
             pos: 0,
             state: LexState::Default,
+            caught_past_end: 0,
+            stream: PhantomData,
         }
     }
 
     /// The query being lexed.
     pub fn input(&self) -> &'a str {
         self.input
+    }
+
+    /// How many error values the stream raised at the end of the input (Lucene's
+    /// `IOException("read past eof")`), all caught here.
+    pub fn caught_past_end(&self) -> u32 {
+        self.caught_past_end
+    }
+
+    /// `input_stream.readChar()` (or `BeginToken()`) with no character left, and the token
+    /// manager's `catch (IOException e)` around it: the signal only ends the match.
+    #[inline(always)]
+    fn read_past_end(&mut self) {
+        if let Err(eof) = S::read_past_end() {
+            self.caught_past_end += 1;
+            drop(eof);
+        }
+    }
+
+    /// The matcher of a term-like token (TERM, keywords, PREFIXTERM, WILDTERM, FUZZY_SLOP, `*`)
+    /// that ended at `end` could always take one more character, so it read the next one; a
+    /// lone backslash there keeps it alive for one more read (`_ESCAPED_CHAR` needs a character).
+    #[inline(always)]
+    fn term_matcher_stopped(&mut self, end: usize) {
+        let rest = self.input.len() - end;
+        if rest == 0 || (rest == 1 && self.input.as_bytes()[end] == b'\\') {
+            self.read_past_end();
+        }
     }
 
     fn token(&mut self, kind: TokenKind, start: usize, end: usize) -> Token<'a> {
@@ -263,7 +314,13 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn error_at_eof(&self, token_start: usize) -> ParseError {
+    /// The lexical error after a matcher that was still alive at the end of the input (it read
+    /// past the end) without a match; JavaCC's error path then reads once more, and meets the
+    /// end again, before raising `TokenMgrError`.
+    #[cold]
+    fn nfa_ran_out(&mut self, token_start: usize) -> ParseError {
+        self.read_past_end();
+        self.read_past_end();
         ParseError::lexical(
             self.input,
             self.input.len(),
@@ -273,8 +330,14 @@ impl<'a> Lexer<'a> {
         )
     }
 
-    fn error_at_char(&self, at: usize, token_start: usize) -> ParseError {
+    /// The lexical error at a character no token starts with; the error path's one-character
+    /// peek meets the end when that character is the last.
+    #[cold]
+    fn error_at_char(&mut self, at: usize, token_start: usize) -> ParseError {
         let c = self.input[at..].chars().next();
+        if c.is_some_and(|c| at + c.len_utf8() == self.input.len()) {
+            self.read_past_end();
+        }
         ParseError::lexical(self.input, at, c, token_start, self.state as u8)
     }
 
@@ -307,6 +370,7 @@ impl<'a> Lexer<'a> {
             p += w;
         }
         let Some(&b) = bytes.get(p) else {
+            self.read_past_end();
             return Ok(self.token(TokenKind::Eof, p, p));
         };
         let single = |lexer: &mut Self, kind| Ok(lexer.token(kind, p, p + 1));
@@ -316,6 +380,10 @@ impl<'a> Lexer<'a> {
                 if w != 0 {
                     Ok(self.token(TokenKind::BareOper, p, p + 1 + w))
                 } else {
+                    // `jjStartNfaWithStates_2` (`+`, `-`) and the NFA (`!`) read one more.
+                    if p + 1 == bytes.len() {
+                        self.read_past_end();
+                    }
                     let kind = match b {
                         b'+' => TokenKind::Plus,
                         b'-' => TokenKind::Minus,
@@ -343,10 +411,10 @@ impl<'a> Lexer<'a> {
                 let mut i = p + 1;
                 loop {
                     match bytes.get(i) {
-                        None => return Err(self.error_at_eof(p)),
+                        None => return Err(self.nfa_ran_out(p)),
                         Some(b'"') => return Ok(self.token(TokenKind::Quoted, p, i + 1)),
                         Some(b'\\') => match bytes.get(i + 1) {
-                            None => return Err(self.error_at_eof(p)),
+                            None => return Err(self.nfa_ran_out(p)),
                             Some(&n) => i += 1 + char_len(n),
                         },
                         Some(&c) => i += char_len(c),
@@ -355,6 +423,7 @@ impl<'a> Lexer<'a> {
             }
             b'~' => {
                 let end = scan_run(bytes, p + 1, false);
+                self.term_matcher_stopped(end);
                 Ok(self.token(TokenKind::FuzzySlop, p, end))
             }
             b'/' => {
@@ -362,6 +431,7 @@ impl<'a> Lexer<'a> {
                 // regexp or continue it; any other slash ends it. The longest candidate wins.
                 let mut i = p + 1;
                 let mut last_end = None;
+                let mut closed = false;
                 while let Some(&c) = bytes.get(i) {
                     if c == b'/' {
                         last_end = Some(i + 1);
@@ -369,17 +439,25 @@ impl<'a> Lexer<'a> {
                             i += 1;
                             continue;
                         }
+                        closed = true;
                         break;
                     }
                     i += char_len(c);
                 }
                 match last_end {
-                    Some(end) => Ok(self.token(TokenKind::RegexpTerm, p, end)),
-                    None => Err(self.error_at_eof(p)),
+                    Some(end) => {
+                        // After `\/` the regexp could go on, so its matcher read to the end.
+                        if !closed {
+                            self.read_past_end();
+                        }
+                        Ok(self.token(TokenKind::RegexpTerm, p, end))
+                    }
+                    None => Err(self.nfa_ran_out(p)),
                 }
             }
             b'*' | b'?' => {
                 let end = scan_run(bytes, p + 1, true);
+                self.term_matcher_stopped(end);
                 if b == b'*' && end == p + 1 {
                     single(self, TokenKind::Star)
                 } else {
@@ -387,11 +465,12 @@ impl<'a> Lexer<'a> {
                 }
             }
             b']' | b'}' => Err(self.error_at_char(p, p)),
-            b'\\' if p + 1 == bytes.len() => Err(self.error_at_eof(p)),
+            b'\\' if p + 1 == bytes.len() => Err(self.nfa_ran_out(p)),
             _ => {
                 // A `_TERM_START_CHAR` (or an escape): TERM, PREFIXTERM, WILDTERM or a keyword.
                 let t_end = scan_run(bytes, p, false);
                 let w_end = scan_run(bytes, t_end, true);
+                self.term_matcher_stopped(w_end);
                 if w_end == t_end {
                     // Keywords are two or three bytes long: compare only those.
                     let kind = if matches!(t_end - p, 2 | 3) {
@@ -418,6 +497,7 @@ impl<'a> Lexer<'a> {
         let bytes = self.input.as_bytes();
         let p = self.pos;
         let Some(&b) = bytes.get(p) else {
+            self.read_past_end();
             return Ok(self.token(TokenKind::Eof, p, p));
         };
         if !b.is_ascii_digit() {
@@ -433,6 +513,10 @@ impl<'a> Lexer<'a> {
         if bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_digit) {
             end = digits(end + 1);
         }
+        // `jjMoveNfa_0` reads on after every digit, and after a `.` that still needs one.
+        if end == bytes.len() || (end + 1 == bytes.len() && bytes[end] == b'.') {
+            self.read_past_end();
+        }
         self.state = LexState::Default;
         Ok(self.token(TokenKind::Number, p, end))
     }
@@ -442,6 +526,7 @@ impl<'a> Lexer<'a> {
         let mut p = self.pos;
         loop {
             let Some(&b) = bytes.get(p) else {
+                self.read_past_end();
                 return Ok(self.token(TokenKind::Eof, p, p));
             };
             match b {
@@ -468,17 +553,25 @@ impl<'a> Lexer<'a> {
                 }
                 goop_end += char_len(c);
             }
+            // `jjMoveNfa_1` runs RANGE_GOOP and RANGE_QUOTED side by side and reads until both
+            // are dead; GOOP dies only at a space, `]`, `}` or the end.
+            let (quoted, quoted_ran_out) = if b == b'"' {
+                range_quoted_end(bytes, p)
+            } else {
+                (None, false)
+            };
+            if goop_end == bytes.len() || quoted_ran_out {
+                self.read_past_end();
+            }
             let w = whitespace_at(bytes, p);
             if w != 0 && goop_end == p + w {
                 // SKIP and RANGE_GOOP match the same length; SKIP is declared first.
                 p += w;
                 continue;
             }
-            if b == b'"' {
-                if let Some(q_end) = range_quoted_end(bytes, p) {
-                    if q_end >= goop_end {
-                        return Ok(self.token(TokenKind::RangeQuoted, p, q_end));
-                    }
+            if let Some(q_end) = quoted {
+                if q_end >= goop_end {
+                    return Ok(self.token(TokenKind::RangeQuoted, p, q_end));
                 }
             }
             let kind = if &self.input[p..goop_end] == "TO" {
@@ -491,8 +584,9 @@ impl<'a> Lexer<'a> {
     }
 }
 
-/// End of the longest `RANGE_QUOTED` match at `p` (`"\"" (~["\""] | "\\\"")+ "\""`), if any.
-fn range_quoted_end(bytes: &[u8], p: usize) -> Option<usize> {
+/// End of the longest `RANGE_QUOTED` match at `p` (`"\"" (~["\""] | "\\\"")+ "\""`), if any,
+/// and whether its matcher was still alive at the end of the input.
+fn range_quoted_end(bytes: &[u8], p: usize) -> (Option<usize>, bool) {
     let mut i = p + 1;
     let mut last = None;
     while let Some(&c) = bytes.get(i) {
@@ -504,11 +598,11 @@ fn range_quoted_end(bytes: &[u8], p: usize) -> Option<usize> {
                     continue;
                 }
             }
-            break;
+            return (last, false);
         }
         i += char_len(c);
     }
-    last
+    (last, true)
 }
 
 #[cfg(test)]

@@ -10,12 +10,13 @@
 //! [`parser_base::MAX_DEPTH`] groups, and lexical-error columns taken from the offending character rather than JavaCC's stream state.
 //!
 //! Strategies, listed by [`ParserKind`] (their ids, and [`ParserKind::build`] to construct one):
-//! - [`BacktrackingParser`] (`backtracking`): JavaCC's shape; lookahead success is an error value carrying a captured backtrace.
+//! - [`BacktrackingParser`] (`backtracking`): JavaCC's shape; lookahead success is the one preallocated error value, and each read past the end of the query a fresh one carrying a captured backtrace (Lucene's `FastCharStream`).
 //! - [`PredictiveParser`] (`predictive`): single pass, three-token window, no error values on the success path.
 
 pub mod analyzer;
 pub mod ast;
 pub mod backtracking_parser;
+pub mod char_stream;
 pub mod error;
 pub mod expected;
 pub mod lexer;
@@ -30,9 +31,10 @@ mod tests;
 
 pub use analyzer::Analyzer;
 pub use ast::{BooleanClause, Field, Occur, Query};
-pub use backtracking_parser::{BacktrackingParser, LookaheadStats, LookaheadSuccess};
+pub use backtracking_parser::{BacktrackingParser, LookaheadSuccess};
+pub use char_stream::{CharStream, EndChecked, FastCharStream, ReadPastEof};
 pub use error::{Cause, ErrorClass, ParseError};
 pub use options::{Operator, OptionsError, ParserOptions};
 pub use predictive_parser::PredictiveParser;
-pub use query_parser::{ParserKind, QueryParser};
+pub use query_parser::{ParseStats, ParserKind, QueryParser};
 pub use render::java_float_to_string;

@@ -11,8 +11,10 @@ use crate::kind::StrategyKind;
 ///
 /// Strategies:
 /// - [`BacktrackingParser`] (`backtracking`): the shape of Lucene's JavaCC-generated parser, whose
-///   syntactic lookahead reports success with an error value carrying a captured backtrace (as
-///   JavaCC throws `LookaheadSuccess`); the "before" of the JDWP story.
+///   syntactic lookahead reports success with a preallocated error value (as JavaCC throws its
+///   static `LookaheadSuccess`) and whose char stream reports the end of input with a fresh one
+///   carrying a captured backtrace (as `FastCharStream` throws `IOException`); the "before" of
+///   the JDWP story.
 /// - [`PredictiveParser`] (`predictive`): one pass with at most three tokens of lookahead and no
 ///   error values on the success path; ours.
 ///
@@ -33,6 +35,31 @@ pub trait QueryParser: Send + Sync {
     /// empty boolean query, which renders as the empty string. The tree may borrow from both the
     /// parser and `query`.
     fn parse<'a>(&'a self, query: &'a str) -> Result<Query<'a>, ParseError>;
+
+    /// [`QueryParser::parse`], also reporting what the parse threw; a strategy that throws
+    /// nothing reports zeros. (The benchmark's secondary metrics come from here.)
+    fn parse_with_stats<'a>(
+        &'a self,
+        query: &'a str,
+    ) -> (Result<Query<'a>, ParseError>, ParseStats) {
+        (self.parse(query), ParseStats::default())
+    }
+}
+
+/// What one parse threw, and how often it looked ahead, to compare with the instrumented
+/// Lucene runs of the research files (counts per parse of both exception kinds).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ParseStats {
+    /// `jj_2_*` calls.
+    pub calls: u32,
+    /// Lookaheads that ended in a `LookaheadSuccess` (the preallocated value, nothing captured),
+    /// including those re-run while reporting a syntax error.
+    pub successes: u32,
+    /// Lookaheads re-run by `jj_rescan_token` while reporting a syntax error.
+    pub rescans: u32,
+    /// Reads past the end of the query: fresh `IOException("read past eof")` values (each a
+    /// backtrace capture), raised by the char stream and caught by the token manager.
+    pub read_past_eof: u32,
 }
 
 /// The parsing strategies, as the command line and benchmark parameters name them.

@@ -1000,3 +1000,54 @@ mod tantivy_peer {
         assert!(parse_query("[\"a\" TO \"b\"]").is_err());
     }
 }
+
+/// Fuzz finding (`+\n*`, leading wildcards on): when the first clause is analyzed away, Lucene's
+/// `Query` production has no `firstQuery` and builds a boolean of the one remaining SHOULD
+/// clause, which `toString` prints exactly like that clause. Both strategies keep that shape;
+/// the fuzz target no longer expects such a rendering to parse back to the same tree.
+#[test]
+fn a_first_clause_analyzed_away_leaves_a_boolean_of_one_clause() {
+    let makes: [fn(ParserOptions) -> Box<dyn QueryParser>; 2] = [
+        |o| Box::new(BacktrackingParser::new(o)),
+        |o| Box::new(PredictiveParser::new(o)),
+    ];
+    for make in makes {
+        let p = make(ParserOptions::default());
+        let tree = p.parse("3 b").expect("parses");
+        let clause = BooleanClause {
+            occur: Occur::Should,
+            query: Query::Term {
+                field: "field".into(),
+                text: "b".into(),
+            },
+        };
+        assert_eq!(tree, Query::Boolean(vec![clause.clone()]), "[{}]", p.id());
+        assert_eq!(tree.to_string_field("field"), "b");
+        assert_eq!(p.parse("b").expect("parses"), clause.query);
+    }
+}
+
+/// Throws per successful parse over this suite's rows, the analogue of the facts file's corpus
+/// figures (Lucene 8.8.1 over the 588 `equals` rows of the research's case list: 0.243
+/// `LookaheadSuccess`, histogram 0:459 1:116 2:12 3:1, and 1.735 `IOException`). That list is
+/// not in this repository; these 267 rows overlap it but are not the same set, so the figures
+/// differ a little (0.296 and 1.775). Pinned, so that a change to the mechanism shows; update
+/// the totals when rows are added.
+#[test]
+fn throws_per_parse_over_the_conformance_rows() {
+    let (mut parses, mut successes, mut reads) = (0, 0, 0);
+    let mut histogram = [0; 4];
+    for (opts, rows) in tables() {
+        let p = BacktrackingParser::new(opts);
+        for (input, expected) in rows.iter().filter(|(_, e)| !e.starts_with('!')) {
+            let (r, stats) = p.parse_with_stats(input);
+            assert!(r.is_ok(), "{input:?} should render as {expected:?}");
+            parses += 1;
+            successes += stats.successes;
+            reads += stats.read_past_eof;
+            histogram[(stats.successes as usize).min(3)] += 1;
+        }
+    }
+    assert_eq!((parses, successes, reads), (267, 79, 474));
+    assert_eq!(histogram, [199, 58, 9, 1]);
+}
