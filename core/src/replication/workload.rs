@@ -70,6 +70,8 @@ pub struct OpGenerator {
     hot_keys: u32,
     value_size: usize,
     counter: u32,
+    /// Puts carry [`Value::described`] values (the simulation) instead of allocated bytes.
+    described: bool,
 }
 
 impl OpGenerator {
@@ -83,7 +85,16 @@ impl OpGenerator {
             hot_keys: cfg.hot_keys.clamp(1, keys.max(1)),
             value_size: cfg.value_size as usize,
             counter: 0,
+            described: false,
         }
+    }
+
+    /// The same generator, making puts whose values describe their bytes instead of allocating
+    /// them ([`Value::described`]; equal to the allocated ones): for the simulation, which never
+    /// touches a value's bytes, so the values and every outcome stay the same.
+    pub fn describing_values(mut self) -> Self {
+        self.described = true;
+        self
     }
 
     /// The next operation. A put's value is a fresh `value_size`-byte buffer (one allocation, as
@@ -99,10 +110,13 @@ impl OpGenerator {
             self.rng.random_range(0..self.keys)
         };
         self.counter = self.counter.wrapping_add(1);
-        ClientOp::Put(
-            key,
-            Value::new(value_tag(key, self.counter), self.value_size),
-        )
+        let tag = value_tag(key, self.counter);
+        let value = if self.described {
+            Value::described(tag, self.value_size)
+        } else {
+            Value::new(tag, self.value_size)
+        };
+        ClientOp::Put(key, value)
     }
 
     /// A random number in `0..n`, for drivers that need jitter from the same stream.

@@ -97,7 +97,8 @@ impl Simulation {
         let node_count = nodes.len();
         let per_node = cfg.workload.requesters_per_node as usize;
         let total = per_node * nodes.len();
-        let ops_gen = OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed);
+        let ops_gen =
+            OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed).describing_values();
         let network = Network::new(cfg.network.clone(), cfg.seed);
         let acks = AckLog::new(cfg.cluster.keys);
         let cpus = Cpus::new(cfg.cpu.clone(), nodes.len(), cfg.seed);
