@@ -27,6 +27,25 @@ pub struct WorkloadConfig {
     pub hot_keys: u32,
     /// Stop each requester after this many operations (`None`: run for the whole duration).
     pub ops_per_requester: Option<u64>,
+    /// IspnPerfTest's run shape: each node's requesters perform this many requests in all
+    /// (split evenly, the first ones taking one more when it does not divide), and the run's
+    /// window is the time until the last of them completes or fails, not a fixed duration.
+    /// `None`: a window of fixed duration.
+    pub requests_per_node: Option<u64>,
+}
+
+impl WorkloadConfig {
+    /// How many operations requester `r` of a node performs (`None`: no limit).
+    pub fn ops_limit(&self, r: u32) -> Option<u64> {
+        let fixed = self.requests_per_node.map(|n| {
+            let per = u64::from(self.requesters_per_node.max(1));
+            n / per + u64::from(u64::from(r) < n % per)
+        });
+        match (fixed, self.ops_per_requester) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 impl WorkloadConfig {
@@ -56,6 +75,7 @@ impl Default for WorkloadConfig {
             hot_key_pct: 0,
             hot_keys: 1,
             ops_per_requester: None,
+            requests_per_node: None,
         }
     }
 }

@@ -156,6 +156,8 @@ impl WriteProtocol for KeyQueueProtocol {
         }
     }
 
+    const OWNERS_HOLD_ACKED_PUTS: bool = false;
+
     fn get_plan(base: &NodeBase, key: Key) -> GetPlan {
         if base.hash.primary(key) == base.id {
             GetPlan::Local
