@@ -22,7 +22,15 @@ pub struct SpeedCase {
     pub cfg: SimConfig,
 }
 
-fn claim_config(requesters: u32, latency_us: u64, jitter_us: u64, gc_pause_us: u64) -> SimConfig {
+/// The claims' cluster (100 nodes, 2 owners, the post's timeouts and pools, the CPU model, 2 s
+/// window, seed 42) with `requesters` per node, links of `latency_us` + up to `jitter_us`, and a
+/// pause of `gc_pause_us` once a second per node (0: none).
+pub fn claim_config(
+    requesters: u32,
+    latency_us: u64,
+    jitter_us: u64,
+    gc_pause_us: u64,
+) -> SimConfig {
     SimConfig {
         cluster: ClusterConfig {
             nodes: 100,

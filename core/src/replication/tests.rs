@@ -1003,3 +1003,77 @@ mod properties {
         }
     }
 }
+
+/// The pool rule of each protocol's header: which messages are commands on the remote-command
+/// pool (the rest are handled on the delivering thread). Both drivers take it from
+/// `is_command`, so this fixes it for both.
+#[test]
+fn pool_rules_per_protocol_and_message_kind() {
+    use super::message::{PutResult, SeqTag};
+    use super::{KeyQueueProtocol, LockForwardingProtocol, TriangleProtocol, WriteProtocol};
+    let entry = Versioned::default();
+    let msgs = [
+        ("Get", super::Msg::Get { rid: 1, key: 1 }),
+        (
+            "GetReply",
+            super::Msg::GetReply {
+                rid: 1,
+                entry: entry.clone(),
+            },
+        ),
+        (
+            "Put",
+            super::Msg::Put {
+                rid: 1,
+                key: 1,
+                value: Value::new(1, 8),
+            },
+        ),
+        (
+            "PutReply",
+            super::Msg::PutReply {
+                rid: 1,
+                result: PutResult::Ok(1),
+            },
+        ),
+        (
+            "BackupWrite",
+            super::Msg::BackupWrite {
+                rid: 1,
+                origin: 0,
+                key: 1,
+                entry: entry.clone(),
+                seq: SeqTag::default(),
+            },
+        ),
+        ("BackupReply", super::Msg::BackupReply { rid: 1 }),
+        ("BackupAck", super::Msg::BackupAck { rid: 1 }),
+        (
+            "Replicate",
+            super::Msg::Replicate {
+                wid: 1,
+                key: 1,
+                entry,
+            },
+        ),
+        ("ReplicateAck", super::Msg::ReplicateAck { wid: 1 }),
+    ];
+    let commands = |is: fn(&super::Msg) -> bool| {
+        msgs.iter()
+            .filter(|(_, m)| is(m))
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        commands(LockForwardingProtocol::is_command),
+        ["Get", "Put", "BackupWrite"]
+    );
+    assert_eq!(
+        commands(KeyQueueProtocol::is_command),
+        ["Get", "Put", "Replicate"]
+    );
+    assert_eq!(
+        commands(TriangleProtocol::is_command),
+        ["Get", "Put", "BackupWrite"]
+    );
+}
