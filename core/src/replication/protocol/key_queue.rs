@@ -25,14 +25,7 @@
 //! default), so a requester on a backup whose put's replicate was late (2 s) and whose get's
 //! answer from the primary was slow (1 s) read its own backup's v0 after v1 was acknowledged.
 //!
-//! Pools (issue #15; the same rule in the simulation and the threads driver, both take it from
-//! `is_command`): upstream, a cache RPC that may block runs on the remote-commands executor
-//! (`BasePerCacheInboundInvocationHandler.handleRunnable`, when `executeOnExecutorService`, i.e.
-//! the delivery is not ordered and `command.canBlock()`), and a response is completed on the
-//! JGroups thread that delivered it (the request correlator), with no executor. Here a command
-//! takes a slot of the remote-command pool (overflowing to the OOB pool under caller-runs), and
-//! every other message is handled on the delivering thread, which needs a free OOB thread under
-//! caller-runs (else it is dropped and retransmitted).
+//! Pools (the rule is in `write_protocol.rs`):
 //! Key queue: `Get`, `Put` and `Replicate` (the worker's write of a key's current value at a
 //! backup: a replicated write, a command as any upstream) are commands on the pool;
 //! `GetReply`, `PutReply` and `ReplicateAck` are responses on the delivering thread. Before issue

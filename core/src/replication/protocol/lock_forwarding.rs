@@ -13,14 +13,7 @@
 //! backup replied that it applied it; a put whose backup reply timed out fails (it is not
 //! acknowledged), so it promises nothing, though its backup write still lands.
 //!
-//! Pools (issue #15; the same rule in the simulation and the threads driver, both take it from
-//! `is_command`): upstream, a cache RPC that may block runs on the remote-commands executor
-//! (`BasePerCacheInboundInvocationHandler.handleRunnable`, when `executeOnExecutorService`, i.e.
-//! the delivery is not ordered and `command.canBlock()`), and a response is completed on the
-//! JGroups thread that delivered it (the request correlator), with no executor. Here a command
-//! takes a slot of the remote-command pool (overflowing to the OOB pool under caller-runs), and
-//! every other message is handled on the delivering thread, which needs a free OOB thread under
-//! caller-runs (else it is dropped and retransmitted).
+//! Pools (the rule is in `write_protocol.rs`):
 //! Lock forwarding: `Get` (`ClusteredGetCommand`), `Put` (`PutKeyValueCommand` at the primary)
 //! and `BackupWrite` (the primary's synchronous backup RPC) are commands on the pool; `GetReply`,
 //! `PutReply` and `BackupReply` are responses on the delivering thread.

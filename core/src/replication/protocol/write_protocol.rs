@@ -29,6 +29,16 @@
 //! every run (`history.rs`; a violation fails the run's verification as a
 //! [`VerifyError::StaleRead`](crate::replication::VerifyError::StaleRead)).
 //!
+//! Pools (issue #15; the same rule in the simulation and the threads driver, both take it from
+//! `is_command`): upstream, a cache RPC that may block runs on the remote-commands executor
+//! (`BasePerCacheInboundInvocationHandler.handleRunnable`, when `executeOnExecutorService`, i.e.
+//! the delivery is not ordered and `command.canBlock()`), and a response is completed on the
+//! JGroups thread that delivered it (the request correlator), with no executor. Here a command
+//! takes a slot of the remote-command pool (overflowing to the OOB pool under caller-runs), and
+//! every other message is handled on the delivering thread, which needs a free OOB thread under
+//! caller-runs (else it is dropped and retransmitted).
+//! Each protocol's header says which of its messages are commands.
+//!
 //! Contract every machine keeps (checked by `tests.rs` and the verifier):
 //! - after quiescence, every owner of a key holds the same entry (version and value);
 //! - a put acknowledged with version `v` is never lost: the owners end at `v` or a later version;

@@ -13,14 +13,7 @@
 //! A write still in flight (not yet acknowledged) may be seen by one get and not by a later one
 //! that another owner answers: the guarantee covers acknowledged writes only.
 //!
-//! Pools (issue #15; the same rule in the simulation and the threads driver, both take it from
-//! `is_command`): upstream, a cache RPC that may block runs on the remote-commands executor
-//! (`BasePerCacheInboundInvocationHandler.handleRunnable`, when `executeOnExecutorService`, i.e.
-//! the delivery is not ordered and `command.canBlock()`), and a response is completed on the
-//! JGroups thread that delivered it (the request correlator), with no executor. Here a command
-//! takes a slot of the remote-command pool (overflowing to the OOB pool under caller-runs), and
-//! every other message is handled on the delivering thread, which needs a free OOB thread under
-//! caller-runs (else it is dropped and retransmitted).
+//! Pools (the rule is in `write_protocol.rs`):
 //! Triangle: `Get`, `Put` and `BackupWrite` are commands on the pool: upstream's
 //! `TrianglePerCacheInboundInvocationHandler` hands a backup write, once its
 //! `TriangleOrderAction` says it is its turn, to the remote-commands executor (Infinispan 9.x;
