@@ -23,7 +23,8 @@ use critsec_core::replication::workload::{
     MIN_VALUE_SIZE, OpGenerator, RequesterStats, WorkloadConfig, get_result_valid,
 };
 use critsec_core::replication::{
-    AckLog, ClientOp, ClusterConfig, ConfigError, NodeStats, Outcome, ProtocolKind, RejectionPolicy,
+    AckLog, ClientOp, ClusterConfig, ConfigError, GetPlanChoice, NodeStats, Outcome, ProtocolKind,
+    RejectionPolicy,
 };
 use critsec_harness::{
     ExternalSample, GroupSpec, LockWaitProbe, LockWaits, Metric, ParamSpec, Params, Probe,
@@ -85,6 +86,18 @@ impl Setup {
         // A value's first 8 bytes hold its tag.
         let value_size: u32 = p.parse_in("value_size", MIN_VALUE_SIZE as u32..=u32::MAX)?;
         let duration_ms: u64 = p.parse_in("duration_ms", 1..)?;
+        let raw = p.get("get_plan")?;
+        let get_plan: GetPlanChoice = raw
+            .parse()
+            .map_err(|e: ConfigError| ScenarioError::bad("get_plan", raw, e.to_string()))?;
+        let requests_per_node: u64 = p.parse("requests_per_node")?;
+        if requests_per_node > 0 && driver == Driver::Threads {
+            return Err(ScenarioError::bad(
+                "requests_per_node",
+                p.get("requests_per_node")?,
+                "the fixed-request run shape is simulated only (threads: 0)",
+            ));
+        }
         let cluster = ClusterConfig {
             nodes,
             num_owners: p.parse("num_owners")?,
@@ -94,11 +107,20 @@ impl Setup {
             pool_size: p.parse("pool_size")?,
             oob_pool_size: p.parse("oob_pool_size")?,
             rejection,
+            get_plan,
             ..ClusterConfig::default()
         };
         cluster
             .hash()
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;
+        // A get plan the protocol cannot keep its read guarantee under is a bad parameter.
+        protocol.new_node(0, &cluster).map_err(|e| {
+            ScenarioError::bad(
+                "get_plan",
+                p.get("get_plan").unwrap_or_default(),
+                e.to_string(),
+            )
+        })?;
         let cpu = CpuConfig {
             cores: p.parse("cores")?,
             per_input_us: p.parse("cpu_us_per_msg")?,
@@ -118,6 +140,7 @@ impl Setup {
             read_pct,
             value_size,
             hot_key_pct,
+            requests_per_node: (requests_per_node > 0).then_some(requests_per_node),
             ..WorkloadConfig::default()
         };
         Ok(Setup {
@@ -181,6 +204,13 @@ impl Scenario for IspnPerf {
                 &["sim", "threads"],
                 "simulation (virtual time) or real threads",
             ),
+            ParamSpec::choice(
+                "get_plan",
+                &["protocol"],
+                &["protocol", "all-owners", "primary-first", "staggered"],
+                "remote gets: the protocol's own plan, every owner at once, the primary only, or \
+                 owners staggered primary first (key-queue: protocol or primary-first only)",
+            ),
             ParamSpec::free("nodes", &["10"], "cluster members (threads: 1..=16)"),
             ParamSpec::free("requesters", &["25"], "requester threads per node"),
             ParamSpec::free("num_owners", &["2"], "owners per key (numOwners)"),
@@ -230,6 +260,12 @@ impl Scenario for IspnPerf {
             ),
             ParamSpec::free("gc_pause_ms", &["0"], "sim: length of each pause"),
             ParamSpec::free("duration_ms", &["500"], "sim: virtual window per iteration"),
+            ParamSpec::free(
+                "requests_per_node",
+                &["0"],
+                "sim: IspnPerfTest's run shape, each node's requesters perform this many requests \
+                 and the window ends when the last completes (0: a window of duration_ms)",
+            ),
             ParamSpec::free(
                 "seed",
                 &["42"],
@@ -430,6 +466,14 @@ impl Trial for SimTrial {
                             "fraction",
                         ));
                         m.push(Metric::new("cpu_wait_mean_us", r.cpu_wait_mean_us(), "us"));
+                        // The get plan's traffic: get requests and replies sent over the run
+                        // per get completed over the run.
+                        m.push(Metric::new(
+                            "messages_per_get",
+                            r.stats.get_messages as f64 / r.gets_checked.max(1) as f64,
+                            "msgs",
+                        ));
+                        m.push(Metric::new("window_ms", r.window_us as f64 / 1e3, "ms"));
                         m
                     },
                 }),

@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod ispn_perf;
+pub mod sim_speed;
 
 use critsec_harness::{Claim, ClaimError, Scenario};
 

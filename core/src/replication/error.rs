@@ -33,6 +33,18 @@ pub enum ConfigError {
         /// The accepted names.
         valid: &'static str,
     },
+    /// A get plan that may take a backup's answer, for a protocol whose backups may lag an
+    /// acknowledged put: it would break the read guarantee.
+    #[error(
+        "get_plan = {plan} cannot keep {protocol}'s read guarantee: its backups may not yet hold \
+         an acknowledged put, so its gets must ask the primary only (primary-first or protocol)"
+    )]
+    GetPlanBreaksReads {
+        /// The protocol's id.
+        protocol: &'static str,
+        /// The plan's name.
+        plan: &'static str,
+    },
 }
 
 /// A consistency check the verifier found violated after quiescence.

@@ -29,8 +29,26 @@ pub type Key = u32;
 /// 8 bytes hold a 64-bit tag naming the write (little-endian; see `workload::value_tag`) and the
 /// rest are zero. The absent value (version 0) is empty, with tag 0, and allocates nothing.
 /// Equality compares the bytes, so owners agree only if their whole payloads do.
+///
+/// A value is held either as its bytes ([`Value::new`], [`Value::from_bytes`]) or as their
+/// description, tag and length ([`Value::described`]): the simulation never reads, copies or
+/// marshals a value's bytes (its CPU model charges for them), and allocating 1000 bytes per put
+/// and bumping their reference count in cold memory at every read was most of a simulated
+/// run's wall time (issue #15). Both forms of the same bytes are equal and print alike.
 #[derive(Clone, Default)]
-pub struct Value(Option<Arc<[u8]>>);
+pub struct Value(Repr);
+
+#[derive(Clone, Default)]
+enum Repr {
+    #[default]
+    Absent,
+    Bytes(Arc<[u8]>),
+    /// `len` bytes: the tag, then zeros.
+    Described {
+        tag: u64,
+        len: usize,
+    },
+}
 
 /// The bytes of a value's tag.
 const TAG_BYTES: usize = 8;
@@ -40,36 +58,51 @@ impl Value {
     /// `new byte[msg_size]`. Sizes below 8 are raised to 8 so that the tag fits; configurations
     /// reject them before a run (`WorkloadConfig::check`).
     pub fn new(tag: u64, size: usize) -> Self {
-        let zeros = size.max(TAG_BYTES) - TAG_BYTES;
-        // An exact-size (`TrustedLen`) iterator: `Arc<[u8]>` is allocated once at its final size
-        // and filled in place, with no intermediate `Vec`.
-        let bytes = tag
-            .to_le_bytes()
-            .into_iter()
-            .chain(std::iter::repeat_n(0u8, zeros));
-        Value(Some(bytes.collect()))
+        // Zeroed at once (a `memset` or pages the allocator already zeroed), the tag written
+        // in place, then moved into the shared buffer: filling it byte by byte from an iterator
+        // cost a third of a simulated run's instructions (issue #15).
+        let mut bytes = vec![0u8; size.max(TAG_BYTES)];
+        bytes[..TAG_BYTES].copy_from_slice(&tag.to_le_bytes());
+        Value(Repr::Bytes(Arc::from(bytes)))
+    }
+
+    /// The bytes of [`Value::new`]`(tag, size)`, held as their description (no allocation): for
+    /// the simulation, which never touches a value's bytes.
+    pub fn described(tag: u64, size: usize) -> Self {
+        Value(Repr::Described {
+            tag,
+            len: size.max(TAG_BYTES),
+        })
     }
 
     /// A value holding exactly `bytes` (empty bytes: the absent value).
     pub fn from_bytes(bytes: &[u8]) -> Self {
         if bytes.is_empty() {
-            Value(None)
+            Value(Repr::Absent)
         } else {
-            Value(Some(Arc::from(bytes)))
+            Value(Repr::Bytes(Arc::from(bytes)))
         }
     }
 
     /// The tag in the first 8 bytes (0 for the absent value or a payload shorter than a tag).
     pub fn tag(&self) -> u64 {
-        self.bytes()
-            .get(..TAG_BYTES)
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, u64::from_le_bytes)
+        match &self.0 {
+            Repr::Described { tag, .. } => *tag,
+            _ => self
+                .bytes()
+                .get(..TAG_BYTES)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u64::from_le_bytes),
+        }
     }
 
     /// The payload's length in bytes (0 for the absent value).
     pub fn len(&self) -> usize {
-        self.bytes().len()
+        match &self.0 {
+            Repr::Absent => 0,
+            Repr::Bytes(b) => b.len(),
+            Repr::Described { len, .. } => *len,
+        }
     }
 
     /// Whether this is the absent (empty) value.
@@ -77,22 +110,30 @@ impl Value {
         self.len() == 0
     }
 
-    /// The payload.
-    pub fn bytes(&self) -> &[u8] {
-        self.0.as_deref().unwrap_or(&[])
+    /// The payload (built on the fly for a described value).
+    pub fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        match &self.0 {
+            Repr::Absent => std::borrow::Cow::Borrowed(&[]),
+            Repr::Bytes(b) => std::borrow::Cow::Borrowed(b),
+            Repr::Described { tag, len } => {
+                let mut v = vec![0u8; *len];
+                v[..TAG_BYTES].copy_from_slice(&tag.to_le_bytes());
+                std::borrow::Cow::Owned(v)
+            }
+        }
     }
 
     /// A deep copy into a fresh allocation: what a transport's marshal and unmarshal do to a
     /// value, so that the receiver never shares the sender's buffer. One copy of the bytes
     /// stands in for both (a real transport copies twice: into the wire buffer and out of it).
     pub fn marshalled(&self) -> Value {
-        Value::from_bytes(self.bytes())
+        Value::from_bytes(&self.bytes())
     }
 
     /// Whether `self` and `other` share one buffer (tests: a hop between nodes must not).
     pub fn shares_buffer(&self, other: &Value) -> bool {
         match (&self.0, &other.0) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (Repr::Bytes(a), Repr::Bytes(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
     }
@@ -100,7 +141,12 @@ impl Value {
 
 impl PartialEq for Value {
     fn eq(&self, other: &Self) -> bool {
-        self.shares_buffer(other) || self.bytes() == other.bytes()
+        match (&self.0, &other.0) {
+            (Repr::Described { tag: a, len: m }, Repr::Described { tag: b, len: n }) => {
+                a == b && m == n
+            }
+            _ => self.shares_buffer(other) || self.bytes() == other.bytes(),
+        }
     }
 }
 
@@ -435,6 +481,25 @@ mod tests {
             (0, 0, true)
         );
         assert_eq!(Versioned::default().value, absent);
+    }
+
+    #[test]
+    fn a_described_value_is_the_value_of_its_bytes() {
+        let v = Value::new(0xfeed, 1000);
+        let d = Value::described(0xfeed, 1000);
+        assert_eq!((d.tag(), d.len()), (0xfeed, 1000));
+        assert_eq!(d, v);
+        assert_eq!(v, d);
+        assert_eq!(d.bytes(), v.bytes());
+        assert_eq!(format!("{d:?}"), format!("{v:?}"));
+        assert_eq!(d.marshalled(), v);
+        assert!(!d.shares_buffer(&d.clone()), "nothing to share");
+        assert_ne!(d, Value::described(0xfeed, 999));
+        assert_ne!(d, Value::described(0xfeee, 1000));
+        let mut bytes = v.bytes().to_vec();
+        bytes[40] = 1;
+        assert_ne!(d, Value::from_bytes(&bytes), "every byte counts");
+        assert_eq!(Value::described(1, 3).len(), 8, "a tag always fits");
     }
 
     #[test]

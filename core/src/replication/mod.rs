@@ -62,7 +62,7 @@ pub use node::{ClusterConfig, NodeBase, NodeMachine, NodeStats};
 pub use parts::hashing::ConsistentHash;
 pub use parts::pool::RejectionPolicy;
 pub use protocol::{
-    DeDupQueue, KeyQueueProtocol, LockForwardingProtocol, ProtocolKind, TriangleProtocol,
-    WriteProtocol,
+    DeDupQueue, GetPlan, GetPlanChoice, KeyQueueProtocol, LockForwardingProtocol, ProtocolKind,
+    TriangleProtocol, WriteProtocol,
 };
 pub use verifier::{AckLog, VerifyReport};

@@ -372,6 +372,85 @@ fn threads_run(p: ProtocolKind, cfg: super::driver::threads::ThreadsConfig) {
     assert!(cluster.gets_checked() > 0);
 }
 
+/// Every get plan the protocol accepts keeps its read guarantee (the history check passes) and
+/// sends what the plan says: `all-owners` one request per owner, `primary-first` one request;
+/// a plan that may take a backup's answer is refused for a protocol whose backups may lag.
+fn check_get_plans(p: ProtocolKind) {
+    use super::GetPlanChoice;
+    let mut per_get = Vec::new();
+    for plan in [
+        GetPlanChoice::Protocol,
+        GetPlanChoice::AllOwners,
+        GetPlanChoice::PrimaryFirst,
+        GetPlanChoice::Staggered,
+    ] {
+        let mut cfg = small(3);
+        cfg.cluster.get_plan = plan;
+        let sim = Simulation::new(p, cfg);
+        if p == ProtocolKind::KeyQueue && plan.asks_backups() {
+            let e = sim.expect_err("key-queue refuses plans that ask backups");
+            assert!(
+                matches!(e, super::ConfigError::GetPlanBreaksReads { .. }),
+                "{e}"
+            );
+            continue;
+        }
+        let r = sim.expect("valid config").run();
+        assert_verified(&r);
+        assert!(r.gets_checked > 400, "{plan:?}: {r:#?}");
+        per_get.push((plan, r.stats.get_messages as f64 / r.gets_checked as f64));
+    }
+    let of = |plan| {
+        per_get
+            .iter()
+            .find(|(p, _)| *p == plan)
+            .map(|&(_, m)| m)
+            .unwrap_or(f64::NAN)
+    };
+    // 5 nodes, 2 owners: 3 in 5 gets are remote (4 in 5 for the key queue, which reads locally
+    // on the primary only); a remote get costs 2 messages per owner asked.
+    let primary = of(GetPlanChoice::PrimaryFirst);
+    assert!((1.0..1.8).contains(&primary), "{p:?} {per_get:?}");
+    if p != ProtocolKind::KeyQueue {
+        let all = of(GetPlanChoice::AllOwners);
+        assert!(
+            all > primary * 1.7,
+            "{p:?}: all-owners asks both owners {per_get:?}"
+        );
+        // Staggered asks a second owner only after 750 ms without an answer: never here.
+        assert_eq!(of(GetPlanChoice::Staggered), primary, "{p:?} {per_get:?}");
+    }
+}
+
+/// IspnPerfTest's run shape: every requester performs its share of a fixed number of requests
+/// per node, the run ends by itself, the window is the time until the last completed, and the
+/// same seed gives the same run.
+fn check_fixed_requests(p: ProtocolKind) {
+    let mut cfg = small(5);
+    // 8 requesters per node share 50 requests: two of them do 7, the others 6.
+    cfg.workload.requests_per_node = Some(50);
+    // A window far too short to matter: a fixed-request run ignores it.
+    cfg.duration_us = 1;
+    let r = run(p, cfg.clone());
+    assert_verified(&r);
+    let q = &r.requesters;
+    assert_eq!(
+        q.ok_ops() + q.failed_lock + q.failed_reply,
+        50 * 5,
+        "{p:?}: every request counted once, in the window: {r:#?}"
+    );
+    assert_eq!(r.drained_ops, 0);
+    assert!(
+        r.window_us > 1_000 && r.window_us <= r.end_us,
+        "{p:?}: the window ends with the last request {r:#?}"
+    );
+    let again = run(p, cfg);
+    assert_eq!(
+        (again.events, again.window_us, again.requesters.ok_ops()),
+        (r.events, r.window_us, r.requesters.ok_ops())
+    );
+}
+
 macro_rules! conformance {
     ($name:ident, $proto:expr) => {
         mod $name {
@@ -403,6 +482,14 @@ macro_rules! conformance {
             #[test]
             fn single_owner() {
                 check_single_owner($proto);
+            }
+            #[test]
+            fn get_plans() {
+                check_get_plans($proto);
+            }
+            #[test]
+            fn fixed_requests() {
+                check_fixed_requests($proto);
             }
             #[test]
             fn read_your_write() {
@@ -915,4 +1002,78 @@ mod properties {
             prop_assert_eq!(r.requesters.bad_reads, 0);
         }
     }
+}
+
+/// The pool rule of each protocol's header: which messages are commands on the remote-command
+/// pool (the rest are handled on the delivering thread). Both drivers take it from
+/// `is_command`, so this fixes it for both.
+#[test]
+fn pool_rules_per_protocol_and_message_kind() {
+    use super::message::{PutResult, SeqTag};
+    use super::{KeyQueueProtocol, LockForwardingProtocol, TriangleProtocol, WriteProtocol};
+    let entry = Versioned::default();
+    let msgs = [
+        ("Get", super::Msg::Get { rid: 1, key: 1 }),
+        (
+            "GetReply",
+            super::Msg::GetReply {
+                rid: 1,
+                entry: entry.clone(),
+            },
+        ),
+        (
+            "Put",
+            super::Msg::Put {
+                rid: 1,
+                key: 1,
+                value: Value::new(1, 8),
+            },
+        ),
+        (
+            "PutReply",
+            super::Msg::PutReply {
+                rid: 1,
+                result: PutResult::Ok(1),
+            },
+        ),
+        (
+            "BackupWrite",
+            super::Msg::BackupWrite {
+                rid: 1,
+                origin: 0,
+                key: 1,
+                entry: entry.clone(),
+                seq: SeqTag::default(),
+            },
+        ),
+        ("BackupReply", super::Msg::BackupReply { rid: 1 }),
+        ("BackupAck", super::Msg::BackupAck { rid: 1 }),
+        (
+            "Replicate",
+            super::Msg::Replicate {
+                wid: 1,
+                key: 1,
+                entry,
+            },
+        ),
+        ("ReplicateAck", super::Msg::ReplicateAck { wid: 1 }),
+    ];
+    let commands = |is: fn(&super::Msg) -> bool| {
+        msgs.iter()
+            .filter(|(_, m)| is(m))
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        commands(LockForwardingProtocol::is_command),
+        ["Get", "Put", "BackupWrite"]
+    );
+    assert_eq!(
+        commands(KeyQueueProtocol::is_command),
+        ["Get", "Put", "Replicate"]
+    );
+    assert_eq!(
+        commands(TriangleProtocol::is_command),
+        ["Get", "Put", "BackupWrite"]
+    );
 }

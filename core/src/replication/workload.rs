@@ -27,6 +27,25 @@ pub struct WorkloadConfig {
     pub hot_keys: u32,
     /// Stop each requester after this many operations (`None`: run for the whole duration).
     pub ops_per_requester: Option<u64>,
+    /// IspnPerfTest's run shape: each node's requesters perform this many requests in all
+    /// (split evenly, the first ones taking one more when it does not divide), and the run's
+    /// window is the time until the last of them completes or fails, not a fixed duration.
+    /// `None`: a window of fixed duration.
+    pub requests_per_node: Option<u64>,
+}
+
+impl WorkloadConfig {
+    /// How many operations requester `r` of a node performs (`None`: no limit).
+    pub fn ops_limit(&self, r: u32) -> Option<u64> {
+        let fixed = self.requests_per_node.map(|n| {
+            let per = u64::from(self.requesters_per_node.max(1));
+            n / per + u64::from(u64::from(r) < n % per)
+        });
+        match (fixed, self.ops_per_requester) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 impl WorkloadConfig {
@@ -56,6 +75,7 @@ impl Default for WorkloadConfig {
             hot_key_pct: 0,
             hot_keys: 1,
             ops_per_requester: None,
+            requests_per_node: None,
         }
     }
 }
@@ -70,6 +90,8 @@ pub struct OpGenerator {
     hot_keys: u32,
     value_size: usize,
     counter: u32,
+    /// Puts carry [`Value::described`] values (the simulation) instead of allocated bytes.
+    described: bool,
 }
 
 impl OpGenerator {
@@ -83,7 +105,16 @@ impl OpGenerator {
             hot_keys: cfg.hot_keys.clamp(1, keys.max(1)),
             value_size: cfg.value_size as usize,
             counter: 0,
+            described: false,
         }
+    }
+
+    /// The same generator, making puts whose values describe their bytes instead of allocating
+    /// them ([`Value::described`]; equal to the allocated ones): for the simulation, which never
+    /// touches a value's bytes, so the values and every outcome stay the same.
+    pub fn describing_values(mut self) -> Self {
+        self.described = true;
+        self
     }
 
     /// The next operation. A put's value is a fresh `value_size`-byte buffer (one allocation, as
@@ -99,10 +130,13 @@ impl OpGenerator {
             self.rng.random_range(0..self.keys)
         };
         self.counter = self.counter.wrapping_add(1);
-        ClientOp::Put(
-            key,
-            Value::new(value_tag(key, self.counter), self.value_size),
-        )
+        let tag = value_tag(key, self.counter);
+        let value = if self.described {
+            Value::described(tag, self.value_size)
+        } else {
+            Value::new(tag, self.value_size)
+        };
+        ClientOp::Put(key, value)
     }
 
     /// A random number in `0..n`, for drivers that need jitter from the same stream.

@@ -89,6 +89,9 @@ impl NodeBase {
     /// Sends `msg`; a message to this node itself is looped back within the current input.
     pub(crate) fn send(&mut self, to: NodeId, msg: Msg, out: &mut Vec<Output>) {
         self.stats.messages_sent += 1;
+        if matches!(msg, Msg::Get { .. } | Msg::GetReply { .. }) {
+            self.stats.get_messages += 1;
+        }
         if to == self.id {
             self.work.push_back(Work::Msg(to, msg));
         } else {

@@ -5,6 +5,7 @@
 use crate::replication::error::ConfigError;
 use crate::replication::parts::hashing::ConsistentHash;
 use crate::replication::parts::pool::RejectionPolicy;
+use crate::replication::protocol::GetPlanChoice;
 
 /// Settings every node of a cluster shares.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +33,8 @@ pub struct ClusterConfig {
     pub rejection: RejectionPolicy,
     /// KeyQueue: replication batches a primary's worker keeps in flight.
     pub repl_window: usize,
+    /// The plan of remote gets, independent of the put protocol (default: the protocol's own).
+    pub get_plan: GetPlanChoice,
 }
 
 impl Default for ClusterConfig {
@@ -47,6 +50,7 @@ impl Default for ClusterConfig {
             oob_pool_size: 8,
             rejection: RejectionPolicy::CallerRuns,
             repl_window: 64,
+            get_plan: GetPlanChoice::Protocol,
         }
     }
 }

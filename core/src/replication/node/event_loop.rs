@@ -189,7 +189,11 @@ impl<P: WriteProtocol> NodeMachine for ProtocolNode<P> {
         match input {
             Input::Client { requester, op } => match op {
                 ClientOp::Get(key) => {
-                    let plan = P::get_plan(&self.base, key);
+                    let plan = self
+                        .base
+                        .cfg
+                        .get_plan
+                        .resolve(P::get_plan(&self.base, key), self.base.stagger_us());
                     self.base.start_get(now, requester, key, plan, out);
                 }
                 ClientOp::Put(key, value) => {

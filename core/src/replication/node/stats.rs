@@ -24,6 +24,8 @@ pub struct NodeStats {
     /// ([`Msg::payload_len`](crate::replication::message::Msg::payload_len)); messages a node
     /// loops back to itself cross no network and are not counted.
     pub payload_bytes_sent: u64,
+    /// Get requests and get replies sent (the get plan's traffic).
+    pub get_messages: u64,
     /// Gets sent to a further owner after the stagger delay.
     pub staggered_gets: u64,
     /// Older versions applied over newer ones (must be 0).
@@ -59,6 +61,7 @@ impl NodeStats {
         self.pool_max_queue = self.pool_max_queue.max(other.pool_max_queue);
         self.messages_sent += other.messages_sent;
         self.payload_bytes_sent += other.payload_bytes_sent;
+        self.get_messages += other.get_messages;
         self.staggered_gets += other.staggered_gets;
         self.regressions += other.regressions;
         self.repl_queue_max = self.repl_queue_max.max(other.repl_queue_max);

@@ -24,6 +24,12 @@
 //! gets used to be staggered to the next owner after `reply timeout / 10 / owners` (750 ms by
 //! default), so a requester on a backup whose put's replicate was late (2 s) and whose get's
 //! answer from the primary was slow (1 s) read its own backup's v0 after v1 was acknowledged.
+//!
+//! Pools (the rule is in `write_protocol.rs`):
+//! Key queue: `Get`, `Put` and `Replicate` (the worker's write of a key's current value at a
+//! backup: a replicated write, a command as any upstream) are commands on the pool;
+//! `GetReply`, `PutReply` and `ReplicateAck` are responses on the delivering thread. Before issue
+//! #15 replicates bypassed the pools.
 
 use std::collections::VecDeque;
 
@@ -32,7 +38,23 @@ use super::write_protocol::{GetPlan, WriteProtocol};
 use crate::replication::message::{Key, Msg, NodeId, Output};
 use crate::replication::node::{NodeBase, NodeStats};
 use crate::replication::parts::collections::{IdMap, Slab};
+use crate::replication::parts::pool::Slot;
 use crate::replication::parts::timeouts::{Deadline, DeadlineKey};
+
+/// A backup applies a replicated entry if it is newer than its own (it never waits) and acks it.
+fn apply_replicate(
+    base: &mut NodeBase,
+    from: NodeId,
+    wid: u64,
+    key: Key,
+    entry: crate::replication::message::Versioned,
+    out: &mut Vec<Output>,
+) {
+    if !base.data.apply_if_newer(key, entry) {
+        base.stats.stale_skipped += 1;
+    }
+    base.send(from, Msg::ReplicateAck { wid }, out);
+}
 
 /// A FIFO of keys in which a key appears at most once.
 #[derive(Debug)]
@@ -156,6 +178,32 @@ impl WriteProtocol for KeyQueueProtocol {
         }
     }
 
+    const OWNERS_HOLD_ACKED_PUTS: bool = false;
+
+    fn is_command(msg: &Msg) -> bool {
+        // A replicate is a remote write at the backup: it runs on the remote-command pool as any
+        // replicated write does upstream (module doc, "Pools").
+        matches!(
+            msg,
+            Msg::Get { .. } | Msg::Put { .. } | Msg::Replicate { .. }
+        )
+    }
+
+    fn on_command(
+        &mut self,
+        base: &mut NodeBase,
+        _now: u64,
+        slot: Slot,
+        from: NodeId,
+        msg: Msg,
+        out: &mut Vec<Output>,
+    ) {
+        if let Msg::Replicate { wid, key, entry } = msg {
+            apply_replicate(base, from, wid, key, entry, out);
+        }
+        base.pool.release(slot);
+    }
+
     fn get_plan(base: &NodeBase, key: Key) -> GetPlan {
         if base.hash.primary(key) == base.id {
             GetPlan::Local
@@ -189,13 +237,9 @@ impl WriteProtocol for KeyQueueProtocol {
         out: &mut Vec<Output>,
     ) {
         match msg {
-            Msg::Replicate { wid, key, entry } => {
-                // Applying a newer entry never waits, so it runs on the delivering thread.
-                if !base.data.apply_if_newer(key, entry) {
-                    base.stats.stale_skipped += 1;
-                }
-                base.send(from, Msg::ReplicateAck { wid }, out);
-            }
+            // A replicate is a command (`is_command`): it reaches `on_command` on a pool slot.
+            // Only a wrapper that keeps the default `is_command` delivers it here.
+            Msg::Replicate { wid, key, entry } => apply_replicate(base, from, wid, key, entry, out),
             Msg::ReplicateAck { wid } => {
                 let Some(b) = self.in_flight.get_mut(wid) else {
                     return;

@@ -52,9 +52,9 @@ impl ProtocolKind {
     ) -> Result<Box<dyn NodeMachine>, ConfigError> {
         let base = NodeBase::new(node, cfg)?;
         Ok(match self {
-            ProtocolKind::LockForwarding => Box::new(machine::<LockForwardingProtocol>(base)),
-            ProtocolKind::KeyQueue => Box::new(machine::<KeyQueueProtocol>(base)),
-            ProtocolKind::Triangle => Box::new(machine::<TriangleProtocol>(base)),
+            ProtocolKind::LockForwarding => Box::new(machine::<LockForwardingProtocol>(base)?),
+            ProtocolKind::KeyQueue => Box::new(machine::<KeyQueueProtocol>(base)?),
+            ProtocolKind::Triangle => Box::new(machine::<TriangleProtocol>(base)?),
         })
     }
 
@@ -70,9 +70,17 @@ impl ProtocolKind {
     }
 }
 
-/// The node machine of `P` over `base`.
-fn machine<P: WriteProtocol>(base: NodeBase) -> ProtocolNode<P> {
-    ProtocolNode::new(base)
+/// The node machine of `P` over `base`, if `P` can keep the read guarantee under the
+/// configured get plan.
+fn machine<P: WriteProtocol>(base: NodeBase) -> Result<ProtocolNode<P>, ConfigError> {
+    let plan = base.cfg.get_plan;
+    if !P::OWNERS_HOLD_ACKED_PUTS && plan.asks_backups() {
+        return Err(ConfigError::GetPlanBreaksReads {
+            protocol: P::KIND.id(),
+            plan: plan.id(),
+        });
+    }
+    Ok(ProtocolNode::new(base))
 }
 
 crate::strategy_kind_text!(ProtocolKind);

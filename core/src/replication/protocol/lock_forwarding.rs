@@ -12,6 +12,11 @@
 //! whichever owner answers first, because the primary acknowledges a put only after every
 //! backup replied that it applied it; a put whose backup reply timed out fails (it is not
 //! acknowledged), so it promises nothing, though its backup write still lands.
+//!
+//! Pools (the rule is in `write_protocol.rs`):
+//! Lock forwarding: `Get` (`ClusteredGetCommand`), `Put` (`PutKeyValueCommand` at the primary)
+//! and `BackupWrite` (the primary's synchronous backup RPC) are commands on the pool; `GetReply`,
+//! `PutReply` and `BackupReply` are responses on the delivering thread.
 
 use super::kind::ProtocolKind;
 use super::write_protocol::{GetPlan, WriteProtocol};

@@ -20,4 +20,4 @@ pub use key_queue::{DeDupQueue, KeyQueueProtocol};
 pub use kind::ProtocolKind;
 pub use lock_forwarding::LockForwardingProtocol;
 pub use triangle::TriangleProtocol;
-pub use write_protocol::{GetPlan, WriteProtocol};
+pub use write_protocol::{GetPlan, GetPlanChoice, WriteProtocol};

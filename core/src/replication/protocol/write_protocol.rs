@@ -29,6 +29,16 @@
 //! every run (`history.rs`; a violation fails the run's verification as a
 //! [`VerifyError::StaleRead`](crate::replication::VerifyError::StaleRead)).
 //!
+//! Pools (issue #15; the same rule in the simulation and the threads driver, both take it from
+//! `is_command`): upstream, a cache RPC that may block runs on the remote-commands executor
+//! (`BasePerCacheInboundInvocationHandler.handleRunnable`, when `executeOnExecutorService`, i.e.
+//! the delivery is not ordered and `command.canBlock()`), and a response is completed on the
+//! JGroups thread that delivered it (the request correlator), with no executor. Here a command
+//! takes a slot of the remote-command pool (overflowing to the OOB pool under caller-runs), and
+//! every other message is handled on the delivering thread, which needs a free OOB thread under
+//! caller-runs (else it is dropped and retransmitted).
+//! Each protocol's header says which of its messages are commands.
+//!
 //! Contract every machine keeps (checked by `tests.rs` and the verifier):
 //! - after quiescence, every owner of a key holds the same entry (version and value);
 //! - a put acknowledged with version `v` is never lost: the owners end at `v` or a later version;
@@ -63,6 +73,76 @@ pub enum GetPlan {
     },
 }
 
+/// Which plan remote gets follow, chosen independently of the put protocol (issue #15): the
+/// protocols used to come bundled with their own plans, so comparing put protocols also
+/// compared get plans. `protocol` keeps each protocol's own plan (the table above). The choice
+/// applies to gets the protocol does not serve locally; a protocol whose backups may lag an
+/// acknowledged put (the key queue, [`WriteProtocol::OWNERS_HOLD_ACKED_PUTS`]) accepts only
+/// `primary-first`, since any plan that may take a backup's answer would break the read
+/// guarantee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GetPlanChoice {
+    /// The protocol's own plan: all owners (lock forwarding), the primary (key queue),
+    /// staggered (Triangle).
+    #[default]
+    Protocol,
+    /// `all-owners`: [`GetPlan::AllOwners`].
+    AllOwners,
+    /// `primary-first`: [`GetPlan::Primary`], the post's "primary-first get": one request, to
+    /// the primary, answered by it or failed by the reply timeout.
+    PrimaryFirst,
+    /// `staggered`: [`GetPlan::Staggered`] with Infinispan 9's delay (`remoteTimeout / 10 /
+    /// numOwners`).
+    Staggered,
+}
+
+impl GetPlanChoice {
+    /// The accepted names.
+    pub const NAMES: &'static str = "protocol, all-owners, primary-first, staggered";
+
+    /// The plan of a get whose protocol chose `own`; `stagger_us` is the staggered plan's delay.
+    pub fn resolve(self, own: GetPlan, stagger_us: u64) -> GetPlan {
+        match (self, own) {
+            (_, GetPlan::Local) | (GetPlanChoice::Protocol, _) => own,
+            (GetPlanChoice::AllOwners, _) => GetPlan::AllOwners,
+            (GetPlanChoice::PrimaryFirst, _) => GetPlan::Primary,
+            (GetPlanChoice::Staggered, _) => GetPlan::Staggered { stagger_us },
+        }
+    }
+
+    /// The name `FromStr` accepts.
+    pub fn id(self) -> &'static str {
+        match self {
+            GetPlanChoice::Protocol => "protocol",
+            GetPlanChoice::AllOwners => "all-owners",
+            GetPlanChoice::PrimaryFirst => "primary-first",
+            GetPlanChoice::Staggered => "staggered",
+        }
+    }
+
+    /// Whether the plan may take a backup's answer.
+    pub fn asks_backups(self) -> bool {
+        matches!(self, GetPlanChoice::AllOwners | GetPlanChoice::Staggered)
+    }
+}
+
+impl std::str::FromStr for GetPlanChoice {
+    type Err = crate::replication::error::ConfigError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "protocol" => Ok(GetPlanChoice::Protocol),
+            "all-owners" => Ok(GetPlanChoice::AllOwners),
+            "primary-first" => Ok(GetPlanChoice::PrimaryFirst),
+            "staggered" => Ok(GetPlanChoice::Staggered),
+            _ => Err(crate::replication::error::ConfigError::UnknownName {
+                what: "get plan",
+                given: s.to_string(),
+                valid: GetPlanChoice::NAMES,
+            }),
+        }
+    }
+}
+
 /// A write protocol: the per-node state and handlers of one strategy, run by a
 /// [`ProtocolNode`](crate::replication::node::ProtocolNode) over its
 /// [`NodeBase`] (the `base` argument of every handler).
@@ -83,6 +163,10 @@ pub trait WriteProtocol: Send + Sized + 'static {
 
     /// The protocol's state for a new node whose shared half is `base`.
     fn new(base: &NodeBase) -> Self;
+
+    /// Whether every owner holds a put before it is acknowledged, so that a get may take any
+    /// owner's answer; `false` restricts the configurable get plan to `primary-first`.
+    const OWNERS_HOLD_ACKED_PUTS: bool = true;
 
     /// Whether `msg` is a command that needs a pool slot (gets and puts always are).
     fn is_command(msg: &Msg) -> bool {

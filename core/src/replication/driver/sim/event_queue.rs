@@ -2,6 +2,11 @@
 //! binary heap for events further out (timeouts). Link delays are a few ms, so almost every event
 //! takes the O(1) wheel path; a heap alone spent most of a 100-node run sifting.
 //!
+//! A bucket is a FIFO list threaded through one slab of events, not a `Vec` of its own: with a
+//! `Vec` per bucket, 65,536 buffers each kept their capacity and were touched once per 65 ms of
+//! virtual time, so every push and pop missed the cache (issue #15). The slab reuses the most
+//! recently freed entry first, so the memory in use stays as small as the events pending.
+//!
 //! Events due at the same µs run in the order they entered their bucket, so a run is repeatable.
 //! No upstream counterpart: this is the simulation's clock.
 
@@ -73,14 +78,37 @@ impl Ord for Event {
 
 const WHEEL: u64 = 1 << 16;
 
+/// The end of a list.
+const NIL: u32 = u32::MAX;
+
+/// A wheel bucket: the first and last slab entry of its FIFO list.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    head: u32,
+    tail: u32,
+}
+
+const EMPTY: Bucket = Bucket {
+    head: NIL,
+    tail: NIL,
+};
+
+/// A slab entry: a pending event and the next entry of its bucket (or of the free list).
+#[derive(Debug)]
+struct Entry {
+    kind: Option<EventKind>,
+    next: u32,
+}
+
 /// Pending events, earliest first.
 #[derive(Debug)]
 pub struct EventQueue {
     /// The time of the bucket being drained; nothing earlier is pending.
     now: u64,
-    wheel: Vec<Vec<EventKind>>,
-    /// Position in the current bucket.
-    pos: usize,
+    wheel: Vec<Bucket>,
+    entries: Vec<Entry>,
+    /// Freed entries, most recently freed first.
+    free: u32,
     wheel_len: usize,
     far: BinaryHeap<Event>,
     next_seq: u64,
@@ -90,8 +118,9 @@ impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
             now: 0,
-            wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
-            pos: 0,
+            wheel: vec![EMPTY; WHEEL as usize],
+            entries: Vec::new(),
+            free: NIL,
             wheel_len: 0,
             far: BinaryHeap::new(),
             next_seq: 0,
@@ -104,8 +133,7 @@ impl EventQueue {
     pub fn push(&mut self, time: u64, kind: EventKind) {
         let time = time.max(self.now);
         if time - self.now < WHEEL {
-            self.wheel[(time % WHEEL) as usize].push(kind);
-            self.wheel_len += 1;
+            self.append(time, kind);
         } else {
             self.next_seq += 1;
             self.far.push(Event {
@@ -116,23 +144,59 @@ impl EventQueue {
         }
     }
 
+    /// Appends `kind` to the bucket of `time` (within the wheel's span).
+    fn append(&mut self, time: u64, kind: EventKind) {
+        let i = if self.free != NIL {
+            let i = self.free;
+            let e = &mut self.entries[i as usize];
+            self.free = e.next;
+            *e = Entry {
+                kind: Some(kind),
+                next: NIL,
+            };
+            i
+        } else {
+            let i = u32::try_from(self.entries.len()).expect("fewer than 2^32 pending events");
+            self.entries.push(Entry {
+                kind: Some(kind),
+                next: NIL,
+            });
+            i
+        };
+        let bucket = &mut self.wheel[(time % WHEEL) as usize];
+        if bucket.tail == NIL {
+            bucket.head = i;
+        } else {
+            self.entries[bucket.tail as usize].next = i;
+        }
+        bucket.tail = i;
+        self.wheel_len += 1;
+    }
+
     /// The earliest event, removed.
     pub fn pop(&mut self) -> Option<Event> {
         loop {
             let bucket = &mut self.wheel[(self.now % WHEEL) as usize];
-            if self.pos < bucket.len() {
-                // Taken out (a timer stands in): the bucket is cleared once drained anyway.
-                let kind = std::mem::replace(&mut bucket[self.pos], EventKind::Timer { node: 0 });
-                self.pos += 1;
+            if bucket.head != NIL {
+                let i = bucket.head;
+                let e = &mut self.entries[i as usize];
+                bucket.head = e.next;
+                if bucket.head == NIL {
+                    bucket.tail = NIL;
+                }
+                let kind = e.kind.take();
+                e.next = self.free;
+                self.free = i;
                 self.wheel_len -= 1;
-                return Some(Event {
-                    time: self.now,
-                    seq: 0,
-                    kind,
-                });
+                if let Some(kind) = kind {
+                    return Some(Event {
+                        time: self.now,
+                        seq: 0,
+                        kind,
+                    });
+                }
+                continue;
             }
-            bucket.clear();
-            self.pos = 0;
             if self.wheel_len == 0 {
                 // Jump over the empty stretch to the next far event.
                 let next = self.far.peek()?.time;
@@ -144,8 +208,7 @@ impl EventQueue {
             // at least one span ahead, so this happens before they are due.
             while self.far.peek().is_some_and(|e| e.time < self.now + WHEEL) {
                 let Some(e) = self.far.pop() else { break };
-                self.wheel[(e.time.max(self.now) % WHEEL) as usize].push(e.kind);
-                self.wheel_len += 1;
+                self.append(e.time.max(self.now), e.kind);
             }
         }
     }

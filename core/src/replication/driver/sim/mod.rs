@@ -10,9 +10,10 @@
 //! pause for GC, so a run can be CPU-bound and hiccup as real nodes do; without one, a node
 //! handles each input the instant it arrives and a run is bound by link latency alone.
 //!
-//! Value bytes are not copied here: a message moves through the event queue with its value's
-//! shared buffer (an `Arc`), where the threads and local drivers copy the bytes once per hop. The
-//! simulation accounts for the bytes through its CPU cost model instead.
+//! Value bytes are neither allocated nor copied here: puts carry values that describe their bytes
+//! (tag and length, [`Value::described`](crate::replication::Value::described), equal to the
+//! allocated ones), where the threads and local drivers allocate them and copy them once per hop.
+//! The simulation accounts for the bytes through its CPU cost model instead.
 //!
 //! Architecture invariant: nothing in this module reads the wall clock (tested below).
 //!

@@ -1,6 +1,8 @@
 //! The simulation loop: requesters issue operations in a closed loop, the event queue delivers
 //! messages, timers and CPU-delayed inputs to the node machines in virtual-time order, and after
-//! the window the run drains to quiescence (or a cap) and the verifier checks the cluster. Every
+//! the window the run drains to quiescence (or a cap) and the verifier checks the cluster. With
+//! `requests_per_node` (IspnPerfTest's run shape) the requesters stop after their share of the
+//! requests instead, and the window is the time until the last completed. Every
 //! operation is also checked as it completes against the puts of its key acknowledged before it
 //! was issued ([`HistoryCheck`]: no stale read, consistent put acks); a violation fails the
 //! run's verification as the verifier's own findings do.
@@ -42,6 +44,8 @@ pub struct Simulation {
     acks: AckLog,
     requesters: RequesterStats,
     drained_ops: u64,
+    /// Fixed-request runs: when the last operation completed (the end of their window).
+    last_reply: u64,
     now: u64,
     last_activity: u64,
     events: u64,
@@ -97,7 +101,8 @@ impl Simulation {
         let node_count = nodes.len();
         let per_node = cfg.workload.requesters_per_node as usize;
         let total = per_node * nodes.len();
-        let ops_gen = OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed);
+        let ops_gen =
+            OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed).describing_values();
         let network = Network::new(cfg.network.clone(), cfg.seed);
         let acks = AckLog::new(cfg.cluster.keys);
         let cpus = Cpus::new(cfg.cpu.clone(), nodes.len(), cfg.seed);
@@ -115,6 +120,7 @@ impl Simulation {
             acks,
             requesters: RequesterStats::default(),
             drained_ops: 0,
+            last_reply: 0,
             now: 0,
             last_activity: 0,
             events: 0,
@@ -160,7 +166,7 @@ impl Simulation {
             if ev.time > cap {
                 break;
             }
-            if ev.time >= self.cfg.duration_us && window_cpu.is_none() {
+            if !self.fixed_requests() && ev.time >= self.cfg.duration_us && window_cpu.is_none() {
                 window_cpu = Some(self.cpus.usage);
             }
             self.now = ev.time;
@@ -214,7 +220,11 @@ impl Simulation {
                 .map(|n| n.kind())
                 .unwrap_or(ProtocolKind::LockForwarding),
             nodes: self.nodes.len(),
-            window_us: self.cfg.duration_us,
+            window_us: if self.fixed_requests() {
+                self.last_reply.max(1)
+            } else {
+                self.cfg.duration_us
+            },
             end_us: self.last_activity,
             events: self.events,
             requesters: self.requesters,
@@ -274,18 +284,28 @@ impl Simulation {
             .reply_timeout_us
             .saturating_add(self.cfg.cluster.lock_timeout_us)
             .saturating_add(hop);
-        self.cfg
-            .duration_us
-            .saturating_add(round.saturating_mul(100))
+        // A fixed-request run has no set window: each requester's operations take at most a
+        // round each.
+        let window = match self.cfg.workload.requests_per_node {
+            Some(_) => round.saturating_mul(self.cfg.workload.ops_limit(0).unwrap_or(0)),
+            None => self.cfg.duration_us,
+        };
+        window.saturating_add(round.saturating_mul(100))
+    }
+
+    /// Whether the run has IspnPerfTest's shape: a fixed number of requests per node, and a
+    /// window that ends when the last completes (not after `duration_us`).
+    fn fixed_requests(&self) -> bool {
+        self.cfg.workload.requests_per_node.is_some()
     }
 
     fn issue(&mut self, node: NodeId, requester: u32) {
-        if self.now >= self.cfg.duration_us {
+        if !self.fixed_requests() && self.now >= self.cfg.duration_us {
             return;
         }
         let idx =
             node as usize * self.cfg.workload.requesters_per_node as usize + requester as usize;
-        if let Some(limit) = self.cfg.workload.ops_per_requester {
+        if let Some(limit) = self.cfg.workload.ops_limit(requester) {
             if self.issued[idx] >= limit {
                 return;
             }
@@ -393,7 +413,10 @@ impl Simulation {
                         }
                         _ => {}
                     }
-                    if self.now <= self.cfg.duration_us {
+                    if self.fixed_requests() {
+                        self.last_reply = self.now;
+                    }
+                    if self.fixed_requests() || self.now <= self.cfg.duration_us {
                         let value_size = self.cfg.workload.value_size as usize;
                         self.requesters.record(&op, &outcome, latency, value_size);
                     } else {

@@ -13,6 +13,14 @@
 //! A write still in flight (not yet acknowledged) may be seen by one get and not by a later one
 //! that another owner answers: the guarantee covers acknowledged writes only.
 //!
+//! Pools (the rule is in `write_protocol.rs`):
+//! Triangle: `Get`, `Put` and `BackupWrite` are commands on the pool: upstream's
+//! `TrianglePerCacheInboundInvocationHandler` hands a backup write, once its
+//! `TriangleOrderAction` says it is its turn, to the remote-commands executor (Infinispan 9.x;
+//! the non-blocking executor from Infinispan 11) and handles `BackupAckCommand` on the
+//! delivering thread (`command.ack()`), as `GetReply` and `PutReply` are here. Before issue #15
+//! backup writes bypassed the pools.
+//!
 //! Deviation: no `BackupNoopCommand`: in this model nothing can fail between taking a sequence
 //! number and sending the backup write, so no gap needs filling (ISPN-12435's marshalling failure
 //! has no counterpart here); the verifier checks that no gap appears.
@@ -25,6 +33,7 @@ use super::kind::ProtocolKind;
 use super::write_protocol::{GetPlan, WriteProtocol};
 use crate::replication::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Versioned};
 use crate::replication::node::{NodeBase, NodeStats, Origin};
+use crate::replication::parts::pool::Slot;
 use crate::replication::parts::timeouts::Deadline;
 use order::TriangleOrderManager;
 
@@ -104,6 +113,31 @@ impl WriteProtocol for TriangleProtocol {
                 stagger_us: base.stagger_us(),
             }
         }
+    }
+
+    fn is_command(msg: &Msg) -> bool {
+        // A backup write runs on the remote-command pool (module doc, "Pools"); the backup's ack
+        // to the originator is handled on the delivering thread.
+        matches!(
+            msg,
+            Msg::Get { .. } | Msg::Put { .. } | Msg::BackupWrite { .. }
+        )
+    }
+
+    fn on_command(
+        &mut self,
+        base: &mut NodeBase,
+        now: u64,
+        slot: Slot,
+        from: NodeId,
+        msg: Msg,
+        out: &mut Vec<Output>,
+    ) {
+        // Ordering never waits on the slot: a write that is early is buffered (as upstream's
+        // `TriangleOrderAction` keeps a task that is not ready off the pool's threads) and the
+        // slot freed at once.
+        self.on_message(base, now, from, msg, out);
+        base.pool.release(slot);
     }
 
     fn put_acks(base: &NodeBase, key: Key) -> u8 {
