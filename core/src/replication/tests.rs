@@ -836,6 +836,7 @@ fn threads_pool_exhaustion_under_lock_forwarding() {
     );
 }
 
+mod mutants;
 mod regressions;
 
 mod properties {
