@@ -48,7 +48,7 @@ for target in $("${fuzz[@]}" list); do
     result="FAILED (see fuzz/$log and fuzz/artifacts/$target/)"
     failed=1
   fi
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  execs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -1)
   [ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
   printf 'fuzz %-10s %4ss  %10s execs  %5s corpus  %s\n' "$target" "$secs" "${execs:-?}" \
     "$(ls "corpus/$target" | wc -l)" "$result"

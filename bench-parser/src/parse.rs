@@ -472,3 +472,6 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod mutants;

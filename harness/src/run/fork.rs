@@ -176,26 +176,6 @@ pub enum TrialError {
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl TrialHandle {
-    /// Starts a trial in this process; returns the handle and the check value.
-    pub fn in_process(
-        catalog: Arc<Catalog>,
-        spec: &TrialSpec,
-    ) -> Result<(TrialHandle, String), TrialError> {
-        let mut handle = Self::spawn_in_process(catalog, spec)?;
-        let verified = handle.ready()?;
-        Ok((handle, verified))
-    }
-
-    /// Starts a trial in a child process of `exe` (normally `std::env::current_exe()`).
-    pub fn forked(
-        exe: &std::path::Path,
-        spec: &TrialSpec,
-    ) -> Result<(TrialHandle, String), TrialError> {
-        let mut handle = Self::spawn_forked(exe, spec)?;
-        let verified = handle.ready()?;
-        Ok((handle, verified))
-    }
-
     /// Starts a trial in this process without waiting for its setup: call [`Self::ready`].
     pub fn spawn_in_process(
         catalog: Arc<Catalog>,
