@@ -169,9 +169,12 @@ pub fn resolve_threads(spec: &str) -> Result<usize, SettingsError> {
     let n = if s == "max" {
         cores
     } else if let Some(mult) = s.strip_suffix('x') {
+        // An overflowing multiple is an error, never a panic (the `settings` fuzz target's
+        // second finding).
         mult.parse::<usize>()
-            .map_err(|_| SettingsError::Threads(spec.to_string()))?
-            * cores
+            .ok()
+            .and_then(|m| m.checked_mul(cores))
+            .ok_or_else(|| SettingsError::Threads(spec.to_string()))?
     } else {
         s.parse::<usize>()
             .map_err(|_| SettingsError::Threads(spec.to_string()))?
@@ -193,6 +196,13 @@ mod tests {
         assert_eq!(parse_duration(s), Err(SettingsError::Duration(s.into())));
         assert!(parse_duration("1e3").is_err());
         assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn a_thread_multiple_that_overflows_is_an_error_not_a_panic() {
+        // The fuzz target's input, on this 2-core machine: (usize::MAX / 2 + 1) x 2 cores.
+        let s = format!("{}x", usize::MAX / available_cores() + 1);
+        assert_eq!(resolve_threads(&s), Err(SettingsError::Threads(s.clone())));
     }
 
     #[test]
