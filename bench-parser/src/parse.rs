@@ -581,3 +581,6 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod mutants;

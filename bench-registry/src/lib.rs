@@ -14,6 +14,9 @@ mod fixture;
 mod get_core_micro;
 mod request_mix;
 
+#[cfg(test)]
+mod mutants;
+
 pub use fixture::{Mode, Setup, build as build_registry, verify as verify_registry};
 pub use get_core_micro::GetCoreMicro;
 pub use request_mix::RequestMix;

@@ -13,6 +13,9 @@ pub mod index;
 pub mod lookup;
 pub mod setup;
 
+#[cfg(test)]
+mod mutants;
+
 use critsec_harness::{Claim, ClaimError, Scenario};
 
 pub use index::IndexScenario;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use critsec_core::kind::ids;
-use critsec_core::versionlookup::{CacheKind, LookupStats};
+use critsec_core::versionlookup::{CacheKind, LookupCache, LookupStats};
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
 };
@@ -70,6 +70,18 @@ impl Scenario for LookupScenario {
         groups: &[GroupSpec],
     ) -> Result<Box<dyn Trial>, ScenarioError> {
         let kind: CacheKind = params.parse("strategy")?;
+        self.setup_with(kind.build(), params, groups)
+    }
+}
+
+impl LookupScenario {
+    /// [`Scenario::setup`] over any cache (the tests' deliberately broken ones, `mutants.rs`).
+    pub(crate) fn setup_with(
+        &self,
+        cache: Box<dyn LookupCache>,
+        params: &Params,
+        groups: &[GroupSpec],
+    ) -> Result<Box<dyn Trial>, ScenarioError> {
         let segments: u64 = params.parse_in("segments", 1..)?;
         let per_segment: u64 = params.parse_in("docs_per_segment", 1..)?;
         let pattern_raw = params.get("pattern")?;
@@ -80,7 +92,7 @@ impl Scenario for LookupScenario {
                 format!("valid: {}", Pattern::IDS.join(", ")),
             )
         })?;
-        let index = LookupIndex::build(kind, segments, per_segment)
+        let index = LookupIndex::build_with(cache, segments, per_segment)
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;
         let probes = index.probes(pattern, PROBES);
         let threads = groups.iter().map(|g| g.threads).sum::<usize>();

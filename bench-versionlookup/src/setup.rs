@@ -1,7 +1,7 @@
 //! Prepared indices shared by the scenarios and the criterion/divan benches.
 
 use critsec_core::versionlookup::{
-    CacheKind, Engine, EngineConfig, RallyIds, Uid, VersionLookupError,
+    CacheKind, Engine, EngineConfig, LookupCache, RallyIds, Uid, VersionLookupError,
 };
 
 /// Which ids a lookup benchmark asks for.
@@ -54,7 +54,16 @@ impl LookupIndex {
         segments: u64,
         per_segment: u64,
     ) -> Result<Self, VersionLookupError> {
-        let engine = Engine::open(EngineConfig::default(), kind.build())?;
+        Self::build_with(kind.build(), segments, per_segment)
+    }
+
+    /// [`Self::build`] over any cache (the tests' deliberately broken ones, `mutants.rs`).
+    pub fn build_with(
+        cache: Box<dyn LookupCache>,
+        segments: u64,
+        per_segment: u64,
+    ) -> Result<Self, VersionLookupError> {
+        let engine = Engine::open(EngineConfig::default(), cache)?;
         let ids = RallyIds::new(0, 0.0, 0.0, 19_856);
         let total = segments * per_segment;
         let strings: Vec<String> = (0..total).map(|p| ids.id_at(p)).collect();

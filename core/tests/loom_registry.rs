@@ -203,6 +203,59 @@ fn get_vs_shutdown<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
     });
 }
 
+/// Whether the long runs are asked for (`CRITSEC_LONG=1`, see the README): the larger models
+/// below take minutes, so the default CI run skips them.
+fn long_run() -> bool {
+    std::env::var("CRITSEC_LONG").is_ok_and(|v| v == "1")
+}
+
+/// Three threads on the snapshot registry's reference-count protocol: two readers' get/close
+/// race an unload, every interleaving within `bound` preemptions. Each reader gets the open core
+/// or nothing; the core closes exactly once, after both handles are gone.
+fn two_readers_vs_unload<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R, bound: usize) {
+    model_bounded(bound, move || {
+        let r = Arc::new(make(config()));
+        r.create(CoreDescriptor::new("a")).unwrap();
+        let core = core_of(&*r, "a");
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let r = Arc::clone(&r);
+                thread::spawn(move || {
+                    if let Some(h) = r.get_core("a").unwrap() {
+                        assert_usable(&h);
+                    }
+                })
+            })
+            .collect();
+        r.unload("a").unwrap();
+        for reader in readers {
+            reader.join().unwrap();
+        }
+        assert_closed_once(&core);
+    });
+}
+
+/// Issue #16's larger model, under `CRITSEC_LONG=1` only: preemption bound 5 (about 30 s in
+/// release on 2 cores under load; bound 3 takes 0.4 s, bound 10 did not finish in 200 s);
+/// `CRITSEC_LOOM_BOUND=N` picks another.
+#[test]
+fn snapshot_two_readers_vs_unload_three_threads() {
+    if !long_run() {
+        eprintln!("skipped: a three-thread model; run with CRITSEC_LONG=1");
+        return;
+    }
+    let bound = std::env::var("CRITSEC_LOOM_BOUND")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let start = std::time::Instant::now();
+    two_readers_vs_unload(SnapshotRegistry::new, bound);
+    eprintln!(
+        "snapshot, two readers vs unload, preemption bound {bound}: {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+}
+
 macro_rules! loom_models {
     ($strategy:ident, $make:expr) => {
         mod $strategy {

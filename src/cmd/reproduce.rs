@@ -18,7 +18,7 @@ use critsec_present::run_table::{hazard_lines, machine_words};
 use critsec_present::verdicts::{render, time_table};
 
 use super::UsageError;
-use super::run::install_interrupt_handler;
+use super::run::{fork_timeout, install_interrupt_handler};
 use crate::catalog::{catalog, claims};
 
 /// Arguments of `critsec reproduce`.
@@ -52,6 +52,11 @@ pub struct ReproduceArgs {
     /// List the claims and exit.
     #[arg(long)]
     pub list: bool,
+    /// Per-iteration timeout, e.g. 30s: a fork that has not answered this long after an
+    /// iteration (or its setup) should have ended is killed, and its benchmark becomes an error
+    /// (JMH -to; default 10m).
+    #[arg(long = "timeout", value_name = "DUR")]
+    pub timeout: Option<String>,
 }
 
 struct Progress {
@@ -80,6 +85,7 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
         }
         None => claims()?,
     };
+    let timeout = fork_timeout(args.timeout.as_deref())?;
     let catalog = Arc::new(catalog());
     let selected: Vec<&Claim> = all
         .iter()
@@ -140,7 +146,7 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
     install_interrupt_handler();
     let created = now_utc();
     let exe = std::env::current_exe().context("locating this executable for forks")?;
-    let launcher = Launcher::new(catalog, Some(exe));
+    let launcher = Launcher::new(catalog, Some(exe)).with_timeout(timeout);
     let tty = std::io::stderr().is_terminal();
     let selected: Vec<Claim> = selected.into_iter().cloned().collect();
     let outcomes = reproduce_claims(&launcher, &selected, &all, &settings, &mut Progress { tty });

@@ -58,6 +58,11 @@ pub struct RunArgs {
     /// Write the results in JMH's JSON layout here (and metadata to `<name>.meta.json`).
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Per-iteration timeout, e.g. 30s: a fork that has not answered this long after an
+    /// iteration (or its setup) should have ended is killed, and its benchmark becomes an error
+    /// (JMH -to; default 10m).
+    #[arg(long = "timeout", value_name = "DUR")]
+    pub timeout: Option<String>,
 }
 
 impl RunArgs {
@@ -202,10 +207,25 @@ pub fn install_interrupt_handler() {
     });
 }
 
+/// The `--timeout` of `run` and `reproduce`: how long a fork may overrun before it is killed.
+pub fn fork_timeout(flag: Option<&str>) -> anyhow::Result<std::time::Duration> {
+    match flag {
+        None => Ok(critsec_harness::run::fork::DEFAULT_TIMEOUT),
+        Some(d) => {
+            let t = parse_duration(d)?;
+            if t.is_zero() {
+                return Err(UsageError("--timeout must be longer than 0".into()).into());
+            }
+            Ok(t)
+        }
+    }
+}
+
 /// Runs the selection and prints the table; exit 1 if any benchmark failed.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let settings = args.settings()?;
     let selection = args.selection()?;
+    let timeout = fork_timeout(args.timeout.as_deref())?;
     let catalog = Arc::new(catalog());
     let specs = plan(&catalog, &selection, settings.mode)?;
     let max_threads = specs.iter().map(|s| s.threads).max().unwrap_or(1);
@@ -219,7 +239,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     );
     let created = now_utc();
     let exe = std::env::current_exe().context("locating this executable for forks")?;
-    let launcher = Launcher::new(catalog, Some(exe.clone()));
+    let launcher = Launcher::new(catalog, Some(exe.clone())).with_timeout(timeout);
     let mut progress = Progress::new(specs.len(), &settings);
     let results = launcher.run_all(&specs, &settings, &mut progress);
     progress.finish();

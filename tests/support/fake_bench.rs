@@ -6,7 +6,8 @@
 //! value = mean × FAKE_BENCH_FACTOR × exp(offset_sd · z_process + noise_sd · z_iteration)
 //!
 //! `--fail N` exits with status N after a line on stderr; `--garbage` prints what no protocol
-//! reads. Randomness is seeded from `--seed` mixed with `CRITSEC_REPLICATE` and `CRITSEC_SIDE`
+//! reads; `--die`, `--panic` and `--hang` print their first value and then kill themselves with
+//! SIGKILL, panic, or never finish (the runner's fault tests). Randomness is seeded from `--seed` mixed with `CRITSEC_REPLICATE` and `CRITSEC_SIDE`
 //! (which critsec sets for every invocation), so a seeded claim is repeatable and still draws
 //! a different offset per process; without `--seed`, from the clock and the process id.
 
@@ -24,6 +25,7 @@ struct Args {
     unit: String,
     fail: Option<i32>,
     garbage: bool,
+    fault: Option<String>,
     seed: Option<u64>,
 }
 
@@ -40,6 +42,7 @@ fn parse() -> Result<Args, String> {
         unit: "ops/s".into(),
         fail: None,
         garbage: false,
+        fault: None,
         seed: None,
     };
     let mut it = std::env::args().skip(1);
@@ -70,6 +73,7 @@ fn parse() -> Result<Args, String> {
             "--unit" => a.unit = value()?,
             "--fail" => a.fail = Some(num(value()?)? as i32),
             "--garbage" => a.garbage = true,
+            "--die" | "--panic" | "--hang" => a.fault = Some(flag.clone()),
             "--seed" => a.seed = Some(num(value()?)? as u64),
             other => return Err(format!("unknown flag `{other}`")),
         }
@@ -144,6 +148,21 @@ fn main() {
                 .collect()
         })
         .collect();
+    if let Some(fault) = &a.fault {
+        // Mid-run: one value is out, the rest never comes.
+        println!("{},{}", forks[0][0], a.unit);
+        let _ = std::io::stdout().flush();
+        match fault.as_str() {
+            // SAFETY: kill(2) on our own pid with a constant signal.
+            "--die" => unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            },
+            "--panic" => panic!("critsec-fake-bench: panicking on purpose"),
+            _ => loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            },
+        }
+    }
     if a.lines {
         let mut out = std::io::stdout().lock();
         for v in forks.iter().flatten() {

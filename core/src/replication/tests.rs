@@ -923,6 +923,7 @@ fn threads_pool_exhaustion_under_lock_forwarding() {
     );
 }
 
+mod mutants;
 mod regressions;
 
 mod properties {

@@ -24,14 +24,16 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
         f.write_all(contents)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+        f.sync_all()
+    });
+    // A failed write (a full disk) or rename leaves no temporary file behind.
+    written
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 /// The metadata file's path next to a JMH JSON file: `run.json` → `run.meta.json`.

@@ -8,7 +8,7 @@
 //! process can switch it.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -50,6 +50,14 @@ impl Catalog {
 /// Entry point of a fork: call it from `main` when the first argument is [`FORK_ARG`].
 /// Returns the process exit code.
 pub fn fork_child_main(catalog: &Catalog) -> i32 {
+    // A panic on any thread (a worker's, the trial's) ends the fork at once, after the default
+    // hook printed it to stderr: the other threads would otherwise wait for the panicked one
+    // forever, and the parent would learn of it only at its timeout.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        std::process::exit(101);
+    }));
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     let mut stdout = std::io::stdout();
@@ -107,8 +115,11 @@ pub enum TrialHandle {
         child: Child,
         /// Its stdin, where commands go.
         stdin: ChildStdin,
-        /// Its stdout, where events come from.
-        stdout: BufReader<ChildStdout>,
+        /// Its stdout's lines, read by a thread of their own so that a wait can time out;
+        /// disconnected at the fork's end of file.
+        lines: mpsc::Receiver<String>,
+        /// How long to wait for an event beyond an iteration's own length ([`DEFAULT_TIMEOUT`]).
+        timeout: Duration,
     },
 }
 
@@ -150,29 +161,21 @@ pub enum TrialError {
     /// The run was interrupted (Ctrl-C).
     #[error("interrupted")]
     Interrupted,
+    /// The fork gave no event within the timeout (JMH's `-to`); it was killed.
+    #[error(
+        "the fork gave no result within {waited} (the per-iteration timeout, --timeout) and was killed"
+    )]
+    TimedOut {
+        /// How long the parent waited, as `format_duration` prints it.
+        waited: String,
+    },
 }
 
+/// How long a fork may take beyond an iteration's length to answer: JMH's default `-to`, 10
+/// minutes, long enough for any setup here (index builds included).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
 impl TrialHandle {
-    /// Starts a trial in this process; returns the handle and the check value.
-    pub fn in_process(
-        catalog: Arc<Catalog>,
-        spec: &TrialSpec,
-    ) -> Result<(TrialHandle, String), TrialError> {
-        let mut handle = Self::spawn_in_process(catalog, spec)?;
-        let verified = handle.ready()?;
-        Ok((handle, verified))
-    }
-
-    /// Starts a trial in a child process of `exe` (normally `std::env::current_exe()`).
-    pub fn forked(
-        exe: &std::path::Path,
-        spec: &TrialSpec,
-    ) -> Result<(TrialHandle, String), TrialError> {
-        let mut handle = Self::spawn_forked(exe, spec)?;
-        let verified = handle.ready()?;
-        Ok((handle, verified))
-    }
-
     /// Starts a trial in this process without waiting for its setup: call [`Self::ready`].
     pub fn spawn_in_process(
         catalog: Arc<Catalog>,
@@ -232,15 +235,40 @@ impl TrialHandle {
             message: format!("the fork has no {pipe}"),
         };
         let stdin = child.stdin.take().ok_or_else(|| no_pipe("stdin"))?;
-        let stdout = BufReader::new(child.stdout.take().ok_or_else(|| no_pipe("stdout"))?);
+        let mut stdout = BufReader::new(child.stdout.take().ok_or_else(|| no_pipe("stdout"))?);
+        let (line_tx, lines) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("critsec-fork-reader".into())
+            .spawn(move || {
+                let mut line = String::new();
+                // Ends at the fork's end of file, a read error, or when the handle is gone.
+                while matches!(stdout.read_line(&mut line), Ok(n) if n > 0) {
+                    if line_tx.send(std::mem::take(&mut line)).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| TrialError::Start {
+                what: "spawning the fork's reader thread".into(),
+                message: e.to_string(),
+            })?;
         let mut handle = TrialHandle::Forked {
             child,
             stdin,
-            stdout,
+            lines,
+            timeout: DEFAULT_TIMEOUT,
         };
         let spec = serde_json::to_string(spec).expect("a trial spec always serialises");
         handle.send(&spec)?;
         Ok(handle)
+    }
+
+    /// Sets how long a fork may take beyond an iteration's length to answer (in-process trials
+    /// are not timed: a thread cannot be killed).
+    pub fn set_timeout(&mut self, t: Duration) {
+        if let TrialHandle::Forked { timeout, .. } = self {
+            *timeout = t;
+        }
     }
 
     fn send(&mut self, line: &str) -> Result<(), TrialError> {
@@ -266,31 +294,63 @@ impl TrialHandle {
         }
     }
 
-    fn event(&mut self) -> Result<Event, TrialError> {
+    /// The next event, waiting at most `work` plus the timeout for a fork.
+    fn event(&mut self, work: Duration) -> Result<Event, TrialError> {
         match self {
             TrialHandle::InProcess { events, .. } => events.recv().map_err(|_| {
                 TrialError::Stopped("the trial thread stopped without a result".into())
             }),
-            TrialHandle::Forked { stdout, child, .. } => loop {
-                let mut line = String::new();
-                let n = stdout
-                    .read_line(&mut line)
-                    .map_err(|e| TrialError::Stopped(format!("reading the fork: {e}")))?;
-                if n == 0 {
-                    let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
-                    return Err(TrialError::ForkExited { status });
+            TrialHandle::Forked {
+                lines,
+                child,
+                timeout,
+                ..
+            } => {
+                let limit = work.saturating_add(*timeout);
+                let deadline = std::time::Instant::now().checked_add(limit);
+                loop {
+                    let left = deadline.map_or(limit, |d| {
+                        d.saturating_duration_since(std::time::Instant::now())
+                    });
+                    let line = match lines.recv_timeout(left) {
+                        Ok(line) => line,
+                        Err(mpsc::RecvTimeoutError::Timeout) => {
+                            let _ = child.kill();
+                            let _ = child.wait();
+                            return Err(TrialError::TimedOut {
+                                waited: crate::run::settings::format_duration(limit),
+                            });
+                        }
+                        Err(mpsc::RecvTimeoutError::Disconnected) => {
+                            // The fork closed its stdout: it ended, or it can no longer report
+                            // (then it is killed, not waited for).
+                            if let Ok(None) = child.try_wait() {
+                                std::thread::sleep(Duration::from_millis(100));
+                                if let Ok(None) = child.try_wait() {
+                                    let _ = child.kill();
+                                    let status =
+                                        child.wait().map(|s| s.to_string()).unwrap_or_default();
+                                    return Err(TrialError::Stopped(format!(
+                                        "the fork closed its output pipe without a result and was killed ({status})"
+                                    )));
+                                }
+                            }
+                            let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
+                            return Err(TrialError::ForkExited { status });
+                        }
+                    };
+                    if let Some(json) = line.trim_end().strip_prefix(EVENT_PREFIX) {
+                        return serde_json::from_str(json)
+                            .map_err(|e| TrialError::Garbled(e.to_string()));
+                    }
                 }
-                if let Some(json) = line.trim_end().strip_prefix(EVENT_PREFIX) {
-                    return serde_json::from_str(json)
-                        .map_err(|e| TrialError::Garbled(e.to_string()));
-                }
-            },
+            }
         }
     }
 
     /// Waits until the trial is set up and verified; returns its check value.
     pub fn ready(&mut self) -> Result<String, TrialError> {
-        match self.event()? {
+        match self.event(Duration::ZERO)? {
             Event::Ready { verified } => Ok(verified),
             Event::Failed { error } => Err(TrialError::Failed(error)),
             other => Err(TrialError::Protocol {
@@ -310,7 +370,7 @@ impl TrialHandle {
             warmup,
             duration_ns: duration.as_nanos() as u64,
         })?;
-        match self.event()? {
+        match self.event(duration)? {
             Event::Iteration(r) => Ok(r),
             Event::Failed { error } => Err(TrialError::Failed(error)),
             other => Err(TrialError::Protocol {
@@ -323,7 +383,7 @@ impl TrialHandle {
     /// Verifies the final state and ends the trial; returns the final check value.
     pub fn finish(mut self) -> Result<String, TrialError> {
         self.command(Command::Finish)?;
-        let result = match self.event()? {
+        let result = match self.event(Duration::ZERO)? {
             Event::Finished { verified } => Ok(verified),
             Event::Failed { error } => Err(TrialError::Failed(error)),
             other => Err(TrialError::Protocol {

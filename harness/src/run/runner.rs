@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use crate::run::fork::{Catalog, TrialError, TrialHandle};
 use crate::run::result::{BenchmarkResult, ForkRecord, IterationResult, TrialSpec};
@@ -296,12 +297,26 @@ impl Observer for Silent {}
 pub struct Launcher {
     catalog: Arc<Catalog>,
     exe: Option<PathBuf>,
+    timeout: Duration,
 }
 
 impl Launcher {
     /// Trials run in forks of `exe` when `settings.forks > 0`, else in this process.
     pub fn new(catalog: Arc<Catalog>, exe: Option<PathBuf>) -> Self {
-        Launcher { catalog, exe }
+        Launcher {
+            catalog,
+            exe,
+            timeout: crate::run::fork::DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// How long a fork may take beyond an iteration's length to answer before it is killed and
+    /// its benchmark becomes an error row (JMH's `-to`; default [`DEFAULT_TIMEOUT`]).
+    ///
+    /// [`DEFAULT_TIMEOUT`]: crate::run::fork::DEFAULT_TIMEOUT
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
     /// The catalog.
@@ -315,10 +330,13 @@ impl Launcher {
         spec: &TrialSpec,
         forked: bool,
     ) -> Result<(TrialHandle, String), TrialError> {
-        match (&self.exe, forked) {
-            (Some(exe), true) => TrialHandle::forked(exe, spec),
-            _ => TrialHandle::in_process(Arc::clone(&self.catalog), spec),
-        }
+        let mut handle = match (&self.exe, forked) {
+            (Some(exe), true) => TrialHandle::spawn_forked(exe, spec)?,
+            _ => TrialHandle::spawn_in_process(Arc::clone(&self.catalog), spec)?,
+        };
+        handle.set_timeout(self.timeout);
+        let verified = handle.ready()?;
+        Ok((handle, verified))
     }
 
     /// Starts several trials at once (their setups overlap), then waits for each to be ready;
@@ -338,6 +356,7 @@ impl Launcher {
         handles
             .into_iter()
             .map(|mut h| {
+                h.set_timeout(self.timeout);
                 let verified = h.ready()?;
                 Ok((h, verified))
             })

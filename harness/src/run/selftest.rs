@@ -3,6 +3,11 @@
 //! - `harness/empty`: an empty operation, to measure the harness's own per-operation overhead.
 //! - `harness/env`: reports whether `RUST_BACKTRACE` is set in the process that measures, so a
 //!   test can prove forks apply their environment.
+//! - `harness/fault`: a fork that dies in the middle of an iteration (`-p fault=kill` SIGKILLs
+//!   itself, `panic` panics in a worker, `hang` never returns from an operation, `close-stdout`
+//!   closes its pipe to the parent), so tests can show the runner reports an error row and goes
+//!   on. The fault fires only in a fork (the parent sets `CRITSEC_FAULT` in the fork's
+//!   environment), never in the process that runs `critsec` itself.
 
 use crate::run::scenario::{
     GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Window, Worker,
@@ -10,7 +15,7 @@ use crate::run::scenario::{
 
 /// The self-test scenarios.
 pub fn scenarios() -> Vec<Box<dyn Scenario>> {
-    vec![Box::new(Empty), Box::new(EnvReport)]
+    vec![Box::new(Empty), Box::new(EnvReport), Box::new(Fault)]
 }
 
 struct Empty;
@@ -98,5 +103,78 @@ impl Probe for EnvTrial {
             if set { 1.0 } else { 0.0 },
             "bool",
         )]
+    }
+}
+
+struct Fault;
+
+/// The faults `harness/fault` can inject, by `-p fault=` value.
+const FAULTS: &[&str] = &["none", "kill", "panic", "hang", "close-stdout"];
+
+impl Scenario for Fault {
+    fn name(&self) -> &'static str {
+        "harness/fault"
+    }
+    fn description(&self) -> &'static str {
+        "Tests of the runner: a fork that is killed, panics, hangs or closes its pipe mid-iteration (-p fault=...; `none` by default, and never outside a fork)."
+    }
+    fn params(&self) -> Vec<ParamSpec> {
+        vec![ParamSpec::choice(
+            "fault",
+            &["none"],
+            FAULTS,
+            "what the fork does after 1000 operations",
+        )]
+    }
+    fn fork_env(&self, params: &Params) -> Vec<(String, String)> {
+        let v = params.get("fault").unwrap_or("none").to_string();
+        vec![("CRITSEC_FAULT".into(), v)]
+    }
+    fn setup(&self, _: &Params, _: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError> {
+        // Read here, in the measuring process: only a fork has it set.
+        let fault = std::env::var("CRITSEC_FAULT").unwrap_or_default();
+        Ok(Box::new(FaultTrial(fault)))
+    }
+}
+
+struct FaultTrial(String);
+struct FaultWorker<'a> {
+    fault: &'a str,
+    ops: u64,
+}
+
+impl Trial for FaultTrial {
+    fn verify(&self) -> Result<String, String> {
+        Ok("nothing to verify".into())
+    }
+    fn worker(&self, _: &str, _: usize) -> Box<dyn Worker + '_> {
+        Box::new(FaultWorker {
+            fault: &self.0,
+            ops: 0,
+        })
+    }
+}
+
+impl Worker for FaultWorker<'_> {
+    fn op(&mut self) -> u64 {
+        self.ops += 1;
+        if self.ops == 1000 {
+            match self.fault {
+                // SAFETY: kill(2) and close(2) take plain integers; closing stdout only makes
+                // later writes to it fail.
+                "kill" => unsafe {
+                    libc::kill(libc::getpid(), libc::SIGKILL);
+                },
+                "panic" => panic!("harness/fault: a worker panicked mid-iteration"),
+                "hang" => loop {
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                },
+                "close-stdout" => unsafe {
+                    libc::close(1);
+                },
+                _ => {}
+            }
+        }
+        0
     }
 }

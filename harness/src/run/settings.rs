@@ -136,10 +136,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, SettingsError> {
         "m" | "min" => value * 60.0,
         _ => return Err(SettingsError::Duration(s.to_string())),
     };
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(SettingsError::Duration(s.to_string()));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    // Beyond about 584 billion years a `Duration` overflows: an error, never a panic (found by
+    // the `settings` fuzz target).
+    Duration::try_from_secs_f64(secs).map_err(|_| SettingsError::Duration(s.to_string()))
 }
 
 /// Formats a duration the way JMH prints iteration times (`10 s`, `500 ms`).
@@ -170,9 +169,12 @@ pub fn resolve_threads(spec: &str) -> Result<usize, SettingsError> {
     let n = if s == "max" {
         cores
     } else if let Some(mult) = s.strip_suffix('x') {
+        // An overflowing multiple is an error, never a panic (the `settings` fuzz target's
+        // second finding).
         mult.parse::<usize>()
-            .map_err(|_| SettingsError::Threads(spec.to_string()))?
-            * cores
+            .ok()
+            .and_then(|m| m.checked_mul(cores))
+            .ok_or_else(|| SettingsError::Threads(spec.to_string()))?
     } else {
         s.parse::<usize>()
             .map_err(|_| SettingsError::Threads(spec.to_string()))?
@@ -186,6 +188,22 @@ pub fn resolve_threads(spec: &str) -> Result<usize, SettingsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duration_too_long_for_duration_is_an_error_not_a_panic() {
+        // The `settings` fuzz target's finding: 33 digits of seconds.
+        let s = "777777555467777555469777779777777";
+        assert_eq!(parse_duration(s), Err(SettingsError::Duration(s.into())));
+        assert!(parse_duration("1e3").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn a_thread_multiple_that_overflows_is_an_error_not_a_panic() {
+        // The fuzz target's input, on this 2-core machine: (usize::MAX / 2 + 1) x 2 cores.
+        let s = format!("{}x", usize::MAX / available_cores() + 1);
+        assert_eq!(resolve_threads(&s), Err(SettingsError::Threads(s.clone())));
+    }
 
     #[test]
     fn durations_parse_with_units() {

@@ -16,7 +16,7 @@ use super::transport::{Envelope, Transport};
 use super::{ThreadsConfig, ThreadsError};
 use crate::replication::error::ConfigError;
 use crate::replication::message::NodeId;
-use crate::replication::node::NodeStats;
+use crate::replication::node::{NodeMachine, NodeStats};
 use crate::replication::parts::collections::IdMap;
 use crate::replication::parts::pool::RejectionPolicy;
 use crate::replication::protocol::ProtocolKind;
@@ -63,7 +63,25 @@ impl std::fmt::Debug for ThreadCluster {
 impl ThreadCluster {
     /// Starts the threads of every node running `protocol`.
     pub fn start(protocol: ProtocolKind, cfg: ThreadsConfig) -> Result<Self, ConfigError> {
-        let mut machines = protocol.build_cluster(&cfg.cluster)?;
+        let machines = protocol.build_cluster(&cfg.cluster)?;
+        Self::start_machines(machines, cfg)
+    }
+
+    /// Tests: a cluster of the given machines (one per member of `cfg.cluster`, in id order), for
+    /// a protocol variant the catalog does not name (the mutants of `tests/mutants.rs`).
+    #[cfg(test)]
+    pub(crate) fn with_machines(
+        cfg: ThreadsConfig,
+        machines: Vec<Box<dyn NodeMachine>>,
+    ) -> Result<Self, ConfigError> {
+        cfg.cluster.hash()?;
+        Self::start_machines(machines, cfg)
+    }
+
+    fn start_machines(
+        mut machines: Vec<Box<dyn NodeMachine>>,
+        cfg: ThreadsConfig,
+    ) -> Result<Self, ConfigError> {
         for m in &mut machines {
             m.use_real_slots();
         }
