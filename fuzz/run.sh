@@ -32,7 +32,7 @@ printf '\x0312.5,ops/s\n# comment\n13,ops/s\n' >corpus/settings/seed-lines
 printf '\x04backtrace=0,1' >corpus/settings/seed-param
 
 # The CI profile: one release build with debug assertions, no sanitizer (the targets are safe
-# Rust; a panic is what we look for, and an ASan build of tantivy would cost minutes).
+# Rust; a panic is what we look for, and an ASan build costs minutes more on 2 cores).
 build=(--sanitizer none --debug-assertions)
 "${fuzz[@]}" build "${build[@]}"
 failed=0

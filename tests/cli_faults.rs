@@ -242,3 +242,64 @@ fn claim_sides_that_die_panic_or_hang_are_errors_and_the_next_claim_is_measured(
         "the last claim has a verdict: {out}"
     );
 }
+
+#[test]
+fn ctrl_c_during_reproduce_keeps_the_verdicts_completed_so_far() {
+    use std::io::BufRead;
+    let d = temp_dir("sigint");
+    // `done` finishes in milliseconds; `slow` (a side that hangs until its 3 s limit) is next
+    // when the signal arrives; `never` must not start.
+    let claims = [
+        fake_claim("done", "", ""),
+        fake_claim("slow", "--hang", ", timeout_s = 3"),
+        fake_claim("never", "", ""),
+    ];
+    let file = d.join("claims.toml");
+    std::fs::write(&file, claims.concat()).unwrap();
+    let json = d.join("verdicts.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["reproduce", "--pairs", "5", "--seed", "1", "--claims"])
+        .arg(&file)
+        .arg("--json")
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("running critsec");
+    // Progress lines go to stderr, one per replicate: wait until `done` has its 5 pairs, the
+    // first look, where a 2x ratio with 1% noise is decided (a claim still undecided at a look
+    // when the signal lands is reported as interrupted, not with its provisional verdict).
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "reproduce ended before `done` finished: {seen}"
+        );
+        seen.push_str(&line);
+        if line.starts_with("  done: 5 of") {
+            break;
+        }
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    std::io::copy(&mut stderr, &mut std::io::sink()).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{seen}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("verdicts written"))
+            .expect("whole JSON");
+    let outcome = |i: usize| v["outcomes"][i].clone();
+    assert_eq!(outcome(0)["claim"]["id"], "done", "{v}");
+    assert!(outcome(0)["verdict"].get("Ok").is_some(), "{v}");
+    assert!(
+        outcome(2)["verdict"]["Err"]
+            .as_str()
+            .is_some_and(|e| e.contains("interrupted")),
+        "{v}"
+    );
+}

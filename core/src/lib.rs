@@ -18,4 +18,5 @@ pub mod parser;
 pub mod registry;
 pub mod replication;
 pub mod sync;
+#[cfg(feature = "versionlookup")]
 pub mod versionlookup;
