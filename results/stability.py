@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Renders STABILITY.md of a results folder from its verdicts.json, verdicts-2.json and verdicts-3.json
-(three runs of the quick main job on one machine): per claim the three verdicts and intervals, whether
+"""Renders STABILITY.md of a results folder from its verdicts.json and every verdicts-N.json beside it
+(runs of the quick main job on one machine, of one commit): per claim the verdicts and intervals, whether
 any flipped between REPRODUCED and NOT REPRODUCED, the time per claim, and the registry claims' variance
 components. Usage: python3 results/stability.py results/<folder> > results/<folder>/STABILITY.md"""
 import json, sys, glob, os
 d = sys.argv[1]
-files = [os.path.join(d, 'verdicts.json'), os.path.join(d, 'verdicts-2.json'), os.path.join(d, 'verdicts-3.json')]
+files = [os.path.join(d, 'verdicts.json')] + sorted(glob.glob(os.path.join(d, 'verdicts-*.json')))
 runs = [json.load(open(f)) for f in files]
 def cell(o):
     v = o['verdict']
@@ -22,7 +22,7 @@ def cell(o):
     return label
 ids = [o['claim']['id'] for o in runs[0]['outcomes']]
 out = []
-out.append(f"# Stability of the quick main job: three runs on one machine\n")
+out.append(f"# Stability of the quick main job: {len(runs)} runs on one machine\n")
 for i, r in enumerate(runs):
     m = r['machine']
     secs = {}
@@ -30,8 +30,8 @@ for i, r in enumerate(runs):
         secs[tuple(o['group'])] = o['seconds']
     out.append(f"- run {i+1}: `{os.path.basename(files[i])}`, {r['created']}, commit `{r['git_commit'][:12]}`, seed {r['settings']['seed']}, {m['host']} ({m['cores']} cores, {m['cpu_model']}), {sum(secs.values()):.0f} s of measurement")
 out.append("\nEach cell: verdict, ratio [99.9% CI] (count claims: baseline vs contender events summed over replicates).\n")
-out.append("| Claim | Run 1 | Run 2 | Run 3 | Flips between REPRODUCED and NOT REPRODUCED? |")
-out.append("|---|---|---|---|---|")
+out.append("| Claim | " + " | ".join(f"Run {i+1}" for i in range(len(runs))) + " | Flips between REPRODUCED and NOT REPRODUCED? |")
+out.append("|---|" + "---|" * len(runs) + "---|")
 flips = 0
 for cid in ids:
     cells = []
@@ -52,7 +52,7 @@ for o in runs[0]['outcomes']:
     reps_s = '-' if reps == 0 else f"{reps} {'seeds' if kind=='seed' else 'pairs'}"
     others = [g for g in o['group'] if g != o['claim']['id']]
     out.append(f"| `{o['claim']['id']}` | {reps_s} | {o['seconds']:.1f} | {', '.join(others) or '-'} |")
-out.append("\n## Variance components of the registry claims (all three runs)\n")
+out.append("\n## Variance components of the registry claims (every run)\n")
 out.append("T1² within-pair and T2² between-pair variance of the block log ratios, ρ = T2²/(T1²+T2²), m* = Kalibera's blocks per pair for the measured costs.\n")
 out.append("| Claim | Run | T1² | T2² | ρ | design effect | m* |\n|---|---|---|---|---|---|---|")
 for cid in ids:

@@ -25,7 +25,7 @@
 //! # No lost wake-up
 //! A releaser that freed the lock reads `head_mode` after its state RMW and, if a waiter is
 //! queued, notifies under the queue mutex. A waiter sets `head_mode` when it enqueues, then reads
-//! `state` through an RMW (`fetch_add(0)`) before it tries, all under the queue mutex it holds
+//! `state` through an RMW (a CAS writing back the value it read) before it tries, all under the queue mutex it holds
 //! until it sleeps. Both RMWs are on `state`, so one reads the other's write: either the waiter's
 //! try sees the release, or the releaser's RMW is ordered after the waiter's and its `head_mode`
 //! load sees the queued waiter and notifies, which cannot happen before the waiter sleeps. The
@@ -426,7 +426,20 @@ impl<T> JdkReadWriteLock<T> {
                 #[cfg(not(loom))]
                 let rmw = true;
                 if rmw {
-                    self.sync.state.fetch_add(0, Ordering::AcqRel);
+                    // A CAS that writes back the value it read. Not `fetch_add(0)`: LLVM lowers an
+                    // idempotent RMW to a plain load on x86, and then this thread's `head_mode`
+                    // store may still sit in its store buffer when a releaser reads `head_mode`
+                    // (a lost wake-up that hung registry/request_mix; loom, which models the RMW,
+                    // could not see it).
+                    let mut c = self.sync.state.load(Ordering::Relaxed);
+                    while let Err(now) = self.sync.state.compare_exchange_weak(
+                        c,
+                        c,
+                        Ordering::AcqRel,
+                        Ordering::Relaxed,
+                    ) {
+                        c = now;
+                    }
                 }
                 let won = if exclusive {
                     self.try_acquire(me)
@@ -692,5 +705,46 @@ mod tests {
             0,
             "every hold released"
         );
+    }
+
+    /// One reader cycling its read lock while a writer queues behind it, the shape that hung
+    /// registry/request_mix: the queued writer's publication of its mode must reach the reader's
+    /// release (a lost wake-up leaves both parked with the lock free). A watchdog turns a hang
+    /// into a failure instead of a stuck test.
+    #[test]
+    fn a_queued_writer_is_woken_by_the_last_reader() {
+        use std::sync::atomic::AtomicBool;
+        use std::sync::mpsc;
+        let lock = std::sync::Arc::new(JdkReadWriteLock::new("test.wakeup", 0u64));
+        let (done_tx, done_rx) = mpsc::channel();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (lock, stop) = (lock.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut seen = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    seen = *lock.read();
+                }
+                seen
+            })
+        };
+        let writer = {
+            let lock = lock.clone();
+            std::thread::spawn(move || {
+                for _ in 0..20_000 {
+                    *lock.write() += 1;
+                }
+                done_tx.send(()).unwrap();
+            })
+        };
+        let finished = done_rx.recv_timeout(std::time::Duration::from_secs(60));
+        stop.store(true, Ordering::Relaxed);
+        assert!(
+            finished.is_ok(),
+            "no progress in 60 s: the writer and the reader are parked on a free lock"
+        );
+        writer.join().unwrap();
+        reader.join().unwrap();
+        assert_eq!(*lock.read(), 20_000);
     }
 }
