@@ -117,7 +117,14 @@ impl CoreRegistry for Broken {
 /// a registry of strategy `kind` with `fault` (a core closed twice is not looked up again: a
 /// lookup of a closed core may wait for it for good).
 fn verify_after_gets(fault: Option<Fault>, kind: RegistryKind) -> Result<String, String> {
-    let (inner, names) = fixture::build(kind, 4, 0).expect("fixture");
+    let (inner, names) = fixture::build(fixture::Setup {
+        kind,
+        cores: 4,
+        mode: fixture::Mode::Cloud,
+        mdc: critsec_core::registry::MdcKind::Log4j2,
+        mdc_puts: None,
+    })
+    .expect("fixture");
     let broken = Broken {
         inner,
         fault,
