@@ -48,7 +48,9 @@ fn main() {
     match trial.parser() {
         Some(parser) => {
             for i in 0..n {
-                drop(black_box(parser.parse(black_box(entries[i % entries.len()].query))));
+                drop(black_box(
+                    parser.parse(black_box(entries[i % entries.len()].query)),
+                ));
             }
         }
         None => {

@@ -5,7 +5,9 @@
 //! parameter sets `RUST_BACKTRACE`/`RUST_LIB_BACKTRACE` in the fork: our analogue of starting the
 //! JVM with a JDWP agent, which makes every fresh exception expensive (in the backtracking parser,
 //! each read past the end of the query; its `LookaheadSuccess` is preallocated and stays cheap).
-//! Every result is checked whole: ours by its rendering, tantivy's by its tree.
+//! Every result is checked whole: ours against the tree verified at setup to render as the corpus
+//! expects (and by its rendering itself on each worker's first parse of each query), tantivy's
+//! against the tree verified to mean the same.
 
 use std::backtrace::{Backtrace, BacktraceStatus};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,8 +45,9 @@ impl Scenario for ParseScenario {
 
     fn description(&self) -> &'static str {
         "Parses one query per operation, cycling through the queries of one corpus class, and \
-         checks each whole result: ours rendered and compared with the expected rendering (or \
-         error class), tantivy's tree compared with the one verified to mean the same. No lock \
+         checks each whole result: ours compared with the tree verified to render as expected \
+         (rendered and compared too on each worker's first parse of a query; errors by class), \
+         tantivy's tree compared with the one verified to mean the same. No lock \
          is taken by our parsers; with backtrace=1 the backtracking strategy captures a \
          backtrace per read past the end of the query (Lucene's IOException), which serialises \
          threads on std's backtrace lock. tantivy runs only the shared subset (subset=auto picks \
@@ -117,25 +120,21 @@ pub struct ParseTrial {
     entries: Vec<Entry>,
     /// The field our renderings omit (the parser's default field).
     field: String,
+    /// For ours: the tree each query must give (`None`: it fails), verified to render as the
+    /// corpus expects. Comparing a parse with it (`==`) checks everything the rendering shows
+    /// and more (a rendering is a function of the tree; boosts compare as floats, and the
+    /// NUMBER token has no sign, so a boost is never -0.0) at half the cost of rendering.
+    our_trees: Vec<Option<Query<'static>>>,
     /// For tantivy: the tree each shared query must give, verified to mean what ours means.
     peer_trees: Vec<UserInputAst>,
     throws: ThrowProbe,
 }
 
-/// Whether one of our results is the corpus expectation: the whole rendering, or the error
-/// class. `rendering` is the caller's buffer, reused so that checking allocates nothing.
-fn is_expected(
-    expect: Expect,
-    r: &Result<Query, ParseError>,
-    field: &str,
-    rendering: &mut String,
-) -> bool {
+/// Whether one of our results is the corpus expectation: the whole rendering, byte for byte
+/// (compared while it is rendered, so checking allocates and copies nothing), or the error class.
+fn is_expected(expect: Expect, r: &Result<Query, ParseError>, field: &str) -> bool {
     match (expect, r) {
-        (Expect::Renders(s), Ok(q)) => {
-            rendering.clear();
-            q.write_field(field, rendering);
-            rendering == s
-        }
+        (Expect::Renders(s), Ok(q)) => q.renders_as(field, s),
         (Expect::Fails(c), Err(err)) => err.class() == c,
         _ => false,
     }
@@ -143,7 +142,7 @@ fn is_expected(
 
 /// Checks one of our results against the corpus expectation, saying what differed.
 fn check_expect(e: &Entry, r: &Result<Query, ParseError>, field: &str) -> Result<(), String> {
-    if is_expected(e.expect, r, field, &mut String::new()) {
+    if is_expected(e.expect, r, field) {
         return Ok(());
     }
     Err(format!(
@@ -247,10 +246,12 @@ impl ParseTrial {
             backtrace,
             entries,
             field: corpus::options().default_field,
+            our_trees: Vec::new(),
             peer_trees: Vec::new(),
             throws: ThrowProbe::default(),
         };
-        let (peer_trees, _) = trial.check_all().map_err(ScenarioError::Setup)?;
+        let (our_trees, peer_trees, _) = trial.check_all().map_err(ScenarioError::Setup)?;
+        trial.our_trees = our_trees;
         trial.peer_trees = peer_trees;
         Ok(trial)
     }
@@ -269,12 +270,16 @@ impl ParseTrial {
     }
 
     /// Parses every query with both of our strategies (and tantivy when it is the subject),
-    /// checks the expectations, and returns tantivy's verified trees (when it is the subject)
-    /// and a summary.
-    fn check_all(&self) -> Result<(Vec<UserInputAst>, String), String> {
+    /// checks the expectations, and returns our verified trees, tantivy's (when it is the
+    /// subject) and a summary.
+    #[allow(clippy::type_complexity)]
+    fn check_all(
+        &self,
+    ) -> Result<(Vec<Option<Query<'static>>>, Vec<UserInputAst>, String), String> {
         let opts = corpus::options();
         let backtracking = BacktrackingParser::new(opts.clone());
         let predictive = parser::PredictiveParser::new(opts.clone());
+        let mut our_trees = Vec::new();
         let mut peer_trees = Vec::new();
         let (mut ok, mut failed) = (0, 0);
         let mut thrown = ParseStats::default();
@@ -295,6 +300,7 @@ impl ParseTrial {
             }
             thrown.successes += stats.successes;
             thrown.read_past_eof += stats.read_past_eof;
+            our_trees.push(p.as_ref().ok().map(|q| q.clone().into_owned()));
             if self.strategy == Strategy::Tantivy {
                 let tree = p
                     .as_ref()
@@ -323,7 +329,7 @@ impl ParseTrial {
             thrown.successes,
             thrown.read_past_eof,
         );
-        Ok((peer_trees, summary))
+        Ok((our_trees, peer_trees, summary))
     }
 }
 
@@ -338,7 +344,10 @@ impl Trial for ParseTrial {
                 u8::from(self.backtrace)
             ));
         }
-        let (peer_trees, summary) = self.check_all()?;
+        let (our_trees, peer_trees, summary) = self.check_all()?;
+        if our_trees != self.our_trees {
+            return Err("our trees changed since setup".to_string());
+        }
         if peer_trees != self.peer_trees {
             return Err("tantivy's trees changed since setup".to_string());
         }
@@ -352,7 +361,6 @@ impl Trial for ParseTrial {
             trial: self,
             parser,
             next: index % self.entries.len(),
-            rendering: String::with_capacity(256),
             mismatches: 0,
             ops: 0,
             thrown: ParseStats::default(),
@@ -368,12 +376,11 @@ impl Trial for ParseTrial {
     }
 }
 
-/// One thread's state: its own parser, its position in the class, its rendering buffer.
+/// One thread's state: its own parser and its position in the class.
 struct ParseWorker<'t> {
     trial: &'t ParseTrial,
     parser: Option<Box<dyn QueryParser>>,
     next: usize,
-    rendering: String,
     mismatches: u64,
     ops: u64,
     /// Throws since the last [`Worker::check`], and the parses they came from.
@@ -397,8 +404,18 @@ impl Worker for ParseWorker<'_> {
                 self.thrown.successes += stats.successes;
                 self.thrown.read_past_eof += stats.read_past_eof;
                 self.counted += 1;
-                let right = is_expected(entry.expect, &r, &self.trial.field, &mut self.rendering);
-                (right, self.rendering.len())
+                // The tree verified at setup (equal trees render equally) on every parse, and
+                // the rendering itself too on this worker's first parse of each query.
+                let first_pass = self.ops <= self.trial.entries.len() as u64;
+                let right = match (&r, &self.trial.our_trees[i]) {
+                    (Ok(q), Some(tree)) => {
+                        q == tree
+                            && (!first_pass || is_expected(entry.expect, &r, &self.trial.field))
+                    }
+                    (Err(_), None) => is_expected(entry.expect, &r, &self.trial.field),
+                    _ => false,
+                };
+                (right, usize::from(r.is_ok()))
             }
             None => match tantivy_query_grammar::parse_query(entry.query) {
                 Ok(ast) => (ast == self.trial.peer_trees[i], 1),
@@ -480,8 +497,8 @@ mod tests {
         assert!(s.setup(&params("predictive", "huge", "auto"), &[]).is_err());
     }
 
-    /// One character off in one expected rendering, or one swapped tantivy tree, fails the
-    /// worker's check and `verify`.
+    /// One character off in one expected rendering, or one swapped tree (ours or tantivy's),
+    /// fails the worker's check and `verify`.
     #[test]
     fn a_wrong_rendering_or_tree_is_reported() {
         let trial = ParseTrial::new(&params("predictive", "medium", "auto")).expect("setup");
@@ -497,6 +514,25 @@ mod tests {
         assert!(w.check().is_err());
         drop(w);
         assert!(broken.verify().is_err());
+
+        // Every parse is compared with the verified tree: with the renderings right and two of
+        // our trees swapped, a parse of either query fails.
+        let trial = ParseTrial::new(&params("predictive", "medium", "auto")).expect("setup");
+        let mut trees = trial.our_trees.clone();
+        trees.swap(0, 1);
+        let swapped = ParseTrial {
+            our_trees: trees,
+            ..trial
+        };
+        let mut w = swapped.worker("op", 2);
+        for _ in 2..swapped.entries.len() {
+            w.op();
+        }
+        w.check().expect("the other queries' trees");
+        w.op();
+        assert!(w.check().is_err());
+        drop(w);
+        assert!(swapped.verify().is_err());
 
         let peer = ParseTrial::new(&params("tantivy", "medium", "auto")).expect("setup");
         let mut w = peer.worker("op", 0);
