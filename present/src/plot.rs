@@ -20,6 +20,9 @@
 
 use std::collections::BTreeMap;
 
+use plotters::chart::MeshStyle;
+use plotters::coord::Shift;
+use plotters::coord::cartesian::Cartesian2d;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -92,6 +95,74 @@ pub(crate) const SERIES_WIDTH: u32 = 2;
 
 pub(crate) const SIZE: (u32, u32) = (860, 520);
 pub(crate) const FONT: &str = "sans-serif";
+
+/// The chart type of every plot in the report: SVG, ticks where [`Axis`] puts them.
+pub(crate) type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Ticked, Ticked>>;
+
+/// A white SVG page of the report's size in `svg`, with `title` at the top: where every chart
+/// is drawn.
+pub(crate) fn titled_page<'s>(
+    svg: &'s mut String,
+    title: &str,
+) -> Result<DrawingArea<SVGBackend<'s>, Shift>, PlotError> {
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(draw_err)?;
+    root.titled(title, (FONT, 22)).map_err(draw_err)
+}
+
+/// A chart over `x` and `y` on `page`, captioned `subtitle`, with the report's margins.
+pub(crate) fn chart_on<'a, 'b>(
+    page: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    subtitle: &str,
+    x: Ticked,
+    y: Ticked,
+) -> Result<Chart<'a, 'b>, PlotError> {
+    ChartBuilder::on(page)
+        .caption(subtitle, (FONT, 13))
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(90)
+        .build_cartesian_2d(x, y)
+        .map_err(draw_err)
+}
+
+/// Draws the grid and axes in the report's style; `axes` sets what differs per chart (the
+/// axis descriptions and tick labels).
+pub(crate) fn draw_mesh<'a, 'b, 'm>(
+    chart: &'m mut Chart<'a, 'b>,
+    axes: impl FnOnce(&mut MeshStyle<'a, 'm, Ticked, Ticked, SVGBackend<'b>>),
+) -> Result<(), PlotError> {
+    let mut mesh = chart.configure_mesh();
+    axes(&mut mesh);
+    mesh.label_style((FONT, 13))
+        .axis_desc_style((FONT, 15))
+        .light_line_style(WHITE)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(draw_err)
+}
+
+/// A series' swatch in the legend: a small filled box of its colour.
+pub(crate) fn swatch(color: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
+    move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], color.filled())
+}
+
+/// Draws the legend of the labelled series at `at`, then presents `page`.
+pub(crate) fn finish<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
+    page: &DrawingArea<SVGBackend<'b>, Shift>,
+    at: SeriesLabelPosition,
+) -> Result<(), PlotError> {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .label_font((FONT, 13))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(160, 160, 160))
+        .draw()
+        .map_err(draw_err)?;
+    page.present().map_err(draw_err)
+}
 
 /// The entries a chart plots, and the choices made to get them.
 struct Selection<'a> {
@@ -535,16 +606,8 @@ pub fn throughput_vs_threads(
 
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_err)?;
-        let root = root.titled(title, (FONT, 22)).map_err(draw_err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(subtitle(&sel, series_param), (FONT, 13))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(90)
-            .build_cartesian_2d(x.coord(), y.coord())
-            .map_err(draw_err)?;
+        let page = titled_page(&mut svg, title)?;
+        let mut chart = chart_on(&page, &subtitle(&sel, series_param), x.coord(), y.coord())?;
         let x_desc = if x_log {
             "threads (log2 scale)".to_string()
         } else {
@@ -557,18 +620,12 @@ pub fn throughput_vs_threads(
         );
         let xf = |v: &f64| compact(x.value_at(*v).round());
         let yf = |v: &f64| compact(y.value_at(*v));
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .x_label_formatter(&xf)
-            .y_label_formatter(&yf)
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 15))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(draw_err)?;
+        draw_mesh(&mut chart, |m| {
+            m.x_desc(x_desc)
+                .y_desc(y_desc)
+                .x_label_formatter(&xf)
+                .y_label_formatter(&yf);
+        })?;
         for (i, (name, points)) in series.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let drawn: Vec<(f64, f64)> = points
@@ -582,9 +639,7 @@ pub fn throughput_vs_threads(
                 ))
                 .map_err(draw_err)?
                 .label(format!("{series_param}={name}"))
-                .legend(move |(lx, ly)| {
-                    Rectangle::new([(lx, ly - 5), (lx + 16, ly + 5)], color.filled())
-                });
+                .legend(swatch(color));
             chart
                 .draw_series(drawn.iter().map(|p| Circle::new(*p, 4, color.filled())))
                 .map_err(draw_err)?;
@@ -608,15 +663,7 @@ pub fn throughput_vs_threads(
                     .map_err(draw_err)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(legend_at)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(draw_err)?;
-        root.present().map_err(draw_err)?;
+        finish(&mut chart, &page, legend_at)?;
     }
     Ok(svg)
 }
@@ -744,39 +791,25 @@ pub fn latency_percentiles(
 
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_err)?;
-        let root = root.titled(title, (FONT, 22)).map_err(draw_err)?;
+        let page = titled_page(&mut svg, title)?;
         let mut sub = subtitle(&sel, series_param);
         if !sel.fixed.iter().any(|f| f.starts_with("threads=")) {
             sub.push_str(&format!("; {threads} threads"));
         }
-        let mut chart = ChartBuilder::on(&root)
-            .caption(sub, (FONT, 13))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(90)
-            .build_cartesian_2d(Ticked::new(0.0..groups, x_ticks), y.coord())
-            .map_err(draw_err)?;
+        let mut chart = chart_on(&page, &sub, Ticked::new(0.0..groups, x_ticks), y.coord())?;
         let yf = |v: &f64| compact(y.value_at(*v));
         let prefix = if metric_prefix.is_empty() || metric_prefix == "primary" {
             String::new()
         } else {
             format!("{metric_prefix} ")
         };
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_desc("percentile")
-            .y_desc(format!("{prefix}latency ({unit}), log scale"))
-            .x_label_formatter(&label_of)
-            .y_label_formatter(&yf)
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 15))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(draw_err)?;
+        draw_mesh(&mut chart, |m| {
+            m.disable_x_mesh()
+                .x_desc("percentile")
+                .y_desc(format!("{prefix}latency ({unit}), log scale"))
+                .x_label_formatter(&label_of)
+                .y_label_formatter(&yf);
+        })?;
         let n = series.len() as f64;
         let width = 0.8 / n;
         for (j, (name, points)) in series.iter().enumerate() {
@@ -795,9 +828,7 @@ pub fn latency_percentiles(
                 }))
                 .map_err(draw_err)?
                 .label(format!("{series_param}={name}"))
-                .legend(move |(lx, ly)| {
-                    Rectangle::new([(lx, ly - 5), (lx + 16, ly + 5)], color.filled())
-                });
+                .legend(swatch(color));
             chart
                 .draw_series(bars.iter().map(|&(x0, v, top)| {
                     EmptyElement::at((x0 + width / 2.0, top))
@@ -812,15 +843,7 @@ pub fn latency_percentiles(
                 }))
                 .map_err(draw_err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(draw_err)?;
-        root.present().map_err(draw_err)?;
+        finish(&mut chart, &page, SeriesLabelPosition::UpperLeft)?;
     }
     Ok(svg)
 }

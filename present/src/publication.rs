@@ -66,6 +66,10 @@ pub struct Published {
     /// The plots drawn from the run.
     #[serde(default)]
     pub plots: Vec<PlotSpec>,
+    /// This run's own settings instead of the set's (a deterministic simulation needs no
+    /// warmup, and one iteration is one seed).
+    #[serde(default)]
+    pub settings: Option<PublishedSettings>,
 }
 
 /// How a run is plotted.
@@ -99,6 +103,19 @@ pub enum PlotSpec {
         series: String,
         /// The series value every other is divided by.
         baseline: String,
+        /// `(parameter, value)` pairs the plotted entries must have, in title order.
+        #[serde(default)]
+        fix: Vec<(String, String)>,
+    },
+    /// A metric's value for each series value against the numeric parameter `axis`, with its
+    /// interval; one chart per thread count (`present::ratio_plot`).
+    Sweep {
+        /// The numeric parameter on the x axis.
+        axis: String,
+        /// The series parameter.
+        series: String,
+        /// `primary`, or the name of a secondary metric.
+        metric: String,
         /// `(parameter, value)` pairs the plotted entries must have, in title order.
         #[serde(default)]
         fix: Vec<(String, String)>,
@@ -165,9 +182,9 @@ impl Publication {
             .unwrap_or(self.runs.len())
     }
 
-    /// The run settings of every run of the set.
-    pub fn run_settings(&self) -> RunSettings {
-        let s = &self.settings;
+    /// The run settings of `run`: its own, or the set's.
+    pub fn run_settings(&self, run: &Published) -> RunSettings {
+        let s = run.settings.as_ref().unwrap_or(&self.settings);
         RunSettings {
             warmup_iterations: s.warmup_iterations,
             warmup_time: Duration::from_millis(s.warmup_ms),
@@ -189,12 +206,12 @@ impl Publication {
         seed: u64,
     ) -> Result<Vec<PathBuf>, PublicationError> {
         let launcher = Launcher::new(std::sync::Arc::clone(catalog), Some(exe));
-        let settings = self.run_settings();
         let mut files = Vec::new();
         for p in &self.runs {
             if interrupted() {
                 return Err(PublicationError::Interrupted);
             }
+            let settings = self.run_settings(p);
             let selection = Selection {
                 patterns: vec![p.scenario.clone()],
                 params: p

@@ -1,25 +1,32 @@
-//! SVG chart of a ratio with its interval over a parameter axis, one series per strategy, with
-//! the points where a series crosses 1 (the two sides swap places) marked.
+//! SVG charts over a numeric parameter sweep, one series per strategy (or protocol): a ratio
+//! with its interval and the points where a series crosses 1 (the two sides swap places) marked
+//! ([`ratio_over_parameter`]), or a metric's own value with its interval
+//! ([`values_over_parameter`]).
 //!
-//! Generic on purpose: any sweep that asks "where does one design overtake another" is this
-//! chart (the registry's MDC-puts sweep, a pause sweep). [`ratios_from_entries`] builds the
+//! Generic on purpose: any sweep that asks "where does one design overtake another" is the ratio
+//! chart (the registry's MDC-puts sweep), and any that asks "how does this metric move with the
+//! parameter" the value chart (the replication pause sweep). [`ratios_from_entries`] builds the
 //! series from JMH entries: at each axis value, each series value's score over the baseline's
 //! (same thread count, same other parameters), with an interval from the two 99.9% half-widths by
-//! error propagation (`r * sqrt((e1/s1)^2 + (e2/s2)^2)`). That interval is JMH's, over iterations
-//! (and forks when there are several), not the replicated verdict interval of `critsec
-//! reproduce`; the chart says so under its title. [`ratio_over_parameter`] draws any series.
+//! error propagation (`r * sqrt((e1/s1)^2 + (e2/s2)^2)`); [`values_from_entries`] takes a metric's
+//! score and 99.9% half-width as they are. Those intervals are JMH's, over iterations (and forks
+//! when there are several), not the replicated verdict interval of `critsec reproduce`; the
+//! charts say so under their titles.
 
-use crate::plot::{Axis, FONT, PALETTE, PlotError, SERIES_WIDTH, SIZE, compact, draw_err, param};
+use crate::plot::{
+    Axis, FONT, PALETTE, PlotError, SERIES_WIDTH, chart_on, compact, draw_err, draw_mesh, finish,
+    param, swatch, titled_page,
+};
 use critsec_harness::format::jmh::JmhEntry;
 use plotters::prelude::*;
 
-/// One point: the ratio at axis value `x` and its interval.
+/// One point: the value (a ratio, or a metric's score) at axis value `x` and its interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RatioPoint {
+pub struct SweepPoint {
     /// The axis parameter's value.
     pub x: f64,
-    /// Series score over baseline score.
-    pub ratio: f64,
+    /// Series score over baseline score, or the metric's score.
+    pub value: f64,
     /// The interval's lower end.
     pub lo: f64,
     /// The interval's upper end.
@@ -28,11 +35,11 @@ pub struct RatioPoint {
 
 /// One series: a name (the series parameter's value) and its points, sorted by `x`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RatioSeries {
+pub struct SweepSeries {
     /// The series parameter's value, e.g. a strategy id.
     pub name: String,
     /// Points sorted by axis value.
-    pub points: Vec<RatioPoint>,
+    pub points: Vec<SweepPoint>,
 }
 
 /// Where a series crosses 1 between two neighbouring axis values.
@@ -49,14 +56,14 @@ pub struct Crossing {
 }
 
 /// Every crossing of 1 in `series`: neighbouring points whose ratios lie on opposite sides.
-pub fn crossings(series: &[RatioSeries]) -> Vec<Crossing> {
+pub fn crossings(series: &[SweepSeries]) -> Vec<Crossing> {
     let mut out = Vec::new();
     for s in series {
         for w in s.points.windows(2) {
             let (a, b) = (w[0], w[1]);
-            if (a.ratio - 1.0) * (b.ratio - 1.0) < 0.0 {
-                let t = (1.0 - a.ratio) / (b.ratio - a.ratio);
-                let excludes = |p: RatioPoint| p.lo > 1.0 || p.hi < 1.0;
+            if (a.value - 1.0) * (b.value - 1.0) < 0.0 {
+                let t = (1.0 - a.value) / (b.value - a.value);
+                let excludes = |p: SweepPoint| p.lo > 1.0 || p.hi < 1.0;
                 out.push(Crossing {
                     series: s.name.clone(),
                     between: (a.x, b.x),
@@ -79,7 +86,7 @@ pub fn ratios_from_entries(
     series_param: &str,
     baseline: &str,
     threads: u64,
-) -> Vec<RatioSeries> {
+) -> Vec<SweepSeries> {
     let chosen: Vec<&JmhEntry> = entries
         .iter()
         .filter(|e| e.benchmark.ends_with(benchmark) && e.threads == threads)
@@ -105,7 +112,7 @@ pub fn ratios_from_entries(
     names
         .into_iter()
         .map(|name| {
-            let mut points: Vec<RatioPoint> = chosen
+            let mut points: Vec<SweepPoint> = chosen
                 .iter()
                 .filter(|e| param(e, series_param) == Some(name.as_str()))
                 .filter_map(|e| {
@@ -122,9 +129,9 @@ pub fn ratios_from_entries(
                     let ratio = s1 / s0;
                     let rel = |s: f64, err: f64| if err.is_finite() { err / s } else { 0.0 };
                     let half = ratio * (rel(s1, e1).powi(2) + rel(s0, e0).powi(2)).sqrt();
-                    Some(RatioPoint {
+                    Some(SweepPoint {
                         x,
-                        ratio,
+                        value: ratio,
                         lo: (ratio - half).max(0.0),
                         hi: ratio + half,
                     })
@@ -132,20 +139,100 @@ pub fn ratios_from_entries(
                 .collect();
             points.sort_by(|a, b| a.x.total_cmp(&b.x));
             points.dedup_by(|a, b| a.x == b.x);
-            RatioSeries { name, points }
+            SweepSeries { name, points }
         })
         .filter(|s| !s.points.is_empty())
         .collect()
 }
 
+/// The value of `metric` (`primary`, or a secondary metric's name) of every `series_param` value
+/// over the numeric parameter `axis`, for entries of `benchmark` at `threads` threads, with the
+/// metric's 99.9% half-width as the interval. An axis value with several entries of one series
+/// (other parameters differing) keeps the first; the caller fixes them first.
+pub fn values_from_entries(
+    entries: &[JmhEntry],
+    benchmark: &str,
+    axis: &str,
+    series_param: &str,
+    metric: &str,
+    threads: u64,
+) -> Vec<SweepSeries> {
+    let mut out: Vec<SweepSeries> = Vec::new();
+    for e in entries
+        .iter()
+        .filter(|e| e.benchmark.ends_with(benchmark) && e.threads == threads)
+    {
+        let m = if metric == "primary" {
+            Some(&e.primary_metric)
+        } else {
+            e.secondary_metrics.get(metric)
+        };
+        let (Some(m), Some(name), Some(x)) = (
+            m,
+            param(e, series_param),
+            param(e, axis).and_then(|v| v.parse::<f64>().ok()),
+        ) else {
+            continue;
+        };
+        let (value, err) = (m.score.0, m.score_error.0);
+        if !value.is_finite() {
+            continue;
+        }
+        let half = if err.is_finite() { err } else { 0.0 };
+        let point = SweepPoint {
+            x,
+            value,
+            lo: (value - half).max(0.0),
+            hi: value + half,
+        };
+        match out.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push(point),
+            None => out.push(SweepSeries {
+                name: name.to_string(),
+                points: vec![point],
+            }),
+        }
+    }
+    for s in &mut out {
+        s.points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        s.points.dedup_by(|a, b| a.x == b.x);
+    }
+    out
+}
+
 /// Draws `series` (ratio against `axis_label`), a reference line at 1, the intervals as bars and
 /// each crossing of 1 as a vertical dashed mark labelled with where it lies. Returns SVG text.
 pub fn ratio_over_parameter(
-    series: &[RatioSeries],
+    series: &[SweepSeries],
     axis_label: &str,
     ratio_label: &str,
     title: &str,
     subtitle: &str,
+) -> Result<String, PlotError> {
+    over_parameter(series, axis_label, ratio_label, title, subtitle, true)
+}
+
+/// Draws `series` (a metric's value labelled `value_label` against `axis_label`) with the
+/// intervals as bars: on a log axis when all values are positive and spread over 10x, else on a
+/// linear axis from 0 (counts that are 0 somewhere). Returns SVG text.
+pub fn values_over_parameter(
+    series: &[SweepSeries],
+    axis_label: &str,
+    value_label: &str,
+    title: &str,
+    subtitle: &str,
+) -> Result<String, PlotError> {
+    over_parameter(series, axis_label, value_label, title, subtitle, false)
+}
+
+/// The chart of both: `ratio` adds the line at 1 and the crossings, and keeps 1 in range.
+fn over_parameter(
+    series: &[SweepSeries],
+    axis_label: &str,
+    value_label: &str,
+    title: &str,
+    subtitle: &str,
+    ratio: bool,
 ) -> Result<String, PlotError> {
     let xs: Vec<f64> = {
         let mut v: Vec<f64> = series
@@ -168,57 +255,55 @@ pub fn ratio_over_parameter(
         range: (xmin - pad)..(xmax + pad),
         ticks: xs.clone(),
     };
+    let start = if ratio {
+        (1.0, 1.0)
+    } else {
+        (f64::INFINITY, f64::NEG_INFINITY)
+    };
     let (lo, hi) = series
         .iter()
         .flat_map(|s| s.points.iter())
-        .fold((1.0f64, 1.0f64), |(a, b), p| {
-            (a.min(p.ratio), b.max(p.hi.min(4.0 * p.ratio)))
+        .fold(start, |(a, b), p| {
+            (a.min(p.value), b.max(p.hi.min(4.0 * p.value)))
         });
-    let y = Axis::values(lo.max(1e-3), hi, hi / lo.max(1e-3) > 10.0);
-    let found = crossings(series);
+    let y = if ratio {
+        Axis::values(lo.max(1e-3), hi, hi / lo.max(1e-3) > 10.0)
+    } else {
+        Axis::values(lo, hi.max(lo), lo > 0.0 && hi / lo > 10.0)
+    };
+    let found = if ratio { crossings(series) } else { Vec::new() };
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_err)?;
-        let root = root.titled(title, (FONT, 22)).map_err(draw_err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(subtitle, (FONT, 13))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(90)
-            .build_cartesian_2d(x.coord(), y.coord())
-            .map_err(draw_err)?;
+        let page = titled_page(&mut svg, title)?;
+        let mut chart = chart_on(&page, subtitle, x.coord(), y.coord())?;
         let xf = |v: &f64| compact(*v);
         let yf = |v: &f64| compact(y.value_at(*v));
-        chart
-            .configure_mesh()
-            .x_desc(axis_label)
-            .y_desc(if y.log_base.is_some() {
-                format!("{ratio_label}, log scale")
-            } else {
-                ratio_label.to_string()
-            })
-            .x_label_formatter(&xf)
-            .y_label_formatter(&yf)
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 15))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(draw_err)?;
+        let y_desc = if y.log_base.is_some() {
+            format!("{value_label}, log scale")
+        } else {
+            value_label.to_string()
+        };
+        draw_mesh(&mut chart, |m| {
+            m.x_desc(axis_label)
+                .y_desc(y_desc)
+                .x_label_formatter(&xf)
+                .y_label_formatter(&yf);
+        })?;
         let one = y.to_drawn(1.0);
-        chart
-            .draw_series([PathElement::new(
-                vec![(x.range.start, one), (x.range.end, one)],
-                BLACK.stroke_width(1),
-            )])
-            .map_err(draw_err)?;
+        if ratio {
+            chart
+                .draw_series([PathElement::new(
+                    vec![(x.range.start, one), (x.range.end, one)],
+                    BLACK.stroke_width(1),
+                )])
+                .map_err(draw_err)?;
+        }
         for (i, s) in series.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let drawn: Vec<(f64, f64)> = s
                 .points
                 .iter()
-                .map(|p| (p.x, y.to_drawn(p.ratio)))
+                .map(|p| (p.x, y.to_drawn(p.value)))
                 .collect();
             chart
                 .draw_series(LineSeries::new(
@@ -227,9 +312,7 @@ pub fn ratio_over_parameter(
                 ))
                 .map_err(draw_err)?
                 .label(s.name.clone())
-                .legend(move |(lx, ly)| {
-                    Rectangle::new([(lx, ly - 5), (lx + 16, ly + 5)], color.filled())
-                });
+                .legend(swatch(color));
             chart
                 .draw_series(drawn.iter().map(|p| Circle::new(*p, 4, color.filled())))
                 .map_err(draw_err)?;
@@ -261,15 +344,7 @@ pub fn ratio_over_parameter(
                     .map_err(draw_err)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(draw_err)?;
-        root.present().map_err(draw_err)?;
+        finish(&mut chart, &page, SeriesLabelPosition::UpperRight)?;
     }
     Ok(svg)
 }
@@ -279,19 +354,19 @@ mod tests {
     use super::*;
     use critsec_harness::format::jmh::read_entries;
 
-    fn point(x: f64, ratio: f64, half: f64) -> RatioPoint {
-        RatioPoint {
+    fn point(x: f64, value: f64, half: f64) -> SweepPoint {
+        SweepPoint {
             x,
-            ratio,
-            lo: ratio - half,
-            hi: ratio + half,
+            value,
+            lo: value - half,
+            hi: value + half,
         }
     }
 
     #[test]
     fn a_crossing_is_found_between_the_points_and_resolved_only_outside_the_noise() {
         let s = vec![
-            RatioSeries {
+            SweepSeries {
                 name: "a".into(),
                 points: vec![
                     point(0.0, 0.5, 0.1),
@@ -299,7 +374,7 @@ mod tests {
                     point(4.0, 1.2, 0.5),
                 ],
             },
-            RatioSeries {
+            SweepSeries {
                 name: "b".into(),
                 points: vec![point(0.0, 1.1, 0.2), point(2.0, 0.9, 0.05)],
             },
@@ -349,9 +424,55 @@ mod tests {
         );
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].name, "snapshot");
-        let r: Vec<(f64, f64)> = s[0].points.iter().map(|p| (p.x, p.ratio)).collect();
+        let r: Vec<(f64, f64)> = s[0].points.iter().map(|p| (p.x, p.value)).collect();
         assert_eq!(r, [(0.0, 2.0), (4.0, 0.5)]);
         let half = 2.0 * (0.1f64.powi(2) * 2.0).sqrt();
         assert!((s[0].points[0].hi - (2.0 + half)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn values_take_the_named_metric_per_series_at_one_thread_count() {
+        let e = |protocol: &str, pause: &str, threads: u64, timeouts: f64| {
+            format!(
+                r#"{{"benchmark":"critsec.replication.ispn_perf","mode":"thrpt","threads":{threads},"forks":1,"params":{{"protocol":"{protocol}","gc_pause_ms":"{pause}"}},"primaryMetric":{{"score":1,"scoreError":0,"scoreConfidence":[0,0],"scoreUnit":"req/s/node","rawData":[[1]]}},"secondaryMetrics":{{"lock_timeouts":{{"score":{timeouts},"scoreError":2,"scoreConfidence":[0,0],"scoreUnit":"count","rawData":[[{timeouts}]]}}}}}}"#
+            )
+        };
+        let text = format!(
+            "[{}]",
+            [
+                e("lock-forwarding", "5", 1, 23.0),
+                e("lock-forwarding", "0", 1, 0.0),
+                e("key-queue", "0", 1, 0.0),
+                e("key-queue", "0", 2, 9.0), // other thread count
+            ]
+            .join(",")
+        );
+        let entries = read_entries(&text, "test").unwrap();
+        let s = values_from_entries(
+            &entries,
+            "ispn_perf",
+            "gc_pause_ms",
+            "protocol",
+            "lock_timeouts",
+            1,
+        );
+        let got: Vec<(&str, Vec<(f64, f64, f64)>)> = s
+            .iter()
+            .map(|s| {
+                let p = s.points.iter().map(|p| (p.x, p.value, p.hi)).collect();
+                (s.name.as_str(), p)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("lock-forwarding", vec![(0.0, 0.0, 2.0), (5.0, 23.0, 25.0)]),
+                ("key-queue", vec![(0.0, 0.0, 2.0)]),
+            ]
+        );
+        let svg =
+            values_over_parameter(&s, "gc_pause_ms", "lock_timeouts (count)", "t", "sub").unwrap();
+        assert!(svg.contains("lock_timeouts (count)") && !svg.contains("log scale"));
+        assert!(!svg.contains("= 1 at"), "no crossings on a value chart");
     }
 }

@@ -17,7 +17,10 @@ use critsec_harness::run::environment::{Machine, git_commit, now_utc};
 
 use crate::plot::{latency_percentiles, throughput_vs_threads};
 use crate::publication::{PlotSpec, Publication};
-use crate::ratio_plot::{crossings, ratio_over_parameter, ratios_from_entries};
+use crate::ratio_plot::{
+    crossings, ratio_over_parameter, ratios_from_entries, values_from_entries,
+    values_over_parameter,
+};
 use crate::verdicts::{ratio_cell, replicates, verdict_cell};
 
 use crate::table::{fmt_num, md_escape};
@@ -405,6 +408,41 @@ pub fn write_report(
                 }
                 continue;
             }
+            if let PlotSpec::Sweep {
+                axis,
+                series,
+                metric,
+                fix,
+            } = spec
+            {
+                let picked = fixed(entries, fix);
+                let mut threads: Vec<u64> = picked.iter().map(|e| e.threads).collect();
+                threads.sort_unstable();
+                threads.dedup();
+                for t in threads {
+                    let s = values_from_entries(&picked, &benchmark, axis, series, metric, t);
+                    let title = format!(
+                        "{benchmark}: {metric} over {axis}, {t} threads{}",
+                        fix_suffix(fix)
+                    );
+                    let unit = picked
+                        .iter()
+                        .find_map(|e| {
+                            let m = if metric == "primary" {
+                                Some(&e.primary_metric)
+                            } else {
+                                e.secondary_metrics.get(metric)
+                            };
+                            m.map(|m| m.score_unit.clone())
+                        })
+                        .unwrap_or_default();
+                    let sub = "interval: JMH 99.9% half-width over the iterations (none with one iteration)";
+                    let svg =
+                        values_over_parameter(&s, axis, &format!("{metric} ({unit})"), &title, sub);
+                    charts.push((svg, title));
+                }
+                continue;
+            }
             let (svg, title) = match spec {
                 PlotSpec::Threads { series, fix } => {
                     let title = format!("{benchmark}: throughput vs threads{}", fix_suffix(fix));
@@ -430,7 +468,7 @@ pub fn write_report(
                     );
                     (svg, title)
                 }
-                PlotSpec::Ratio { .. } => unreachable!("drawn above"),
+                PlotSpec::Ratio { .. } | PlotSpec::Sweep { .. } => unreachable!("drawn above"),
             };
             charts.push((svg, title));
         }
@@ -545,5 +583,66 @@ mod tests {
         let md = verdict_markdown(&[ok, failed]);
         assert!(md.contains("| `X-1` | **REPRODUCED** | 2.000 [1.500, 2.500] | ≥ 1.05 | primary | 2 pairs | 100.0 → 200.0 ops/s | 7.0M vs 1.5M \\| 4.7x |"), "{md}");
         assert!(md.contains("| `X-1` | **ERROR** | - |"), "{md}");
+    }
+
+    /// The replication pause sweep of the publication set renders as its four charts (lock
+    /// timeouts and req/s/node at 25 and 100 requesters), each with one line per protocol, from
+    /// a small synthetic sweep.
+    #[test]
+    fn the_pause_sweep_renders_as_value_charts_per_requester_count() {
+        let entry = |protocol: &str, requesters: u32, pause: u32| {
+            let collapsed = protocol == "lock-forwarding" && pause >= 5;
+            let (timeouts, rate) = if collapsed {
+                (20.0 * f64::from(pause), 500.0)
+            } else {
+                (0.0, 30_000.0 - 100.0 * f64::from(pause))
+            };
+            format!(
+                r#"{{"benchmark":"critsec.replication.ispn_perf","mode":"thrpt","threads":1,"forks":1,"params":{{"protocol":"{protocol}","requesters":"{requesters}","gc_pause_ms":"{pause}","nodes":"100"}},"primaryMetric":{{"score":{rate},"scoreError":"NaN","scoreConfidence":[0,0],"scoreUnit":"req/s/node","rawData":[[{rate}]]}},"secondaryMetrics":{{"lock_timeouts":{{"score":{timeouts},"scoreError":"NaN","scoreConfidence":[0,0],"scoreUnit":"count","rawData":[[{timeouts}]]}},"req_per_s_node":{{"score":{rate},"scoreError":"NaN","scoreConfidence":[0,0],"scoreUnit":"req/s","rawData":[[{rate}]]}}}}}}"#
+            )
+        };
+        let mut all = Vec::new();
+        for protocol in ["lock-forwarding", "key-queue"] {
+            for requesters in [25, 100] {
+                for pause in [0, 5, 20] {
+                    all.push(entry(protocol, requesters, pause));
+                }
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("critsec-pause-sweep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = dir.join("replication-pause-sweep.json");
+        std::fs::write(&run, format!("[{}]", all.join(","))).unwrap();
+        let report = write_report(&dir, &[run], None, &Publication::builtin()).unwrap();
+        let md = std::fs::read_to_string(report).unwrap();
+        for (i, (metric, requesters)) in [
+            ("lock_timeouts", 25),
+            ("req_per_s_node", 25),
+            ("lock_timeouts", 100),
+            ("req_per_s_node", 100),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let title = format!(
+                "critsec.replication.ispn_perf: {metric} over gc_pause_ms, 1 threads (requesters={requesters})"
+            );
+            assert!(
+                md.contains(&format!("![{title}](replication-pause-sweep-{i}.svg)")),
+                "{md}"
+            );
+            let svg = std::fs::read_to_string(dir.join(format!("replication-pause-sweep-{i}.svg")))
+                .unwrap();
+            assert_eq!(
+                svg.matches("stroke-width=\"2\"").count(),
+                2,
+                "two protocol lines"
+            );
+            for label in ["lock-forwarding", "key-queue", "gc_pause_ms", metric] {
+                assert!(svg.contains(label), "{label} missing from chart {i}");
+            }
+        }
+        assert!(!md.contains("no plot"), "{md}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
