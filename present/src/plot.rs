@@ -147,6 +147,27 @@ pub(crate) fn swatch(color: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, 
     move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], color.filled())
 }
 
+/// Draws one series: its line (labelled in the legend) and a dot at each point.
+pub(crate) fn draw_line(
+    chart: &mut Chart<'_, '_>,
+    drawn: &[(f64, f64)],
+    color: RGBColor,
+    label: String,
+) -> Result<(), PlotError> {
+    chart
+        .draw_series(LineSeries::new(
+            drawn.iter().copied(),
+            color.stroke_width(SERIES_WIDTH),
+        ))
+        .map_err(draw_err)?
+        .label(label)
+        .legend(swatch(color));
+    chart
+        .draw_series(drawn.iter().map(|p| Circle::new(*p, 4, color.filled())))
+        .map_err(draw_err)?;
+    Ok(())
+}
+
 /// Draws the legend of the labelled series at `at`, then presents `page`.
 pub(crate) fn finish<'a, 'b: 'a>(
     chart: &mut Chart<'a, 'b>,
@@ -632,17 +653,7 @@ pub fn throughput_vs_threads(
                 .iter()
                 .map(|p| (x.to_drawn(p.0), y.to_drawn(p.1)))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(
-                    drawn.clone(),
-                    color.stroke_width(SERIES_WIDTH),
-                ))
-                .map_err(draw_err)?
-                .label(format!("{series_param}={name}"))
-                .legend(swatch(color));
-            chart
-                .draw_series(drawn.iter().map(|p| Circle::new(*p, 4, color.filled())))
-                .map_err(draw_err)?;
+            draw_line(&mut chart, &drawn, color, format!("{series_param}={name}"))?;
             // Error bars: the 99.9% interval, clipped to the axis (a log axis has no zero).
             let bars = points.iter().filter_map(|p| {
                 let e = p.2?;

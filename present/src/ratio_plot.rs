@@ -14,8 +14,8 @@
 //! charts say so under their titles.
 
 use crate::plot::{
-    Axis, FONT, PALETTE, PlotError, SERIES_WIDTH, chart_on, compact, draw_err, draw_mesh, finish,
-    param, swatch, titled_page,
+    Axis, FONT, PALETTE, PlotError, chart_on, compact, draw_err, draw_line, draw_mesh, finish,
+    param, titled_page,
 };
 use critsec_harness::format::jmh::JmhEntry;
 use plotters::prelude::*;
@@ -305,17 +305,7 @@ fn over_parameter(
                 .iter()
                 .map(|p| (p.x, y.to_drawn(p.value)))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(
-                    drawn.clone(),
-                    color.stroke_width(SERIES_WIDTH),
-                ))
-                .map_err(draw_err)?
-                .label(s.name.clone())
-                .legend(swatch(color));
-            chart
-                .draw_series(drawn.iter().map(|p| Circle::new(*p, 4, color.filled())))
-                .map_err(draw_err)?;
+            draw_line(&mut chart, &drawn, color, s.name.clone())?;
             let (ylo, yhi) = (y.value_at(y.range.start), y.value_at(y.range.end));
             for p in &s.points {
                 let (a, b) = (y.to_drawn(p.lo.max(ylo)), y.to_drawn(p.hi.min(yhi)));

@@ -194,6 +194,14 @@ fn fixed(entries: &[JmhEntry], fix: &[(String, String)]) -> Vec<JmhEntry> {
         .collect()
 }
 
+/// The thread counts of `entries`, ascending: one chart each for the sweep plots.
+fn thread_counts(entries: &[JmhEntry]) -> Vec<u64> {
+    let mut threads: Vec<u64> = entries.iter().map(|e| e.threads).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    threads
+}
+
 fn relative(from: &Path, to: &Path) -> String {
     to.strip_prefix(from)
         .map(|p| p.display().to_string())
@@ -381,10 +389,7 @@ pub fn write_report(
             } = spec
             {
                 let picked = fixed(entries, fix);
-                let mut threads: Vec<u64> = picked.iter().map(|e| e.threads).collect();
-                threads.sort_unstable();
-                threads.dedup();
-                for t in threads {
+                for t in thread_counts(&picked) {
                     let s = ratios_from_entries(&picked, &benchmark, axis, series, baseline, t);
                     let title = format!(
                         "{benchmark}: {series} / {baseline} over {axis}, {t} threads{}",
@@ -416,10 +421,7 @@ pub fn write_report(
             } = spec
             {
                 let picked = fixed(entries, fix);
-                let mut threads: Vec<u64> = picked.iter().map(|e| e.threads).collect();
-                threads.sort_unstable();
-                threads.dedup();
-                for t in threads {
+                for t in thread_counts(&picked) {
                     let s = values_from_entries(&picked, &benchmark, axis, series, metric, t);
                     let title = format!(
                         "{benchmark}: {metric} over {axis}, {t} threads{}",
