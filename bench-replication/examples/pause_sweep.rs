@@ -3,7 +3,8 @@
 //! 5, 10, 20 ms) and requesters per node (25, 100), for lock forwarding and the key queue, on the
 //! claims' cloud-zone cluster (100 nodes, 250 µs links, the CPU model, primary-first gets, 2 s
 //! windows). Prints CSV: `cargo run -p bench-replication --release --example pause_sweep
-//! [seeds]` (default 1 seed, 42).
+//! [seeds]` (default 1 seed, 42). The report plots the same sweep (with 500 ms windows) from the
+//! publication run `replication-pause-sweep` in `results/publication.toml`.
 use bench_replication::sim_speed::claim_config;
 use critsec_core::replication::driver::sim::simulate;
 use critsec_core::replication::{GetPlanChoice, ProtocolKind};

@@ -5,7 +5,8 @@
 //! - [`run_table`]: the JMH-style table of `critsec run`.
 //! - [`verdicts`]: the verdict table of `critsec reproduce`.
 //! - [`compare`]: Rally-style comparison of two or more JMH JSON files.
-//! - [`report`] and [`plot`]: `REPORT.md` with its SVG plots; [`publication`]: the published
+//! - [`report`] and [`plot`]: `REPORT.md` with its SVG plots, [`ratio_plot`]: the charts over a
+//!   parameter sweep; [`publication`]: the published
 //!   set of runs (`results/publication.toml`), measured by `critsec report --fresh`.
 
 #![deny(missing_docs)]

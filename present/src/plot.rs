@@ -1,4 +1,5 @@
-//! SVG charts for `critsec report`: throughput against threads, and latency percentiles.
+//! SVG charts for `critsec report`: throughput against threads, and latency percentiles; and the
+//! page, chart, mesh and legend style every chart of the report shares (also `ratio_plot`'s).
 //!
 //! Both functions are pure: JMH entries in, SVG text out (plotters' SVG backend, which writes
 //! `<text>` elements itself and needs no font files). They plot one benchmark, with one series

@@ -446,7 +446,8 @@ mod tests {
             "lock_timeouts",
             1,
         );
-        let got: Vec<(&str, Vec<(f64, f64, f64)>)> = s
+        type Point = (f64, f64, f64);
+        let got: Vec<(&str, Vec<Point>)> = s
             .iter()
             .map(|s| {
                 let p = s.points.iter().map(|p| (p.x, p.value, p.hi)).collect();
