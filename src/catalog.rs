@@ -21,3 +21,29 @@ pub fn claims() -> Result<Vec<Claim>, ClaimError> {
     all.extend(bench_parser::claims()?);
     Ok(all)
 }
+
+#[cfg(test)]
+mod tests {
+    use critsec_present::publication::Publication;
+
+    /// Every run of the publication set plans against the catalog (its scenario exists and
+    /// takes its parameter values), so a typo fails here and not 10 minutes into
+    /// `critsec report --fresh`.
+    #[test]
+    fn every_publication_run_plans() {
+        let publication = Publication::builtin();
+        let catalog = super::catalog();
+        for run in &publication.runs {
+            let specs = publication
+                .plan(run, &catalog)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(!specs.is_empty(), "{}", run.file);
+        }
+        let sweep = publication
+            .find("replication-pause-sweep")
+            .expect("the pause sweep is published");
+        let specs = publication.plan(sweep, &catalog).unwrap();
+        assert_eq!(specs.len(), 2 * 2 * 5, "protocols x requesters x pauses");
+        assert_eq!(publication.run_settings(sweep).warmup_iterations, 0);
+    }
+}

@@ -16,7 +16,7 @@ use critsec_harness::format::write_atomically;
 use critsec_harness::run::environment::{Machine, git_commit, hazards, machine, now_utc};
 use critsec_harness::run::runner::{Selection, Silent, interrupted, plan};
 use critsec_harness::run::settings::available_cores;
-use critsec_harness::{Catalog, Claim, Launcher};
+use critsec_harness::{Catalog, Claim, Launcher, TrialSpec};
 
 /// The publication set shipped with critsec.
 const BUILTIN: &str = include_str!("../../results/publication.toml");
@@ -195,6 +195,29 @@ impl Publication {
         }
     }
 
+    /// The benchmarks `run` measures: its scenario at every combination of its parameter values
+    /// and thread counts, checked against `catalog`.
+    pub fn plan(
+        &self,
+        run: &Published,
+        catalog: &Catalog,
+    ) -> Result<Vec<TrialSpec>, PublicationError> {
+        let selection = Selection {
+            patterns: vec![run.scenario.clone()],
+            params: run
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), v.split(',').map(String::from).collect()))
+                .collect(),
+            threads: Some(run.threads.split(',').map(String::from).collect()),
+            ..Selection::default()
+        };
+        plan(catalog, &selection, self.run_settings(run).mode).map_err(|e| PublicationError::Plan {
+            file: run.file.clone(),
+            message: e.to_string(),
+        })
+    }
+
     /// Measures the set and every claim into `dir`: a run file (+ metadata) per run of the set
     /// and `verdicts.json`; returns the run files in report order. Progress goes to stderr.
     pub fn measure(
@@ -212,21 +235,7 @@ impl Publication {
                 return Err(PublicationError::Interrupted);
             }
             let settings = self.run_settings(p);
-            let selection = Selection {
-                patterns: vec![p.scenario.clone()],
-                params: p
-                    .params
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.split(',').map(String::from).collect()))
-                    .collect(),
-                threads: Some(p.threads.split(',').map(String::from).collect()),
-                ..Selection::default()
-            };
-            let specs =
-                plan(catalog, &selection, settings.mode).map_err(|e| PublicationError::Plan {
-                    file: p.file.clone(),
-                    message: e.to_string(),
-                })?;
+            let specs = self.plan(p, catalog)?;
             eprintln!(
                 "report: measuring {} ({} benchmarks)",
                 p.scenario,
