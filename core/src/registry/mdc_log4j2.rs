@@ -79,20 +79,30 @@ fn search(map: &[Entry], key: &str) -> Result<usize, usize> {
     map.binary_search_by(|(k, _)| (*k).cmp(key))
 }
 
-/// `createStringMap(map)` + `putValue` + `freeze`: a new map with `key` set to `value`. Every
-/// entry is copied by reference; the chain of exact-length iterators lets `collect` allocate the
-/// new map once, at its final size.
+/// The parts one after the other in a new `Rc<[T]>`: the length computed first, one allocation
+/// at the final size, the parts copied in (by `clone`, i.e. by reference for shared values).
+fn rc_concat<T: Clone>(parts: &[&[T]]) -> Rc<[T]> {
+    let len = parts.iter().map(|p| p.len()).sum();
+    let mut rc = Rc::<[T]>::new_uninit_slice(len);
+    let mut rest = Rc::get_mut(&mut rc).expect("a new Rc is unique");
+    for part in parts {
+        let (slots, tail) = rest.split_at_mut(part.len());
+        for (slot, x) in slots.iter_mut().zip(*part) {
+            slot.write(x.clone());
+        }
+        rest = tail;
+    }
+    // SAFETY: `len` is the parts' total length, so every slot was written.
+    unsafe { rc.assume_init() }
+}
+
+/// `createStringMap(map)` + `putValue` + `freeze`: a new map with `key` set to `value`.
 fn with_put(old: &[Entry], key: &'static str, value: Rc<str>) -> SortedMap {
     let (at, skip) = match search(old, key) {
         Ok(i) => (i, 1),
         Err(i) => (i, 0),
     };
-    old[..at]
-        .iter()
-        .cloned()
-        .chain(std::iter::once((key, value)))
-        .chain(old[at + skip..].iter().cloned())
-        .collect()
+    rc_concat(&[&old[..at], &[(key, value)], &old[at + skip..]])
 }
 
 /// `createStringMap(map)` + `remove` + `freeze`: a new map without `key`, a copy even when the
@@ -102,17 +112,13 @@ fn without(old: &[Entry], key: &str) -> SortedMap {
         Ok(i) => (i, 1),
         Err(i) => (i, 0),
     };
-    old[..at]
-        .iter()
-        .chain(old[at + skip..].iter())
-        .cloned()
-        .collect()
+    rc_concat(&[&old[..at], &old[at + skip..]])
 }
 
 /// `prefix + value` as Java's string concatenation builds it: the exact length computed first,
 /// one allocation, the parts copied in.
 fn concat(prefix: &str, value: &str) -> Rc<str> {
-    let bytes: Rc<[u8]> = prefix.bytes().chain(value.bytes()).collect();
+    let bytes = rc_concat(&[prefix.as_bytes(), value.as_bytes()]);
     // SAFETY: the bytes are two `str`s one after the other, so valid UTF-8, and `str` has the
     // layout of `[u8]`.
     unsafe { Rc::from_raw(Rc::into_raw(bytes) as *const str) }
