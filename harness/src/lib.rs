@@ -31,6 +31,7 @@
 
 #![deny(missing_docs)]
 
+pub mod allocator;
 pub mod claims;
 pub mod format;
 pub mod run;

@@ -81,11 +81,12 @@ pub fn table(results: &[BenchmarkResult]) -> String {
     t.render(false)
 }
 
-/// Where a run happens, as every header says it: `on HOST (N cores, RUSTC), PROFILE build`.
+/// Where a run happens, as every header says it: `on HOST (N cores, RUSTC), PROFILE build,
+/// ALLOCATOR allocator`.
 pub fn machine_words(m: &Machine) -> String {
     format!(
-        "on {} ({} cores, {}), {} build",
-        m.host, m.cores, m.rustc, m.profile
+        "on {} ({} cores, {}), {} build, {} allocator",
+        m.host, m.cores, m.rustc, m.profile, m.allocator
     )
 }
 
