@@ -31,7 +31,6 @@
 
 #![deny(missing_docs)]
 
-pub mod allocator;
 pub mod claims;
 pub mod format;
 pub mod run;

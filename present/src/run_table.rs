@@ -81,12 +81,11 @@ pub fn table(results: &[BenchmarkResult]) -> String {
     t.render(false)
 }
 
-/// Where a run happens, as every header says it: `on HOST (N cores, RUSTC), PROFILE build,
-/// ALLOCATOR allocator`.
+/// Where a run happens, as every header says it: `on HOST (N cores, RUSTC), PROFILE build`.
 pub fn machine_words(m: &Machine) -> String {
     format!(
-        "on {} ({} cores, {}), {} build, {} allocator",
-        m.host, m.cores, m.rustc, m.profile, m.allocator
+        "on {} ({} cores, {}), {} build",
+        m.host, m.cores, m.rustc, m.profile
     )
 }
 

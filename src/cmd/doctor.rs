@@ -15,7 +15,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
     println!("os          {}", m.os);
     println!("rustc       {}", m.rustc);
     println!("profile     {}", m.profile);
-    println!("allocator   {}", m.allocator);
     println!("git commit  {}", git_commit());
     let hz = hazards(available_cores(), true);
     if hz.is_empty() {

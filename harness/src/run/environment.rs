@@ -37,14 +37,6 @@ pub struct Machine {
     pub rustc: String,
     /// `release` or `debug`.
     pub profile: String,
-    /// The process allocator ([`crate::allocator::NAME`]); metadata written before it was
-    /// recorded was measured with the system allocator.
-    #[serde(default = "system_allocator")]
-    pub allocator: String,
-}
-
-fn system_allocator() -> String {
-    "system".into()
 }
 
 fn read(path: &str) -> Option<String> {
@@ -93,7 +85,6 @@ pub fn machine() -> Machine {
             "release"
         }
         .to_string(),
-        allocator: crate::allocator::NAME.to_string(),
     }
 }
 
@@ -225,15 +216,5 @@ mod tests {
         let hz = hazards(available_cores() * 4, true);
         assert!(hz.iter().any(|h| h.code == "oversubscribed"));
         assert!(!hazards(1, true).iter().any(|h| h.code == "oversubscribed"));
-    }
-
-    #[test]
-    fn the_allocator_is_recorded_and_older_metadata_reads_as_the_system_one() {
-        let m = machine();
-        assert_eq!(m.allocator, "mimalloc");
-        let mut json = serde_json::to_value(&m).unwrap();
-        json.as_object_mut().unwrap().remove("allocator");
-        let old: Machine = serde_json::from_value(json).unwrap();
-        assert_eq!(old.allocator, "system");
     }
 }
