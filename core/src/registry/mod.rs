@@ -40,6 +40,8 @@ mod state_access;
 mod tests;
 
 pub use self::core::{Core, CoreId};
+#[cfg(loom)]
+pub use self::core::RefCountMutant;
 pub use container::{CONTAINER_HANDLERS, Container, LoadHook, RegistryConfig, RequestHandler};
 pub use core_registry::{CoreHandle, CoreRegistry, RegistryKind};
 pub use descriptor::{CloudDescriptor, CoreDescriptor};
