@@ -315,8 +315,7 @@ fn an_in_process_worker_panic_is_an_error_row_and_the_others_go_on() {
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("2 of 4 benchmarks failed"), "{out}");
     assert!(
-        row(&out, "panic")
-            .contains("panicked: harness/fault: a worker panicked mid-iteration"),
+        row(&out, "panic").contains("panicked: harness/fault: a worker panicked mid-iteration"),
         "{out}"
     );
     assert!(row(&out, "kill").contains("fires only in a fork"), "{out}");
@@ -352,7 +351,15 @@ fn stdout_closed_early_ends_the_run_quietly() {
     let json = d.join("run.json");
     let mut child = Command::new(env!("CARGO_BIN_EXE_critsec"))
         .args(["run", "harness/empty", "harness/env", "-t", "1"])
-        .args(["--warmup-iterations", "0", "-i", "1", "-r", "100ms", "--json"])
+        .args([
+            "--warmup-iterations",
+            "0",
+            "-i",
+            "1",
+            "-r",
+            "100ms",
+            "--json",
+        ])
         .arg(&json)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -39,9 +39,9 @@ mod state_access;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-pub use self::core::{Core, CoreId};
 #[cfg(loom)]
 pub use self::core::RefCountMutant;
+pub use self::core::{Core, CoreId};
 pub use container::{CONTAINER_HANDLERS, Container, LoadHook, RegistryConfig, RequestHandler};
 pub use core_registry::{CoreHandle, CoreRegistry, RegistryKind};
 pub use descriptor::{CloudDescriptor, CoreDescriptor};

@@ -114,7 +114,10 @@ fn settings() -> PairedSettings {
 }
 
 fn run(text: &str) -> Vec<super::reproduce::ClaimOutcome> {
-    let launcher = Launcher::new(Arc::new(Catalog::new(vec![Box::new(Synthetic::default())])), None);
+    let launcher = Launcher::new(
+        Arc::new(Catalog::new(vec![Box::new(Synthetic::default())])),
+        None,
+    );
     let cs = claims(text);
     reproduce_claims(&launcher, &cs, &cs, &settings(), &mut Silent)
 }
@@ -273,8 +276,10 @@ fn deterministic_scenarios_replicate_over_seeds() {
 #[test]
 fn an_undecided_pilot_measures_on_to_the_next_look_and_stops_at_the_last() {
     let swung = |id: &str, cont: &str| {
-        ratio(id, "100", cont, "")
-            .replace(&format!("score='{cont}'}}"), &format!("score='{cont}', swing='0.1'}}"))
+        ratio(id, "100", cont, "").replace(
+            &format!("score='{cont}'}}"),
+            &format!("score='{cont}', swing='0.1'}}"),
+        )
     };
     let out = run(&(swung("later", "200") + &swung("never", "150")));
     let later = &out[0];
