@@ -1,7 +1,7 @@
 //! loom models of the core registry: every strategy, every interleaving of reader against writer.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/work/target-loom cargo test -p critsec-core
-//! --release --test loom_registry` (about 75 s on 2 cores after the build). Each model checks,
+//! Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p critsec-core
+//! --no-default-features --release --test loom_registry` (about 75 s on 2 cores after the build). Each model checks,
 //! for every interleaving (`load_vs_bare_remove`: every one within three preemptions): no
 //! deadlock (loom fails a model whose threads all block), a core's real close runs exactly once
 //! and never while a handle is alive, `get_core` never returns a closed core, nor a miss for a
