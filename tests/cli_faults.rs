@@ -303,3 +303,84 @@ fn ctrl_c_during_reproduce_keeps_the_verdicts_completed_so_far() {
         "{v}"
     );
 }
+
+/// In this process (`-f 0`) a worker's panic is an error row with its message, the other
+/// benchmarks are measured, and a fault that would end `critsec` itself is refused by setup.
+#[test]
+fn an_in_process_worker_panic_is_an_error_row_and_the_others_go_on() {
+    let d = temp_dir("inproc-panic");
+    let json = d.join("run.json");
+    let o = run_faults("none,panic,kill,none", &json, &["-f", "0"]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("2 of 4 benchmarks failed"), "{out}");
+    assert!(
+        row(&out, "panic").contains("panicked: harness/fault: a worker panicked mid-iteration"),
+        "{out}"
+    );
+    assert!(row(&out, "kill").contains("fires only in a fork"), "{out}");
+    assert_eq!(faults_in(&json), ["none", "none"], "{out}");
+}
+
+/// In this process a hung trial cannot be killed: after `--timeout` its benchmark is an error
+/// row, nothing more is run (its threads would distort it), the table and JSON of what was
+/// measured are written whole, and the process exits, taking the hung threads with it.
+#[test]
+fn a_hanging_in_process_trial_ends_the_run_after_the_timeout_with_its_files_whole() {
+    let d = temp_dir("inproc-hang");
+    let json = d.join("run.json");
+    let o = run_faults("none,hang,none", &json, &["-f", "0", "--timeout", "2s"]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        row(&out, "hang").contains("in-process trial gave no result within 2100 ms"),
+        "{out}"
+    );
+    assert!(out.contains("1 of 3 benchmarks failed, 1 not run"), "{out}");
+    assert_eq!(faults_in(&json), ["none"], "{out}");
+}
+
+/// `critsec run ... | head -1`: the reader goes away after the first line. critsec ends quietly
+/// (SIGPIPE, as Unix tools do, or a clean exit), with no panic message, and leaves no partial
+/// JSON behind.
+#[test]
+fn stdout_closed_early_ends_the_run_quietly() {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    let d = temp_dir("head");
+    let json = d.join("run.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["run", "harness/empty", "harness/env", "-t", "1"])
+        .args([
+            "--warmup-iterations",
+            "0",
+            "-i",
+            "1",
+            "-r",
+            "100ms",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("running critsec");
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is dropped here: the pipe's read end is closed, like `head -1` exiting.
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!first.is_empty(), "no first line; stderr: {stderr}");
+    assert!(
+        o.status.success() || o.status.signal() == Some(libc::SIGPIPE),
+        "{:?}; stderr: {stderr}",
+        o.status
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    if json.exists() {
+        let text = std::fs::read_to_string(&json).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).expect("whole JSON");
+    }
+}

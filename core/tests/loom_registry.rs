@@ -1,7 +1,7 @@
 //! loom models of the core registry: every strategy, every interleaving of reader against writer.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/work/target-loom cargo test -p critsec-core
-//! --release --test loom_registry` (about 75 s on 2 cores after the build). Each model checks,
+//! Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p critsec-core
+//! --no-default-features --release --test loom_registry` (about 75 s on 2 cores after the build). Each model checks,
 //! for every interleaving (`load_vs_bare_remove`: every one within three preemptions): no
 //! deadlock (loom fails a model whose threads all block), a core's real close runs exactly once
 //! and never while a handle is alive, `get_core` never returns a closed core, nor a miss for a
@@ -13,8 +13,8 @@
 #![cfg(loom)]
 
 use critsec_core::registry::{
-    Core, CoreDescriptor, CoreId, CoreRegistry, MutexRegistry, RegistryConfig, RwLockRegistry,
-    SnapshotRegistry,
+    Core, CoreDescriptor, CoreId, CoreRegistry, MutexRegistry, RefCountMutant, RegistryConfig,
+    RwLockRegistry, SnapshotRegistry,
 };
 use critsec_core::sync::primitive::{Arc, thread};
 
@@ -211,12 +211,18 @@ fn long_run() -> bool {
 
 /// Three threads on the snapshot registry's reference-count protocol: two readers' get/close
 /// race an unload, every interleaving within `bound` preemptions. Each reader gets the open core
-/// or nothing; the core closes exactly once, after both handles are gone.
-fn two_readers_vs_unload<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R, bound: usize) {
+/// or nothing; the core closes exactly once, after both handles are gone. `mutant` breaks the
+/// core's count first (the mutation tests below); `RefCountMutant::None` is the real protocol.
+fn two_readers_vs_unload<R: CoreRegistry + 'static>(
+    make: fn(RegistryConfig) -> R,
+    bound: usize,
+    mutant: RefCountMutant,
+) {
     model_bounded(bound, move || {
         let r = Arc::new(make(config()));
         r.create(CoreDescriptor::new("a")).unwrap();
         let core = core_of(&*r, "a");
+        core.break_ref_count(mutant);
         let readers: Vec<_> = (0..2)
             .map(|_| {
                 let r = Arc::clone(&r);
@@ -235,6 +241,14 @@ fn two_readers_vs_unload<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> 
     });
 }
 
+/// The preemption bound of the three-thread model and its mutants: 5, or `CRITSEC_LOOM_BOUND`.
+fn three_thread_bound() -> usize {
+    std::env::var("CRITSEC_LOOM_BOUND")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5)
+}
+
 /// Issue #16's larger model, under `CRITSEC_LONG=1` only: preemption bound 5 (about 30 s in
 /// release on 2 cores under load; bound 3 takes 0.4 s, bound 10 did not finish in 200 s);
 /// `CRITSEC_LOOM_BOUND=N` picks another.
@@ -244,16 +258,54 @@ fn snapshot_two_readers_vs_unload_three_threads() {
         eprintln!("skipped: a three-thread model; run with CRITSEC_LONG=1");
         return;
     }
-    let bound = std::env::var("CRITSEC_LOOM_BOUND")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+    let bound = three_thread_bound();
     let start = std::time::Instant::now();
-    two_readers_vs_unload(SnapshotRegistry::new, bound);
+    two_readers_vs_unload(SnapshotRegistry::new, bound, RefCountMutant::None);
     eprintln!(
         "snapshot, two readers vs unload, preemption bound {bound}: {:.1} s",
         start.elapsed().as_secs_f64()
     );
+}
+
+/// The three-thread model at the bound it runs with must fail on a core whose count is broken:
+/// loom stops at the first failing interleaving, so this runs in the default CI too (at bound 5
+/// each mutant is caught in about 0.1 s; the smallest bounds that catch them are 2 for
+/// `CheckThenIncrement` and 1 for `LostDecrement`, and at 0 both pass). Returns the failure's
+/// message.
+fn three_threads_catch(mutant: RefCountMutant) -> String {
+    let bound = three_thread_bound();
+    let start = std::time::Instant::now();
+    let caught =
+        std::panic::catch_unwind(|| two_readers_vs_unload(SnapshotRegistry::new, bound, mutant));
+    eprintln!(
+        "snapshot, two readers vs unload, {mutant:?}, preemption bound {bound}: {} after {:.2} s",
+        if caught.is_err() { "caught" } else { "MISSED" },
+        start.elapsed().as_secs_f64()
+    );
+    let payload = caught.expect_err("loom passed a broken reference count");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// Whether `message` is one of the model's own checks ([`assert_usable`], [`assert_closed_once`]),
+/// not some other panic.
+fn is_model_check(message: &str) -> bool {
+    message.contains("a handle's core") || message.contains("assertion `left == right` failed")
+}
+
+#[test]
+fn three_threads_catch_an_open_that_revives_a_closed_core() {
+    let message = three_threads_catch(RefCountMutant::CheckThenIncrement);
+    assert!(is_model_check(&message), "{message}");
+}
+
+#[test]
+fn three_threads_catch_a_lost_decrement() {
+    let message = three_threads_catch(RefCountMutant::LostDecrement);
+    assert!(is_model_check(&message), "{message}");
 }
 
 macro_rules! loom_models {

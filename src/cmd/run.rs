@@ -60,7 +60,8 @@ pub struct RunArgs {
     pub json: Option<PathBuf>,
     /// Per-iteration timeout, e.g. 30s: a fork that has not answered this long after an
     /// iteration (or its setup) should have ended is killed, and its benchmark becomes an error
-    /// (JMH -to; default 10m).
+    /// (JMH -to; default 10m). With -f 0 the hung benchmark becomes an error and the run ends
+    /// there (a thread cannot be killed).
     #[arg(long = "timeout", value_name = "DUR")]
     pub timeout: Option<String>,
 }
@@ -257,10 +258,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let failed = results.iter().filter(|r| r.error.is_some()).count();
     if failed > 0 || interrupted() || results.len() < specs.len() {
+        let not_run = specs.len() - results.len();
         eprintln!(
-            "critsec: {failed} of {} benchmarks failed{}",
+            "critsec: {failed} of {} benchmarks failed{}{}",
             specs.len(),
-            if interrupted() { " (interrupted)" } else { "" }
+            if not_run > 0 {
+                format!(", {not_run} not run")
+            } else {
+                String::new()
+            },
+            if interrupted() {
+                " (interrupted)"
+            } else if launcher.run_ended() {
+                " (an in-process trial hung; its threads end with this process)"
+            } else {
+                ""
+            }
         );
         return Ok(ExitCode::from(1));
     }

@@ -53,7 +53,16 @@ pub struct Core {
     closes_run: AtomicU32,
     /// Closes that found the count already at 0 or below.
     over_closes: AtomicU32,
+    /// A deliberately broken count, for the loom models that must catch it (`cfg(loom)` only).
+    #[cfg(loom)]
+    mutant: std::sync::atomic::AtomicU8,
 }
+
+#[cfg(loom)]
+#[path = "core_mutant.rs"]
+mod mutant;
+#[cfg(loom)]
+pub use mutant::RefCountMutant;
 
 impl Core {
     /// A new core holding one reference: the one its registry will own (Solr's `refCount = 1`).
@@ -67,6 +76,8 @@ impl Core {
             ref_count: AtomicI64::new(1),
             closes_run: AtomicU32::new(0),
             over_closes: AtomicU32::new(0),
+            #[cfg(loom)]
+            mutant: Default::default(),
         }
     }
 
@@ -111,6 +122,10 @@ impl Core {
     /// `open()` for callers holding no lock (the snapshot registry): increments only while the
     /// count is above 0, so a core whose last reference is gone is never revived (returns false).
     pub fn try_open(&self) -> bool {
+        #[cfg(loom)]
+        if let Some(opened) = self.mutant_try_open() {
+            return opened;
+        }
         // Acquire on every read of the count: when it reads 0, it synchronises with the Release
         // decrement that closed the core, which the closing writer made after publishing the
         // snapshot without this core; a snapshot loaded after this call therefore no longer holds
@@ -139,7 +154,10 @@ impl Core {
     pub fn close(&self) -> Result<bool, RegistryError> {
         // Release, as in `Arc::drop`: everything this reference holder did with the core happens
         // before the real close, which the closing thread orders after itself with the fence below.
+        #[cfg(not(loom))]
         let prev = self.ref_count.fetch_sub(1, Ordering::Release);
+        #[cfg(loom)]
+        let prev = self.mutant_decrement();
         let result = if prev == 1 {
             fence(Ordering::Acquire);
             self.do_close();

@@ -39,6 +39,8 @@ mod state_access;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
+#[cfg(loom)]
+pub use self::core::RefCountMutant;
 pub use self::core::{Core, CoreId};
 pub use container::{CONTAINER_HANDLERS, Container, LoadHook, RegistryConfig, RequestHandler};
 pub use core_registry::{CoreHandle, CoreRegistry, RegistryKind};

@@ -16,6 +16,8 @@ mod mutex;
 pub mod primitive;
 mod rwlock;
 mod snapshot_cell;
+#[cfg(all(test, not(loom)))]
+mod tsan_canary;
 
 pub use jdk_rwlock::{JdkReadGuard, JdkReadWriteLock, JdkWriteGuard, hold_counters_allocated};
 pub use lock_stats::{

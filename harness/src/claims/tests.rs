@@ -15,8 +15,14 @@ use crate::run::scenario::{
 };
 
 /// `synthetic/score`: each iteration scores `score` (times a small deterministic wobble) and
-/// counts `timeouts`; `broken = 1` fails its check; `seeded = 1` declares it deterministic.
-struct Synthetic;
+/// counts `timeouts`; `broken = 1` fails its check; `seeded = 1` declares it deterministic;
+/// `swing = s` makes the score of the j-th trial set up with it (in this catalog) e^{+s} times
+/// `score` for even j and e^{-s} times for odd j: a spread between processes, as on a real
+/// machine, but the same in every run.
+#[derive(Default)]
+struct Synthetic {
+    swung: AtomicU64,
+}
 
 impl Scenario for Synthetic {
     fn name(&self) -> &'static str {
@@ -31,14 +37,23 @@ impl Scenario for Synthetic {
             ParamSpec::free("timeouts", &["0"], "timeouts per iteration"),
             ParamSpec::free("broken", &["0"], "1: the check fails"),
             ParamSpec::free("seeded", &["0"], "1: deterministic"),
+            ParamSpec::free("swing", &["0"], "log-score spread between processes"),
         ]
     }
     fn deterministic(&self, params: &Params) -> bool {
         params.get("seeded").is_ok_and(|v| v == "1")
     }
     fn setup(&self, p: &Params, _: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError> {
+        let swing: f64 = p.parse("swing")?;
+        let factor = if swing == 0.0 {
+            1.0
+        } else if self.swung.fetch_add(1, Ordering::Relaxed) % 2 == 0 {
+            swing.exp()
+        } else {
+            (-swing).exp()
+        };
         Ok(Box::new(SyntheticTrial {
-            score: p.parse("score")?,
+            score: p.parse::<f64>("score")? * factor,
             timeouts: p.parse("timeouts")?,
             broken: p.get("broken")? == "1",
             n: AtomicU64::new(0),
@@ -99,7 +114,10 @@ fn settings() -> PairedSettings {
 }
 
 fn run(text: &str) -> Vec<super::reproduce::ClaimOutcome> {
-    let launcher = Launcher::new(Arc::new(Catalog::new(vec![Box::new(Synthetic)])), None);
+    let launcher = Launcher::new(
+        Arc::new(Catalog::new(vec![Box::new(Synthetic::default())])),
+        None,
+    );
     let cs = claims(text);
     reproduce_claims(&launcher, &cs, &cs, &settings(), &mut Silent)
 }
@@ -247,4 +265,32 @@ fn deterministic_scenarios_replicate_over_seeds() {
         vec![Some(0), Some(1), Some(2)]
     );
     assert_eq!(o.verdict, Ok(Verdict::Reproduced));
+}
+
+/// The stopping rule beyond the pilot (quick settings: looks at 5 and 8 pairs). The contender's
+/// score swings by e^{±0.1} from one process to the next, so the pairs' log ratios are ln 2 ± 0.1:
+/// at 5 pairs the 99.95% interval (t with 4 degrees of freedom, about ±4.6 sd) still reaches
+/// below 1.5; at 8 (7 degrees of freedom, about ±2.1 sd) it lies above. So `later` is measured on
+/// to the second look and decided there. `never` (a ratio of exactly the claimed 1.5) is
+/// undecided at every look and stops at the last, 8 pairs, without a verdict.
+#[test]
+fn an_undecided_pilot_measures_on_to_the_next_look_and_stops_at_the_last() {
+    let swung = |id: &str, cont: &str| {
+        ratio(id, "100", cont, "").replace(
+            &format!("score='{cont}'}}"),
+            &format!("score='{cont}', swing='0.1'}}"),
+        )
+    };
+    let out = run(&(swung("later", "200") + &swung("never", "150")));
+    let later = &out[0];
+    assert_eq!(later.looks, vec![5, 8], "{later:?}");
+    assert_eq!(later.replicates.len(), 8);
+    assert_eq!(later.verdict, Ok(Verdict::Reproduced), "{later:?}");
+    let never = &out[1];
+    assert_eq!(never.looks, vec![5, 8], "{never:?}");
+    assert_eq!(never.replicates.len(), 8, "no rounds past the last look");
+    assert!(
+        matches!(never.verdict, Ok(Verdict::Inconclusive { .. })),
+        "{never:?}"
+    );
 }

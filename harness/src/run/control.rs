@@ -66,6 +66,8 @@ pub struct Report {
     pub histogram: Option<Histogram<u64>>,
     /// The worker's own check after the iteration.
     pub check: Option<String>,
+    /// The message of the worker's panic, if its thread panicked (then `ops` is 0).
+    pub panic: Option<String>,
 }
 
 /// A worker's mailbox for its per-iteration report.
@@ -182,25 +184,75 @@ fn spin_until(mut done: impl FnMut() -> bool) {
 }
 
 /// The body of one measuring thread for a whole trial.
+///
+/// A panic in an operation or a check ends this worker's part but not the protocol: the worker
+/// reports the panic for the iteration it happened in and for every later one (see
+/// [`report_panic`]), so the coordinator's counts complete and the iteration fails with the
+/// message instead of waiting for the dead thread forever (JMH's failing `BenchmarkTask` releases
+/// its iteration latches the same way). One `catch_unwind` per iteration: nothing per operation.
 pub fn worker_loop(control: &Control, slot: &Slot, worker: &mut dyn Worker, sample: bool) {
     let mut last = 0;
     while let Some(k) = control.wait_for_start(last) {
         last = k;
         control.arrived.fetch_add(1, Ordering::AcqRel);
-        let mut histogram = sample.then(new_histogram);
-        let ops = if let Some(h) = histogram.as_mut() {
-            run_iteration_sampled(control, k, worker, h)
-        } else {
-            run_iteration(control, k, worker)
-        };
-        let check = worker.check().err();
-        *slot.report.lock().unwrap_or_else(|e| e.into_inner()) = Report {
-            ops,
-            histogram,
-            check,
-        };
-        control.reported.fetch_add(1, Ordering::Release);
+        let measured = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut histogram = sample.then(new_histogram);
+            let ops = if let Some(h) = histogram.as_mut() {
+                run_iteration_sampled(control, k, worker, h)
+            } else {
+                run_iteration(control, k, worker)
+            };
+            let check = worker.check().err();
+            Report {
+                ops,
+                histogram,
+                check,
+                panic: None,
+            }
+        }));
+        match measured {
+            Ok(report) => publish(control, slot, report),
+            Err(payload) => {
+                let message = panic_message(&*payload);
+                publish(control, slot, Report::panicked(&message));
+                return report_panic(control, slot, k, &message);
+            }
+        }
     }
+}
+
+/// The part of a worker whose thread panicked (in an operation, a check, or while the worker was
+/// built) after iteration `last`: it arrives in every later iteration and reports the panic at
+/// once, until the trial exits.
+pub fn report_panic(control: &Control, slot: &Slot, mut last: u64, message: &str) {
+    while let Some(k) = control.wait_for_start(last) {
+        last = k;
+        control.arrived.fetch_add(1, Ordering::AcqRel);
+        publish(control, slot, Report::panicked(message));
+    }
+}
+
+fn publish(control: &Control, slot: &Slot, report: Report) {
+    *slot.report.lock().unwrap_or_else(|e| e.into_inner()) = report;
+    control.reported.fetch_add(1, Ordering::Release);
+}
+
+impl Report {
+    fn panicked(message: &str) -> Report {
+        Report {
+            panic: Some(message.to_string()),
+            ..Report::default()
+        }
+    }
+}
+
+/// The message a panic was started with (`panic!("...")`), or a placeholder for other payloads.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
 }
 
 /// A latency histogram from 1 ns to 100 s at 3 significant digits (IspnPerfTest uses 3 too).

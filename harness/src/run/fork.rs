@@ -47,9 +47,17 @@ impl Catalog {
     }
 }
 
+static IN_FORK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process is a fork ([`fork_child_main`] runs it), not the process the user ran.
+pub fn in_fork() -> bool {
+    IN_FORK.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Entry point of a fork: call it from `main` when the first argument is [`FORK_ARG`].
 /// Returns the process exit code.
 pub fn fork_child_main(catalog: &Catalog) -> i32 {
+    IN_FORK.store(true, std::sync::atomic::Ordering::Relaxed);
     // A panic on any thread (a worker's, the trial's) ends the fork at once, after the default
     // hook printed it to stderr: the other threads would otherwise wait for the panicked one
     // forever, and the parent would learn of it only at its timeout.
@@ -108,6 +116,8 @@ pub enum TrialHandle {
         events: mpsc::Receiver<Event>,
         /// The trial thread.
         thread: Option<std::thread::JoinHandle<()>>,
+        /// How long to wait for an event beyond an iteration's own length ([`DEFAULT_TIMEOUT`]).
+        timeout: Duration,
     },
     /// A trial in a child process.
     Forked {
@@ -161,6 +171,15 @@ pub enum TrialError {
     /// The run was interrupted (Ctrl-C).
     #[error("interrupted")]
     Interrupted,
+    /// A trial in this process gave no event within the timeout. Its threads cannot be
+    /// stopped, so the run that started it ends here (see [`TrialError::ends_the_run`]).
+    #[error(
+        "the in-process trial gave no result within {waited} (the per-iteration timeout, --timeout); its threads cannot be stopped, so the run ends here (forks, -f 1 or more, are killed instead and the run goes on)"
+    )]
+    InProcessTimedOut {
+        /// How long the runner waited, as `format_duration` prints it.
+        waited: String,
+    },
     /// The fork gave no event within the timeout (JMH's `-to`); it was killed.
     #[error(
         "the fork gave no result within {waited} (the per-iteration timeout, --timeout) and was killed"
@@ -169,6 +188,14 @@ pub enum TrialError {
         /// How long the parent waited, as `format_duration` prints it.
         waited: String,
     },
+}
+
+impl TrialError {
+    /// Whether nothing more should run in this process: a hung in-process trial keeps its
+    /// threads (spinning, holding locks) and would distort every later measurement.
+    pub fn ends_the_run(&self) -> bool {
+        matches!(self, TrialError::InProcessTimedOut { .. })
+    }
 }
 
 /// How long a fork may take beyond an iteration's length to answer: JMH's default `-to`, 10
@@ -209,6 +236,7 @@ impl TrialHandle {
             commands: cmd_tx,
             events: ev_rx,
             thread: Some(thread),
+            timeout: DEFAULT_TIMEOUT,
         })
     }
 
@@ -263,11 +291,13 @@ impl TrialHandle {
         Ok(handle)
     }
 
-    /// Sets how long a fork may take beyond an iteration's length to answer (in-process trials
-    /// are not timed: a thread cannot be killed).
+    /// Sets how long the trial may take beyond an iteration's length to answer: a fork is then
+    /// killed; an in-process trial cannot be, and ends the run ([`TrialError::ends_the_run`]).
     pub fn set_timeout(&mut self, t: Duration) {
-        if let TrialHandle::Forked { timeout, .. } = self {
-            *timeout = t;
+        match self {
+            TrialHandle::Forked { timeout, .. } | TrialHandle::InProcess { timeout, .. } => {
+                *timeout = t
+            }
         }
     }
 
@@ -297,9 +327,31 @@ impl TrialHandle {
     /// The next event, waiting at most `work` plus the timeout for a fork.
     fn event(&mut self, work: Duration) -> Result<Event, TrialError> {
         match self {
-            TrialHandle::InProcess { events, .. } => events.recv().map_err(|_| {
-                TrialError::Stopped("the trial thread stopped without a result".into())
-            }),
+            TrialHandle::InProcess {
+                events,
+                thread,
+                timeout,
+                ..
+            } => {
+                let limit = work.saturating_add(*timeout);
+                events.recv_timeout(limit).map_err(|e| match e {
+                    mpsc::RecvTimeoutError::Timeout => TrialError::InProcessTimedOut {
+                        waited: crate::run::settings::format_duration(limit),
+                    },
+                    // The thread ended without a terminal event: it panicked (setup, a check,
+                    // a scenario's own code). Its message was printed by the panic hook too.
+                    mpsc::RecvTimeoutError::Disconnected => {
+                        let panic = thread.take().and_then(|t| t.join().err());
+                        TrialError::Stopped(match panic {
+                            Some(p) => format!(
+                                "the trial thread panicked: {}",
+                                crate::run::control::panic_message(&*p)
+                            ),
+                            None => "the trial thread stopped without a result".into(),
+                        })
+                    }
+                })
+            }
             TrialHandle::Forked {
                 lines,
                 child,

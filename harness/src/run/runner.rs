@@ -298,6 +298,8 @@ pub struct Launcher {
     catalog: Arc<Catalog>,
     exe: Option<PathBuf>,
     timeout: Duration,
+    /// Set when an in-process trial hung ([`TrialError::ends_the_run`]): nothing more runs.
+    ended: Arc<AtomicBool>,
 }
 
 impl Launcher {
@@ -307,7 +309,14 @@ impl Launcher {
             catalog,
             exe,
             timeout: crate::run::fork::DEFAULT_TIMEOUT,
+            ended: Arc::default(),
         }
+    }
+
+    /// Whether an in-process trial hung, so that [`Self::run_all`] stopped after it: its threads
+    /// still run, and would distort anything measured next in this process.
+    pub fn run_ended(&self) -> bool {
+        self.ended.load(Ordering::SeqCst)
     }
 
     /// How long a fork may take beyond an iteration's length to answer before it is killed and
@@ -386,6 +395,9 @@ impl Launcher {
             match self.run_fork(spec, settings, fork, observer) {
                 Ok(record) => result.forks.push(record),
                 Err(e) => {
+                    if e.ends_the_run() {
+                        self.ended.store(true, Ordering::SeqCst);
+                    }
                     result.error = Some(e.to_string());
                     break;
                 }
@@ -430,7 +442,8 @@ impl Launcher {
         Ok(record)
     }
 
-    /// Runs all planned benchmarks in order, stopping early on interrupt.
+    /// Runs all planned benchmarks in order, stopping early on interrupt or after an in-process
+    /// trial that hung ([`Self::run_ended`]).
     pub fn run_all(
         &self,
         specs: &[TrialSpec],
@@ -439,7 +452,7 @@ impl Launcher {
     ) -> Vec<BenchmarkResult> {
         let mut out = Vec::new();
         for (i, spec) in specs.iter().enumerate() {
-            if interrupted() {
+            if interrupted() || self.run_ended() {
                 break;
             }
             observer.benchmark_started(i, specs.len(), spec);

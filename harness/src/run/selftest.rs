@@ -3,11 +3,12 @@
 //! - `harness/empty`: an empty operation, to measure the harness's own per-operation overhead.
 //! - `harness/env`: reports whether `RUST_BACKTRACE` is set in the process that measures, so a
 //!   test can prove forks apply their environment.
-//! - `harness/fault`: a fork that dies in the middle of an iteration (`-p fault=kill` SIGKILLs
-//!   itself, `panic` panics in a worker, `hang` never returns from an operation, `close-stdout`
-//!   closes its pipe to the parent), so tests can show the runner reports an error row and goes
-//!   on. The fault fires only in a fork (the parent sets `CRITSEC_FAULT` in the fork's
-//!   environment), never in the process that runs `critsec` itself.
+//! - `harness/fault`: a trial that fails in the middle of an iteration (`-p fault=kill` SIGKILLs
+//!   its fork, `panic` panics in a worker, `hang` never returns from an operation,
+//!   `close-stdout` closes its fork's pipe to the parent), so tests can show the runner reports
+//!   an error row and goes on. `panic` and `hang` also fire in this process (`-f 0`); `kill`
+//!   and `close-stdout` only in a fork (in-process they would end `critsec` itself, so setup
+//!   refuses them there).
 
 use crate::run::scenario::{
     GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Window, Worker,
@@ -116,24 +117,26 @@ impl Scenario for Fault {
         "harness/fault"
     }
     fn description(&self) -> &'static str {
-        "Tests of the runner: a fork that is killed, panics, hangs or closes its pipe mid-iteration (-p fault=...; `none` by default, and never outside a fork)."
+        "Tests of the runner: a trial that is killed, panics, hangs or closes its pipe mid-iteration (-p fault=...; `none` by default; kill and close-stdout only in a fork)."
     }
     fn params(&self) -> Vec<ParamSpec> {
         vec![ParamSpec::choice(
             "fault",
             &["none"],
             FAULTS,
-            "what the fork does after 1000 operations",
+            "what the trial does after 1000 operations",
         )]
     }
-    fn fork_env(&self, params: &Params) -> Vec<(String, String)> {
-        let v = params.get("fault").unwrap_or("none").to_string();
-        vec![("CRITSEC_FAULT".into(), v)]
-    }
-    fn setup(&self, _: &Params, _: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError> {
-        // Read here, in the measuring process: only a fork has it set.
-        let fault = std::env::var("CRITSEC_FAULT").unwrap_or_default();
-        Ok(Box::new(FaultTrial(fault)))
+    fn setup(&self, params: &Params, _: &[GroupSpec]) -> Result<Box<dyn Trial>, ScenarioError> {
+        let fault = params.get("fault")?;
+        if matches!(fault, "kill" | "close-stdout") && !crate::run::fork::in_fork() {
+            return Err(ScenarioError::bad(
+                "fault",
+                fault,
+                "fires only in a fork (-f 1 or more): in this process it would end critsec itself",
+            ));
+        }
+        Ok(Box::new(FaultTrial(fault.to_string())))
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::run::control::{Control, Slot, worker_loop};
+use crate::run::control::{Control, Slot, panic_message, report_panic, worker_loop};
 use crate::run::cpu::process_cpu_time;
 use crate::run::result::{IterationResult, TrialSpec};
 use crate::run::scenario::{Metric, Scenario, Trial, Window};
@@ -87,6 +87,10 @@ pub fn run_trial(
         .collect();
     let mut failed = None;
     std::thread::scope(|scope| {
+        // Should this thread panic (a scenario's `run_iteration`, probe or `quiesce`), the
+        // workers are told to exit as it unwinds: the scope waits for them before the panic
+        // goes on, and parked workers would otherwise keep it waiting forever.
+        let _exit = ExitOnDrop(&control);
         let mut workers_started = false;
         let mut iteration = 0u64;
         while let Command::Iteration {
@@ -129,7 +133,6 @@ pub fn run_trial(
                 }
             }
         }
-        control.exit();
     });
     if let Some(error) = failed {
         driver(Event::Failed { error });
@@ -141,6 +144,15 @@ pub fn run_trial(
             error: format!("verification after measuring failed: {e}"),
         }),
     };
+}
+
+/// Tells the workers to exit when dropped: at the end of the trial's scope, and on a panic.
+struct ExitOnDrop<'a>(&'a Control);
+
+impl Drop for ExitOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.exit();
+    }
 }
 
 fn spawn_workers<'scope, 'env>(
@@ -163,8 +175,13 @@ fn spawn_workers<'scope, 'env>(
                 .spawn_scoped(scope, move || {
                     // The worker is built on its own thread so thread-local state (caches,
                     // logging contexts) belongs to the thread that measures with it.
-                    let mut worker = trial.worker(group, index);
-                    worker_loop(control, slot, &mut *worker, sample);
+                    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        trial.worker(group, index)
+                    }));
+                    match built {
+                        Ok(mut worker) => worker_loop(control, slot, &mut *worker, sample),
+                        Err(payload) => report_panic(control, slot, 0, &panic_message(&*payload)),
+                    }
                 })
                 .expect("spawning a measuring thread");
         }
@@ -202,6 +219,9 @@ fn measure(
         .then(crate::run::control::new_histogram);
     for (i, (group, slot)) in slots.iter().enumerate() {
         let r = slot.take();
+        if let Some(msg) = r.panic {
+            return Err(format!("thread {i} of group `{group}` panicked: {msg}"));
+        }
         if let Some(msg) = r.check {
             return Err(format!(
                 "check failed in thread {i} of group `{group}`: {msg}"
