@@ -213,12 +213,6 @@ impl EventQueue {
         }
     }
 
-    /// Whether no event is pending at `time`, the instant being drained: an event pushed for
-    /// it now would be the next one popped.
-    pub fn nothing_due_at(&self, time: u64) -> bool {
-        time == self.now && self.wheel[(time % WHEEL) as usize].head == NIL
-    }
-
     /// Events pending.
     pub fn len(&self) -> usize {
         self.wheel_len + self.far.len()

@@ -200,7 +200,6 @@ impl Simulation {
                 EventKind::Issue { node, requester } => self.issue(node, requester),
             }
             while let Some((node, requester)) = self.reissue.pop_front() {
-                self.events += 1;
                 self.issue(node, requester);
             }
         }
@@ -431,15 +430,7 @@ impl Simulation {
                     // per input (the claims': 30 µs), every operation takes longer than this, so
                     // it never delays one there.
                     let next = self.now.max(issued_at + MIN_ISSUE_INTERVAL_US);
-                    if self.queue.nothing_due_at(next) {
-                        // Nothing else is due now, so this would be the next event popped (after
-                        // the reissues already noted, which were pushed before it): run it right
-                        // after the current event instead, in the same order, without a trip
-                        // through the queue (issue #15).
-                        self.reissue.push_back((node, requester));
-                    } else {
-                        self.queue.push(next, EventKind::Issue { node, requester });
-                    }
+                    self.queue.push(next, EventKind::Issue { node, requester });
                 }
             }
         }
