@@ -218,11 +218,13 @@ impl EventQueue {
     fn prefetch(&self, i: u32) {
         #[cfg(target_arch = "x86_64")]
         if let Some(e) = self.entries.get(i as usize) {
-            // SAFETY: a prefetch reads nothing into the program and cannot fault; the pointer
-            // is that of a live element.
+            // SAFETY: a prefetch reads nothing into the program and cannot fault; the pointers
+            // are within a live element (an event spans two cache lines).
             unsafe {
                 use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-                _mm_prefetch::<_MM_HINT_T0>((e as *const Option<EventKind>).cast::<i8>());
+                let p = (e as *const Option<EventKind>).cast::<i8>();
+                _mm_prefetch::<_MM_HINT_T0>(p);
+                _mm_prefetch::<_MM_HINT_T0>(p.add(size_of::<Option<EventKind>>() - 1));
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
