@@ -1,6 +1,8 @@
 //! One simulated iteration of each of the claims' slowest configurations: wall seconds, events
 //! and events per wall second. `cargo run -p bench-replication --release --example sim_speed
-//! [name-filter] [duration_ms]` (also a short target for `valgrind --tool=callgrind`).
+//! [name-filter] [duration_ms]` (also a short target for `valgrind --tool=callgrind`). The
+//! digest is an FNV-1a hash of the whole report's `Debug` text: a speed-up that is pure
+//! engineering must leave it unchanged.
 use std::time::Instant;
 
 use bench_replication::sim_speed::cases;
@@ -19,13 +21,20 @@ fn main() {
         let r = simulate(case.protocol, cfg).expect("valid config");
         let wall = t.elapsed().as_secs_f64();
         println!(
-            "{}: wall {wall:.2} s, {} events, {:.2} M events/s, {:.0} req/s/node, end {} ms, verify {}",
+            "{}: wall {wall:.2} s, {} events, {:.2} M events/s, {:.0} req/s/node, end {} ms, verify {}, digest {:016x}",
             case.name,
             r.events,
             r.events as f64 / wall / 1e6,
             r.req_per_s_per_node(),
             r.end_us / 1000,
             if r.verify.is_ok() { "ok" } else { "FAILED" },
+            digest(&format!("{r:?}")),
         );
     }
+}
+
+fn digest(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }

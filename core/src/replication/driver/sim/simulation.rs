@@ -50,9 +50,6 @@ pub struct Simulation {
     last_activity: u64,
     events: u64,
     out: Vec<Output>,
-    /// Requesters whose op completed in the current event; they issue their next op right away
-    /// (no think time) without a trip through the event queue.
-    reissue: std::collections::VecDeque<(NodeId, u32)>,
     /// Tests: a per-message delay that overrides the network's (`None`: the network decides).
     #[cfg(test)]
     delay_hook: Option<DelayHook>,
@@ -125,7 +122,6 @@ impl Simulation {
             last_activity: 0,
             events: 0,
             out: Vec::with_capacity(64),
-            reissue: std::collections::VecDeque::new(),
             #[cfg(test)]
             delay_hook: None,
             cfg,
@@ -198,9 +194,6 @@ impl Simulation {
                 }
                 EventKind::Handle { node, input } => self.step(node, input),
                 EventKind::Issue { node, requester } => self.issue(node, requester),
-            }
-            while let Some((node, requester)) = self.reissue.pop_front() {
-                self.issue(node, requester);
             }
         }
         let mut stats = NodeStats::default();
