@@ -16,12 +16,13 @@ use crate::run::scenario::{
 
 /// `synthetic/score`: each iteration scores `score` (times a small deterministic wobble) and
 /// counts `timeouts`; `broken = 1` fails its check; `seeded = 1` declares it deterministic;
-/// `swing = s` makes the score of the j-th trial set up with it (in this catalog) e^{+s} times
-/// `score` for even j and e^{-s} times for odd j: a spread between processes, as on a real
-/// machine, but the same in every run.
+/// `swing = s` makes the score of the trials of the j-th round of a configuration (its two
+/// blocks: set-ups 2j and 2j + 1 of that `score` in this catalog) e^{+s} times `score` for even
+/// j and e^{-s} times for odd j: a spread between processes, as on a real machine, the same in
+/// every run whatever order the group's arms are measured in.
 #[derive(Default)]
 struct Synthetic {
-    swung: AtomicU64,
+    swung: std::sync::Mutex<std::collections::HashMap<String, u64>>,
 }
 
 impl Scenario for Synthetic {
@@ -47,7 +48,12 @@ impl Scenario for Synthetic {
         let swing: f64 = p.parse("swing")?;
         let factor = if swing == 0.0 {
             1.0
-        } else if self.swung.fetch_add(1, Ordering::Relaxed) % 2 == 0 {
+        } else if {
+            let mut swung = self.swung.lock().unwrap();
+            let n = swung.entry(p.get("score")?.to_string()).or_default();
+            *n += 1;
+            (*n - 1) / 2 % 2 == 0
+        } {
             swing.exp()
         } else {
             (-swing).exp()
