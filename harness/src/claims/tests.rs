@@ -48,15 +48,16 @@ impl Scenario for Synthetic {
         let swing: f64 = p.parse("swing")?;
         let factor = if swing == 0.0 {
             1.0
-        } else if {
+        } else {
             let mut swung = self.swung.lock().unwrap();
             let n = swung.entry(p.get("score")?.to_string()).or_default();
+            let round = *n / 2;
             *n += 1;
-            (*n - 1) / 2 % 2 == 0
-        } {
-            swing.exp()
-        } else {
-            (-swing).exp()
+            if round % 2 == 0 {
+                swing.exp()
+            } else {
+                (-swing).exp()
+            }
         };
         Ok(Box::new(SyntheticTrial {
             score: p.parse::<f64>("score")? * factor,
