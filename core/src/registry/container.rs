@@ -29,6 +29,10 @@ pub struct RegistryConfig {
     pub mdc: MdcKind,
     /// Called by every core creation (load or reload) before the core exists.
     pub load_hook: Option<LoadHook>,
+    /// Solr's `transientCacheSize`: how many cores of `transient=true` descriptors stay loaded
+    /// (the bound of `TransientSolrCoreCacheDefault`); 0 (the default) means no transient cache,
+    /// and such cores are loaded as permanent ones, as in Solr.
+    pub transient_cache_size: usize,
 }
 
 impl fmt::Debug for RegistryConfig {
@@ -37,6 +41,7 @@ impl fmt::Debug for RegistryConfig {
             .field("node_name", &self.node_name)
             .field("mdc_puts", &self.mdc_puts)
             .field("mdc", &self.mdc)
+            .field("transient_cache_size", &self.transient_cache_size)
             .field(
                 "load_hook",
                 &self.load_hook.as_ref().map(|_| "Fn(&CoreDescriptor)"),
@@ -66,6 +71,7 @@ impl RegistryConfig {
             mdc_puts,
             mdc: MdcKind::Cheap,
             load_hook: None,
+            transient_cache_size: 0,
         })
     }
 
@@ -99,6 +105,7 @@ impl Default for RegistryConfig {
             mdc_puts: 5,
             mdc: MdcKind::Cheap,
             load_hook: None,
+            transient_cache_size: 0,
         }
     }
 }
