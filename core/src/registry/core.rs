@@ -53,6 +53,29 @@ pub struct Core {
     closes_run: AtomicU32,
     /// Closes that found the count already at 0 or below.
     over_closes: AtomicU32,
+    /// The container's tally of real closes and over-closes, if the core was created by one.
+    tally: Option<std::sync::Arc<CloseTally>>,
+}
+
+/// Real closes and over-closes of every core a container created, for verifying that none
+/// leaked and none closed twice without keeping the cores themselves. Plain std atomics: a
+/// statistic outside any protocol, bumped once per core at its real close.
+#[derive(Debug, Default)]
+pub struct CloseTally {
+    closed: std::sync::atomic::AtomicU64,
+    over_closed: std::sync::atomic::AtomicU64,
+}
+
+impl CloseTally {
+    /// Real closes so far.
+    pub fn closed(&self) -> u64 {
+        self.closed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Closes that found a core already closed (0 in a correct program).
+    pub fn over_closed(&self) -> u64 {
+        self.over_closed.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl Core {
@@ -67,7 +90,14 @@ impl Core {
             ref_count: AtomicI64::new(1),
             closes_run: AtomicU32::new(0),
             over_closes: AtomicU32::new(0),
+            tally: None,
         }
+    }
+
+    /// The same core, counted in `tally` when it closes.
+    pub(crate) fn tallied(mut self, tally: std::sync::Arc<CloseTally>) -> Core {
+        self.tally = Some(tally);
+        self
     }
 
     /// The core's unique id.
@@ -147,6 +177,11 @@ impl Core {
         } else if prev <= 0 {
             // Relaxed: a statistic, read after the threads that could close have been joined.
             self.over_closes.fetch_add(1, Ordering::Relaxed);
+            if let Some(tally) = &self.tally {
+                tally
+                    .over_closed
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             Err(RegistryError::RefCountBelowZero {
                 id: self.id,
                 count: prev - 1,
@@ -162,6 +197,11 @@ impl Core {
     fn do_close(&self) {
         // Relaxed: a statistic, see `over_closes`.
         self.closes_run.fetch_add(1, Ordering::Relaxed);
+        if let Some(tally) = &self.tally {
+            tally
+                .closed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// The current reference count (a racy read unless the caller has stopped all other users).

@@ -40,7 +40,7 @@ mod transient_cache;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-pub use self::core::{Core, CoreId};
+pub use self::core::{CloseTally, Core, CoreId};
 pub use container::{CONTAINER_HANDLERS, Container, LoadHook, RegistryConfig, RequestHandler};
 pub use core_registry::{CoreHandle, CoreRegistry, RegistryKind};
 pub use descriptor::{CloudDescriptor, CoreDescriptor, TRANSIENT_PROPERTY};
