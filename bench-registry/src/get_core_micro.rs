@@ -29,17 +29,17 @@ use critsec_harness::{
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `java.util.SplittableRandom`'s golden gamma.
-const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+pub(crate) const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// `SplittableRandom.mix64`.
-fn mix64(mut z: u64) -> u64 {
+pub(crate) fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
 }
 
 /// `nextInt(bound)` from a 64-bit draw (multiply-shift, uniform enough for picking a core).
-fn bounded(draw: u64, bound: usize) -> usize {
+pub(crate) fn bounded(draw: u64, bound: usize) -> usize {
     (((draw >> 32) * bound as u64) >> 32) as usize
 }
 

@@ -1,9 +1,11 @@
 //! bench-registry: critsec scenarios and claims for the core registry (SOLR-16497).
 //!
-//! Two scenarios run every registry strategy (`mutex`, `rwlock`, `jdk-rwlock`, `snapshot`):
+//! Three scenarios run every registry strategy (`mutex`, `rwlock`, `jdk-rwlock`, `snapshot`):
 //! `registry/get_core_micro` is the PR reviewer's JMH micro-benchmark (lookup + open, nothing
-//! else), and `registry/request_mix` is the production call mix from the same thread, with the
-//! logging-context work inside the critical section and an optional writer. The claims in
+//! else), `registry/request_mix` is the production call mix from the same thread, with the
+//! logging-context work inside the critical section and an optional writer, and
+//! `registry/transient_cores` sends requests to more transient cores than the transient cache
+//! holds, so loads and evictions run on the hot path. The claims in
 //! `claims.toml` state what the PR thread measured and what our snapshot strategy must beat.
 //! Every op verifies its answer, and every trial verifies that reference counts are back at the
 //! registry's own reference and that retired cores closed exactly once.
@@ -13,6 +15,7 @@
 mod fixture;
 mod get_core_micro;
 mod request_mix;
+mod transient_cores;
 
 #[cfg(test)]
 mod mutants;
@@ -20,13 +23,18 @@ mod mutants;
 pub use fixture::{Mode, Setup, build as build_registry, verify as verify_registry};
 pub use get_core_micro::GetCoreMicro;
 pub use request_mix::RequestMix;
+pub use transient_cores::TransientCores;
 
 use critsec_core::registry::Mdc;
 use critsec_harness::{Claim, ClaimError, Scenario};
 
 /// Every scenario of this crate.
 pub fn scenarios() -> Vec<Box<dyn Scenario>> {
-    vec![Box::new(GetCoreMicro), Box::new(RequestMix)]
+    vec![
+        Box::new(GetCoreMicro),
+        Box::new(RequestMix),
+        Box::new(TransientCores),
+    ]
 }
 
 /// The claims declared in `claims.toml`.

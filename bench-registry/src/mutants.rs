@@ -99,6 +99,12 @@ impl CoreRegistry for Broken {
     fn num_all(&self) -> usize {
         self.inner.num_all()
     }
+    fn num_loaded_transient(&self) -> usize {
+        self.inner.num_loaded_transient()
+    }
+    fn clean_up_transient(&self) {
+        self.inner.clean_up_transient()
+    }
     fn is_loaded(&self, name: &str) -> bool {
         self.inner.is_loaded(name)
     }

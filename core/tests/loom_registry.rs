@@ -13,8 +13,8 @@
 #![cfg(loom)]
 
 use critsec_core::registry::{
-    Core, CoreDescriptor, CoreId, CoreRegistry, MutexRegistry, RefCountMutant, RegistryConfig,
-    RwLockRegistry, SnapshotRegistry,
+    Core, CoreDescriptor, CoreId, CoreRegistry, JdkRwLockRegistry, MutexRegistry, RefCountMutant,
+    RegistryConfig, RwLockRegistry, SnapshotRegistry,
 };
 use critsec_core::sync::primitive::{Arc, thread};
 
@@ -308,6 +308,109 @@ fn three_threads_catch_a_lost_decrement() {
     assert!(is_model_check(&message), "{message}");
 }
 
+/// A registry with a transient cache of one core and two transient descriptors, `t0` and `t1`.
+fn transient_registry<R: CoreRegistry>(make: fn(RegistryConfig) -> R) -> R {
+    let r = make(RegistryConfig {
+        transient_cache_size: 1,
+        ..config()
+    });
+    for name in ["t0", "t1"] {
+        r.add_core_descriptor(CoreDescriptor::new(name).into_transient())
+            .unwrap();
+    }
+    r
+}
+
+/// Transient cores over a cache of one: the main thread holds `t0` open and asks for it again
+/// while another thread loads `t1`, which evicts `t0` while it is in use. Both requests get the
+/// open core of the name they asked for (the same `t0` both times: an evicted core in use is
+/// never closed or reloaded), and after shutdown both cores close exactly once.
+fn transient_eviction_of_a_core_in_use<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
+    let r = Arc::new(transient_registry(make));
+    let held = r.get_core("t0").unwrap().expect("t0");
+    let loader = {
+        let r = Arc::clone(&r);
+        thread::spawn(move || {
+            let h = r.get_core("t1").unwrap().expect("t1");
+            assert_usable(&h);
+            assert_eq!(h.name(), "t1");
+            Arc::clone(h.core())
+        })
+    };
+    let again = r.get_core("t0").unwrap().expect("t0 stays registered");
+    assert_usable(&again);
+    assert_eq!(again.id(), held.id(), "a core in use was replaced");
+    let t1 = loader.join().unwrap();
+    let t0 = Arc::clone(held.core());
+    drop((held, again));
+    r.shutdown();
+    r.clean_up_transient();
+    drop(r);
+    assert_closed_once(&t0);
+    assert_closed_once(&t1);
+}
+
+/// The PR's design on its maintenance thread (three threads: requests on two, maintenance on
+/// the third), every interleaving within 2 preemptions (3 with `CRITSEC_LONG=1`).
+fn transient_maintenance_thread<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
+    let bound = if long_run() { 3 } else { 2 };
+    model_bounded(bound, move || transient_eviction_of_a_core_in_use(make));
+}
+
+/// The checker checked, and the PR's reason for its maintenance thread: with maintenance inline
+/// (a reader that finds the cache over its bound runs the eviction handler, which takes the
+/// write lock under the reader's read lock), loom must find the interleaving where the main
+/// thread waits for itself: the load of `t1` re-inserts `t0` (in use) and leaves the cache over
+/// its bound, and the main thread's second request then deadlocks. loom's clean-up after a
+/// deadlock report aborts the process, so the model runs in a child process (this test binary
+/// again, filtered to this test) and the parent reads its output.
+#[test]
+fn transient_naive_inline_eviction_deadlocks() {
+    const NAME: &str = "transient_naive_inline_eviction_deadlocks";
+    if std::env::var_os("CRITSEC_LOOM_NAIVE").is_some() {
+        model(|| transient_eviction_of_a_core_in_use(RwLockRegistry::naive_inline_eviction));
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+        .env("CRITSEC_LOOM_NAIVE", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "loom passed the naive design");
+    assert!(
+        stderr.contains("deadlock"),
+        "the naive design failed, but not by a deadlock: {stderr}"
+    );
+}
+
+#[test]
+fn rwlock_transient_maintenance_thread() {
+    transient_maintenance_thread(RwLockRegistry::new);
+}
+
+/// The same on the JDK lock model: its parking and hold counters multiply loom's work (about
+/// 380 s at bound 2 here), so under `CRITSEC_LONG=1` only; the maintenance protocol is the same
+/// code as `rwlock`'s, and the lock itself has its own models in `loom_sync.rs`.
+#[test]
+fn jdk_rwlock_transient_maintenance_thread() {
+    if !long_run() {
+        eprintln!("skipped: the JDK lock makes this model slow; run with CRITSEC_LONG=1");
+        return;
+    }
+    transient_maintenance_thread(JdkRwLockRegistry::new);
+}
+
+#[test]
+fn mutex_transient_inline_maintenance() {
+    model(|| transient_eviction_of_a_core_in_use(MutexRegistry::new));
+}
+
+#[test]
+fn snapshot_transient_inline_maintenance() {
+    model(|| transient_eviction_of_a_core_in_use(SnapshotRegistry::new));
+}
+
 macro_rules! loom_models {
     ($strategy:ident, $make:expr) => {
         mod $strategy {
@@ -343,4 +446,25 @@ macro_rules! loom_models {
 
 loom_models!(mutex, MutexRegistry::new);
 loom_models!(rwlock, RwLockRegistry::new);
+
+/// The registry on the JDK lock model: a reader against unload and two loaders racing, the
+/// protocols where the lock's own hand-offs matter (the rest is the same code as `rwlock`).
+/// Under `CRITSEC_LONG=1` only: unbounded on the JDK lock these did not finish within 3 minutes
+/// here (the lock itself has its own models in `loom_sync.rs`).
+mod jdk_rwlock {
+    use super::*;
+
+    #[test]
+    fn get_close_vs_unload() {
+        if long_run() {
+            super::get_close_vs_unload(JdkRwLockRegistry::new);
+        }
+    }
+    #[test]
+    fn load_once() {
+        if long_run() {
+            super::load_once(JdkRwLockRegistry::new);
+        }
+    }
+}
 loom_models!(snapshot, SnapshotRegistry::new);

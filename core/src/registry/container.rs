@@ -3,7 +3,7 @@
 //! request handlers, and the count of created cores. The registry operations that use them are
 //! written once, in `state_access.rs`.
 
-use super::core::Core;
+use super::core::{CloseTally, Core};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::mdc::{MAX_MDC_PUTS, MDC_KEYS, MdcEntries, MdcKind};
@@ -29,6 +29,10 @@ pub struct RegistryConfig {
     pub mdc: MdcKind,
     /// Called by every core creation (load or reload) before the core exists.
     pub load_hook: Option<LoadHook>,
+    /// Solr's `transientCacheSize`: how many cores of `transient=true` descriptors stay loaded
+    /// (the bound of `TransientSolrCoreCacheDefault`); 0 (the default) means no transient cache,
+    /// and such cores are loaded as permanent ones, as in Solr.
+    pub transient_cache_size: usize,
 }
 
 impl fmt::Debug for RegistryConfig {
@@ -37,6 +41,7 @@ impl fmt::Debug for RegistryConfig {
             .field("node_name", &self.node_name)
             .field("mdc_puts", &self.mdc_puts)
             .field("mdc", &self.mdc)
+            .field("transient_cache_size", &self.transient_cache_size)
             .field(
                 "load_hook",
                 &self.load_hook.as_ref().map(|_| "Fn(&CoreDescriptor)"),
@@ -66,6 +71,7 @@ impl RegistryConfig {
             mdc_puts,
             mdc: MdcKind::Cheap,
             load_hook: None,
+            transient_cache_size: 0,
         })
     }
 
@@ -99,6 +105,7 @@ impl Default for RegistryConfig {
             mdc_puts: 5,
             mdc: MdcKind::Cheap,
             load_hook: None,
+            transient_cache_size: 0,
         }
     }
 }
@@ -151,6 +158,8 @@ pub struct Container {
     config: RegistryConfig,
     handlers: HashMap<&'static str, &'static RequestHandler>,
     cores_created: AtomicU64,
+    /// Real closes and over-closes of the cores created here.
+    tally: std::sync::Arc<CloseTally>,
 }
 
 impl Container {
@@ -160,6 +169,7 @@ impl Container {
             config,
             handlers: CONTAINER_HANDLERS.iter().map(|h| (h.path, h)).collect(),
             cores_created: AtomicU64::new(0),
+            tally: std::sync::Arc::default(),
         }
     }
 
@@ -176,12 +186,19 @@ impl Container {
             hook(&descriptor);
         }
         let mdc = self.config.mdc_entries(&descriptor);
-        Arc::new(Core::new(descriptor, mdc, self.config.mdc))
+        Arc::new(
+            Core::new(descriptor, mdc, self.config.mdc).tallied(std::sync::Arc::clone(&self.tally)),
+        )
     }
 
     /// How many cores this container has created (loads plus reloads plus `create_core` calls).
     pub fn cores_created(&self) -> u64 {
         self.cores_created.load(Ordering::Relaxed)
+    }
+
+    /// How many of the cores created here have closed, and how many closes found one closed.
+    pub fn close_tally(&self) -> &CloseTally {
+        &self.tally
     }
 
     /// Solr's `CoreContainer.getRequestHandler(path)`: a map read, no registry lock.

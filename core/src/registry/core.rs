@@ -56,6 +56,29 @@ pub struct Core {
     /// A deliberately broken count, for the loom models that must catch it (`cfg(loom)` only).
     #[cfg(loom)]
     mutant: std::sync::atomic::AtomicU8,
+    /// The container's tally of real closes and over-closes, if the core was created by one.
+    tally: Option<std::sync::Arc<CloseTally>>,
+}
+
+/// Real closes and over-closes of every core a container created, for verifying that none
+/// leaked and none closed twice without keeping the cores themselves. Plain std atomics: a
+/// statistic outside any protocol, bumped once per core at its real close.
+#[derive(Debug, Default)]
+pub struct CloseTally {
+    closed: std::sync::atomic::AtomicU64,
+    over_closed: std::sync::atomic::AtomicU64,
+}
+
+impl CloseTally {
+    /// Real closes so far.
+    pub fn closed(&self) -> u64 {
+        self.closed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Closes that found a core already closed (0 in a correct program).
+    pub fn over_closed(&self) -> u64 {
+        self.over_closed.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 #[cfg(loom)]
@@ -78,7 +101,14 @@ impl Core {
             over_closes: AtomicU32::new(0),
             #[cfg(loom)]
             mutant: Default::default(),
+            tally: None,
         }
+    }
+
+    /// The same core, counted in `tally` when it closes.
+    pub(crate) fn tallied(mut self, tally: std::sync::Arc<CloseTally>) -> Core {
+        self.tally = Some(tally);
+        self
     }
 
     /// The core's unique id.
@@ -165,6 +195,11 @@ impl Core {
         } else if prev <= 0 {
             // Relaxed: a statistic, read after the threads that could close have been joined.
             self.over_closes.fetch_add(1, Ordering::Relaxed);
+            if let Some(tally) = &self.tally {
+                tally
+                    .over_closed
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             Err(RegistryError::RefCountBelowZero {
                 id: self.id,
                 count: prev - 1,
@@ -180,6 +215,11 @@ impl Core {
     fn do_close(&self) {
         // Relaxed: a statistic, see `over_closes`.
         self.closes_run.fetch_add(1, Ordering::Relaxed);
+        if let Some(tally) = &self.tally {
+            tally
+                .closed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// The current reference count (a racy read unless the caller has stopped all other users).

@@ -188,6 +188,15 @@ pub trait CoreRegistry: Send + Sync {
     /// `SolrCores.getNumUnloadedCores`: registered minus loaded, from one consistent view.
     fn num_unloaded(&self) -> usize;
 
+    /// `TransientSolrCores.getNumLoadedTransientCores`: cores in the transient cache, plus
+    /// evicted ones still in use (Solr's re-inserted ones are in the cache; PR #1155's overflow).
+    fn num_loaded_transient(&self) -> usize;
+
+    /// Caffeine's `cleanUp()`: runs any pending transient-cache maintenance (an eviction pass,
+    /// and the closes it queued) and returns once it is done, on whatever thread the strategy
+    /// runs maintenance. For tests and verification; requests never need it.
+    fn clean_up_transient(&self);
+
     /// `SolrCores.getNumAllCores`.
     fn num_all(&self) -> usize;
 

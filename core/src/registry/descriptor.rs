@@ -6,6 +6,9 @@
 
 use std::collections::BTreeMap;
 
+/// Solr's `CoreDescriptor.CORE_TRANSIENT`, the `core.properties` key.
+pub const TRANSIENT_PROPERTY: &str = "transient";
+
 /// Where a core sits in a SolrCloud collection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CloudDescriptor {
@@ -56,6 +59,21 @@ impl CoreDescriptor {
             replica: replica.into(),
         });
         d
+    }
+
+    /// The same descriptor marked `transient=true` in its `core.properties`: with a transient
+    /// cache configured, its core is loaded into that bounded cache rather than kept for good.
+    pub fn into_transient(mut self) -> Self {
+        self.properties
+            .insert(TRANSIENT_PROPERTY.to_string(), "true".to_string());
+        self
+    }
+
+    /// Solr's `CoreDescriptor.isTransient()`: the `transient` property is `true`.
+    pub fn is_transient(&self) -> bool {
+        self.properties
+            .get(TRANSIENT_PROPERTY)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
     }
 
     /// The same descriptor under another name, as `swap` leaves it.

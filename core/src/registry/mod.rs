@@ -35,16 +35,17 @@ mod registry_state;
 mod rwlock_registry;
 mod snapshot_registry;
 mod state_access;
+mod transient_cache;
 
 #[cfg(all(test, not(loom)))]
 mod tests;
 
 #[cfg(loom)]
 pub use self::core::RefCountMutant;
-pub use self::core::{Core, CoreId};
+pub use self::core::{CloseTally, Core, CoreId};
 pub use container::{CONTAINER_HANDLERS, Container, LoadHook, RegistryConfig, RequestHandler};
 pub use core_registry::{CoreHandle, CoreRegistry, RegistryKind};
-pub use descriptor::{CloudDescriptor, CoreDescriptor};
+pub use descriptor::{CloudDescriptor, CoreDescriptor, TRANSIENT_PROPERTY};
 pub use error::RegistryError;
 pub use mdc::{MAX_MDC_PUTS, MDC_KEYS, Mdc, MdcEntries, MdcKind, NODE_KEY};
 pub use mutex_registry::MutexRegistry;

@@ -4,6 +4,11 @@
 //! `getLoadedCoreWithoutIncrement` does; inside, a hash lookup, the refcount increment and the
 //! MDC puts.
 //!
+//! Transient cores (`TransientSolrCores`, Solr 9.x): the cache's maintenance runs inline on the
+//! thread whose access finds it due (Caffeine's `executor(Runnable::run)`), reads included, always
+//! under the monitor, so the eviction handler's re-insert needs no other lock; a still-used core is
+//! put back ([`EvictionPolicy::ReInsert`]).
+//!
 //! This file says only how the strategy reaches its state ([`StateAccess`]); the registry itself
 //! ([`CoreRegistry`](super::CoreRegistry)) is the shared implementation in `state_access.rs`.
 
@@ -12,7 +17,8 @@ use super::core::{Core, CoreId};
 use super::core_registry::RegistryKind;
 use super::error::RegistryError;
 use super::registry_state::{Claim, RegistryState};
-use super::state_access::{Lookup, StateAccess};
+use super::state_access::{Lookup, StateAccess, release_evicted};
+use super::transient_cache::EvictionPolicy;
 use crate::sync::primitive::Arc;
 use crate::sync::{Condvar, Monitor};
 
@@ -32,8 +38,11 @@ impl MutexRegistry {
     /// An empty registry.
     pub fn new(config: RegistryConfig) -> Self {
         MutexRegistry {
+            state: Monitor::new(
+                "registry.modify_lock",
+                RegistryState::new(config.transient_cache_size),
+            ),
             container: Container::new(config),
-            state: Monitor::new("registry.modify_lock", RegistryState::default()),
             changed: Condvar::new(),
         }
     }
@@ -41,17 +50,26 @@ impl MutexRegistry {
 
 impl StateAccess for MutexRegistry {
     const KIND: RegistryKind = RegistryKind::Mutex;
+    const EVICTION: EvictionPolicy = EvictionPolicy::ReInsert;
 
     fn container(&self) -> &Container {
         &self.container
     }
 
     /// `getCoreFromAnyList(name, incRefCount = true, id)`: lookup and `open()` under the lock;
-    /// the lookup is `getLoadedCoreWithoutIncrement`, which enters the monitor again.
+    /// the lookup is `getLoadedCoreWithoutIncrement`, which enters the monitor again. A cache
+    /// left over its bound by re-inserts is maintained here, as Caffeine drains on reads.
     fn open_loaded(&self, name: &str, id: Option<CoreId>) -> Result<Lookup, RegistryError> {
-        let state = self.state.enter();
+        let mut state = self.state.enter();
         let found = state.reenter(|st| st.maps.lookup(name, id));
-        RegistryState::open_found(found)
+        let found = RegistryState::open_found(found);
+        if !state.maps.transient.needs_maintenance() {
+            return found;
+        }
+        let evicted = state.evict_transient_locked(Self::EVICTION);
+        drop(state);
+        release_evicted(self, evicted);
+        found
     }
 
     fn read<R>(&self, f: impl FnOnce(&RegistryState) -> R) -> R {

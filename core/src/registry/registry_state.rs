@@ -11,6 +11,7 @@ use super::core_registry::CoreHandle;
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::state_access::Lookup;
+use super::transient_cache::{EvictionPolicy, TransientCores};
 use crate::sync::primitive::Arc;
 use indexmap::IndexMap;
 use std::collections::HashSet;
@@ -52,14 +53,20 @@ pub(crate) struct Maps {
     pub(crate) cores: NameMap<Arc<Core>>,
     /// Solr's `residentDescriptors`: every registered core, loaded or not.
     pub(crate) resident_descriptors: NameMap<Arc<CoreDescriptor>>,
+    /// `TransientSolrCores`' cache of loaded transient cores (and PR #1155's overflow).
+    pub(crate) transient: TransientCores,
 }
 
 impl Maps {
     /// Solr's lookup in `getCoreFromAnyList`: the loaded core `name`, if its id is `id` (when
     /// given); Solr returns null on an id mismatch, as if the core were missing.
+    /// A permanent core is looked up first; a miss asks the transient cache, as
+    /// `TransientSolrCores.getLoadedCoreWithoutIncrement` does, recording the access.
+    #[inline]
     pub(crate) fn lookup(&self, name: &str, id: Option<CoreId>) -> Option<&Arc<Core>> {
         self.cores
             .get(name)
+            .or_else(|| self.transient.get(name))
             .filter(|core| id.is_none_or(|id| core.id() == id))
     }
 
@@ -79,12 +86,29 @@ impl Maps {
         self.resident_descriptors.get(name).cloned()
     }
 
+    /// The loaded core `name`, permanent or transient, without recording an access.
     pub(crate) fn loaded_core(&self, name: &str) -> Option<Arc<Core>> {
-        self.cores.get(name).cloned()
+        self.cores
+            .get(name)
+            .or_else(|| self.transient.peek(name))
+            .cloned()
+    }
+
+    /// Solr's `isLoaded`: permanent or transient.
+    pub(crate) fn is_loaded(&self, name: &str) -> bool {
+        self.cores.contains_key(name) || self.transient.peek(name).is_some()
+    }
+
+    /// Every loaded core, permanent ones first, then the transient cache and its overflow.
+    fn loaded(&self) -> impl Iterator<Item = (&str, &Arc<Core>)> {
+        self.cores
+            .iter()
+            .map(|(k, c)| (&**k, c))
+            .chain(self.transient.iter())
     }
 
     pub(crate) fn loaded_names(&self) -> Vec<String> {
-        self.cores.keys().map(|k| k.to_string()).collect()
+        self.loaded().map(|(k, _)| k.to_string()).collect()
     }
 
     pub(crate) fn all_names(&self) -> Vec<String> {
@@ -95,12 +119,12 @@ impl Maps {
     }
 
     pub(crate) fn loaded_cores(&self) -> Vec<(String, CoreId)> {
-        self.cores
-            .iter()
+        self.loaded()
             .map(|(k, c)| (k.to_string(), c.id()))
             .collect()
     }
 
+    /// Solr's `getNumLoadedPermanentCores`: transient cores are not counted.
     pub(crate) fn num_loaded(&self) -> usize {
         self.cores.len()
     }
@@ -109,9 +133,9 @@ impl Maps {
         self.resident_descriptors.len()
     }
 
-    /// Solr's `getNumUnloadedCores`: registered minus loaded.
+    /// Solr's `getNumUnloadedCores`: registered minus loaded, permanent and transient.
     pub(crate) fn num_unloaded(&self) -> usize {
-        self.resident_descriptors.len() - self.cores.len()
+        self.resident_descriptors.len() - self.cores.len() - self.transient.len()
     }
 }
 
@@ -142,6 +166,13 @@ pub(crate) struct RegistryState {
 }
 
 impl RegistryState {
+    /// An empty state with a transient cache of `transient_cache_size` cores (0: none).
+    pub(crate) fn new(transient_cache_size: usize) -> Self {
+        let mut state = RegistryState::default();
+        state.maps.transient = TransientCores::new(transient_cache_size);
+        state
+    }
+
     /// Solr's unconditional `open()` of what the lookup found, under the caller's lock.
     #[inline]
     pub(crate) fn open_found(found: Option<&Arc<Core>>) -> Result<Lookup, RegistryError> {
@@ -219,13 +250,59 @@ impl RegistryState {
                 .insert(name.into(), descriptor);
         }
         self.version += 1;
+        if self.maps.transient.enabled() && core.descriptor().is_transient() {
+            return self.maps.transient.put(name, core);
+        }
         self.maps.cores.insert(name.into(), core)
+    }
+
+    /// One pass of the transient cache's maintenance with `TransientSolrCores.onEvict` as the
+    /// handler: a core with a pending operation or another user (`getOpenCount() > 1`) is kept
+    /// by `policy`; any other is unregistered and queued to close (`queueCoreToClose`: listed in
+    /// `pending_closes`, which blocks new operations on the name). Returns the queued cores; the
+    /// caller closes each outside the lock, then calls [`RegistryState::finish_closes_locked`].
+    pub(crate) fn evict_transient_locked(
+        &mut self,
+        policy: EvictionPolicy,
+    ) -> Vec<(Box<str>, Arc<Core>)> {
+        let pending = &self.pending_core_ops;
+        let queued = self.maps.transient.evict(policy, |name, core| {
+            pending.contains(name) || core.ref_count() > 1
+        });
+        self.pending_closes.extend(
+            queued
+                .iter()
+                .map(|(name, core)| (name.clone(), Arc::clone(core))),
+        );
+        self.version += 1;
+        queued
+    }
+
+    /// A request found `name` loaded in the transient overflow: back into the cache. Whether the
+    /// cache is now due for maintenance.
+    pub(crate) fn readmit_transient_locked(&mut self, name: &str) -> bool {
+        if !self.maps.transient.readmit(name) {
+            return false;
+        }
+        self.version += 1;
+        self.maps.transient.needs_maintenance()
+    }
+
+    /// After the closes of evicted cores: they leave `pending_closes`, unblocking their names.
+    pub(crate) fn finish_closes_locked(&mut self, closed: &[(Box<str>, Arc<Core>)]) {
+        for (_, core) in closed {
+            self.finish_close_locked(core);
+        }
     }
 
     /// Solr's `remove`: unregisters the loaded core (its descriptor stays) and hands its registry
     /// reference to the caller.
     pub(crate) fn remove_locked(&mut self, name: &str) -> Option<Arc<Core>> {
-        let removed = self.maps.cores.shift_remove(name);
+        let removed = self
+            .maps
+            .cores
+            .shift_remove(name)
+            .or_else(|| self.maps.transient.remove(name));
         if removed.is_some() {
             self.version += 1;
         }
@@ -233,14 +310,18 @@ impl RegistryState {
     }
 
     /// Solr's `swap`: the two names exchange cores and descriptors in one step, so no observer of
-    /// the state sees a core under both names or neither.
+    /// the state sees a core under both names or neither. Only permanent cores are swapped (a
+    /// transient one counts as not loaded here: swapping cache entries is not modelled).
     pub(crate) fn swap_locked(&mut self, a: &str, b: &str) -> Result<(), RegistryError> {
         if a == b {
             return Err(RegistryError::SwapWithItself {
                 name: a.to_string(),
             });
         }
-        let (Some(ca), Some(cb)) = (self.maps.loaded_core(a), self.maps.loaded_core(b)) else {
+        let (Some(ca), Some(cb)) = (
+            self.maps.cores.get(a).cloned(),
+            self.maps.cores.get(b).cloned(),
+        ) else {
             let missing = if self.maps.cores.contains_key(a) {
                 b
             } else {
@@ -271,7 +352,11 @@ impl RegistryState {
             return Err(self.no_such_core_locked(name));
         }
         self.maps.resident_descriptors.shift_remove(name);
-        let core = self.maps.cores.shift_remove(name);
+        let core = self
+            .maps
+            .cores
+            .shift_remove(name)
+            .or_else(|| self.maps.transient.remove(name));
         if let Some(core) = &core {
             self.pending_closes.push((name.into(), Arc::clone(core)));
         }
@@ -289,7 +374,9 @@ impl RegistryState {
     pub(crate) fn shutdown_locked(&mut self) -> Vec<Arc<Core>> {
         self.shutdown = true;
         self.version += 1;
-        self.maps.cores.drain(..).map(|(_, core)| core).collect()
+        let mut cores: Vec<Arc<Core>> = self.maps.cores.drain(..).map(|(_, core)| core).collect();
+        cores.extend(self.maps.transient.drain());
+        cores
     }
 
     /// The error for a name that is not loaded (or not even registered).

@@ -29,6 +29,15 @@
 //!
 //! loom checks this in `core/tests/loom_registry.rs`.
 //!
+//! Transient cores: readers find them in the published snapshot (the cache's entries, and so
+//! their access stamps, are shared with the authoritative state) and open them with `try_open`
+//! like any other core. Maintenance runs inline on the writer that inserted, under the writer
+//! lock, never on a reader; a still-used core moves to the overflow map
+//! ([`EvictionPolicy::Overflow`]), which every later pass re-examines. The eviction handler's
+//! open-count test is a racy read here (a reader may open the core just after it), which costs
+//! only correctness-neutral slack: such a reader holds an open core whose real close waits for
+//! its handle, exactly as after an unload.
+//!
 //! This file says only how the strategy reaches its state ([`StateAccess`]): the lock-free lookup,
 //! the snapshot for reads, the writer lock for writes and waits. The registry itself
 //! ([`CoreRegistry`](super::CoreRegistry)) is the shared implementation in `state_access.rs`.
@@ -39,6 +48,7 @@ use super::core_registry::{CoreHandle, RegistryKind};
 use super::error::RegistryError;
 use super::registry_state::{Claim, Maps, RegistryState};
 use super::state_access::{Lookup, StateAccess};
+use super::transient_cache::EvictionPolicy;
 use crate::sync::primitive::Arc;
 use crate::sync::{Condvar, Mutex, SnapshotCell};
 
@@ -59,11 +69,12 @@ pub struct SnapshotRegistry {
 impl SnapshotRegistry {
     /// An empty registry.
     pub fn new(config: RegistryConfig) -> Self {
+        let state = RegistryState::new(config.transient_cache_size);
         SnapshotRegistry {
             container: Container::new(config),
-            writer: Mutex::new("registry.writer_lock", RegistryState::default()),
+            view: SnapshotCell::new(Arc::new(state.maps.clone())),
+            writer: Mutex::new("registry.writer_lock", state),
             changed: Condvar::new(),
-            view: SnapshotCell::new(Arc::new(Maps::default())),
         }
     }
 
@@ -85,6 +96,7 @@ impl SnapshotRegistry {
 
 impl StateAccess for SnapshotRegistry {
     const KIND: RegistryKind = RegistryKind::Snapshot;
+    const EVICTION: EvictionPolicy = EvictionPolicy::Overflow;
 
     fn container(&self) -> &Container {
         &self.container

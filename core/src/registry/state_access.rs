@@ -16,6 +16,7 @@ use super::core_registry::{CoreHandle, CoreRegistry, RegistryKind};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::registry_state::{Maps, RegistryState};
+use super::transient_cache::EvictionPolicy;
 use crate::kind::StrategyKind;
 use crate::sync::primitive::Arc;
 
@@ -65,6 +66,23 @@ pub(crate) trait StateAccess: Send + Sync {
 
     /// Like `write`, then wakes every waiter (Solr's `notifyAll` / `signalAll`).
     fn write_and_notify<R>(&self, f: impl FnOnce(&mut RegistryState) -> R) -> R;
+
+    /// What the transient cache's eviction handler does with a core still in use.
+    const EVICTION: EvictionPolicy;
+
+    /// Runs the transient cache's maintenance after a write left it due (an insertion over the
+    /// bound, or overflow cores to re-examine). By default inline, on the writer's thread, as
+    /// Caffeine's `executor(Runnable::run)` does: the pass under the write lock, the closes of
+    /// evicted cores after it. The read-write strategies hand it to their maintenance thread.
+    fn maintain_transient(&self) {
+        let evicted = self.write(|st| st.evict_transient_locked(Self::EVICTION));
+        release_evicted(self, evicted);
+    }
+
+    /// [`CoreRegistry::clean_up_transient`]: by default the inline pass, here.
+    fn clean_up_transient(&self) {
+        self.maintain_transient();
+    }
 
     /// Solr's `waitAddPendingCoreOps`: waits while `name` has an operation or a close pending,
     /// fails once the container is shut down, then claims `name` and returns its loaded core
@@ -126,11 +144,16 @@ impl<S: StateAccess> CoreRegistry for S {
             if st.shutdown {
                 Err(core)
             } else {
-                Ok(st.put_core_locked(&name, Arc::clone(&core)))
+                Ok(put_and_check(st, &name, Arc::clone(&core)))
             }
         });
         match put {
-            Ok(old) => Ok(old.map(CoreHandle::from_open)),
+            Ok((old, due)) => {
+                if due {
+                    self.maintain_transient();
+                }
+                Ok(old.map(CoreHandle::from_open))
+            }
             Err(core) => {
                 let _ = core.close();
                 Err(RegistryError::ShutDown {
@@ -202,8 +225,16 @@ impl<S: StateAccess> CoreRegistry for S {
         self.observe_view(Maps::num_all)
     }
 
+    fn num_loaded_transient(&self) -> usize {
+        self.observe_view(|view| view.transient.len())
+    }
+
+    fn clean_up_transient(&self) {
+        StateAccess::clean_up_transient(self);
+    }
+
     fn is_loaded(&self, name: &str) -> bool {
-        self.read_view(|view| view.cores.contains_key(name))
+        self.read_view(|view| view.is_loaded(name))
     }
 
     fn is_core_loading(&self, name: &str) -> bool {
@@ -222,6 +253,24 @@ impl<S: StateAccess> CoreRegistry for S {
             let _ = core.close();
         }
     }
+}
+
+/// `put_core_locked`, and whether it left the transient cache due for maintenance.
+fn put_and_check(st: &mut RegistryState, name: &str, core: Arc<Core>) -> (Option<Arc<Core>>, bool) {
+    let old = st.put_core_locked(name, core);
+    (old, st.maps.transient.needs_maintenance())
+}
+
+/// The `CloserThread`'s part for cores the transient cache evicted: releases the registry's
+/// reference to each (outside the lock), then unblocks their names and wakes waiters.
+pub(crate) fn release_evicted<S: StateAccess + ?Sized>(s: &S, evicted: Vec<(Box<str>, Arc<Core>)>) {
+    if evicted.is_empty() {
+        return;
+    }
+    for (_, core) in &evicted {
+        let _ = core.close();
+    }
+    s.write_and_notify(|st| st.finish_closes_locked(&evicted));
 }
 
 /// Solr's `removeFromPendingOps`: releases the claim on `name` and wakes waiters.
@@ -266,11 +315,14 @@ fn load_claimed(
         // away, but a bare `remove` (the descriptor stays) may have released the registry's
         // reference since, and the last handle may have closed the core: then report the miss,
         // and the caller looks again rather than answering that nothing is registered.
-        return Ok(if core.try_open() {
-            Lookup::Opened(CoreHandle::from_open(core))
-        } else {
-            Lookup::Missed
-        });
+        if !core.try_open() {
+            return Ok(Lookup::Missed);
+        }
+        // An evicted core still in use (the transient overflow) is used again: re-admit it.
+        if core.descriptor().is_transient() && s.write(|st| st.readmit_transient_locked(name)) {
+            s.maintain_transient();
+        }
+        return Ok(Lookup::Opened(CoreHandle::from_open(core)));
     }
     let Some(descriptor) = s.read(|st| st.maps.descriptor(name)) else {
         return Ok(Lookup::Unregistered);
@@ -286,14 +338,17 @@ fn load_claimed(
         if st.shutdown {
             Err(())
         } else {
-            Ok(st.put_core_locked(name, Arc::clone(&core)))
+            Ok(put_and_check(st, name, Arc::clone(&core)))
         }
     });
     match replaced {
-        Ok(old) => {
+        Ok((old, due)) => {
             if let Some(old) = old {
                 // A bare `put_core` raced us; its core's registry reference is ours to release.
                 let _ = old.close();
+            }
+            if due {
+                s.maintain_transient();
             }
             Ok(Lookup::Opened(CoreHandle::from_open(core)))
         }
@@ -326,13 +381,16 @@ fn reload_claimed(
         if st.shutdown {
             Err(())
         } else {
-            Ok(st.put_core_locked(name, Arc::clone(&core)))
+            Ok(put_and_check(st, name, Arc::clone(&core)))
         }
     });
     match replaced {
-        Ok(old) => {
+        Ok((old, due)) => {
             if let Some(old) = old {
                 let _ = old.close();
+            }
+            if due {
+                s.maintain_transient();
             }
             Ok(id)
         }

@@ -438,6 +438,198 @@ pub(super) fn check_shutdown(make: Make) {
     assert_eq!((core.closes_run(), core.over_closes()), (1, 0));
 }
 
+/// Transient cores: a registry with a transient cache of `capacity` cores.
+fn transient_registry(make: Make, capacity: usize) -> Box<dyn CoreRegistry> {
+    make(RegistryConfig {
+        transient_cache_size: capacity,
+        ..RegistryConfig::default()
+    })
+}
+
+fn transient(name: &str) -> CoreDescriptor {
+    cloud(name).into_transient()
+}
+
+/// The loaded core `name` (not opened).
+fn loaded(r: &dyn CoreRegistry, name: &str) -> std::sync::Arc<Core> {
+    r.get_loaded_core_without_increment(name)
+        .unwrap_or_else(|| panic!("{}: {name} is not loaded", r.id()))
+}
+
+fn assert_closed_once(r: &dyn CoreRegistry, core: &Core) {
+    assert_eq!(
+        (core.ref_count(), core.closes_run(), core.over_closes()),
+        (0, 1, 0),
+        "{}: {} is not closed exactly once",
+        r.id(),
+        core.name()
+    );
+}
+
+/// Loads fill the cache up to its bound; the next load evicts the least recently used core,
+/// which closes exactly once, leaves the listings, and is loaded afresh when asked for again.
+/// Permanent cores are never evicted.
+pub(super) fn check_transient_loads_and_evictions(make: Make) {
+    let r = &*transient_registry(make, 2);
+    with_cores(r, &["p"]);
+    for name in ["t0", "t1", "t2"] {
+        r.add_core_descriptor(transient(name)).unwrap();
+    }
+    assert_eq!(r.num_unloaded(), 3);
+    for name in ["t0", "t1"] {
+        drop(r.get_core(name).unwrap().expect("registered"));
+    }
+    r.clean_up_transient();
+    assert_eq!((r.num_loaded_transient(), r.num_unloaded()), (2, 1));
+    assert_eq!(r.num_loaded(), 1, "only p is permanent");
+    // t0 used after t1 was inserted: t1 is now the least recently used.
+    drop(r.get_core("t0").unwrap().expect("t0"));
+    let t1 = loaded(r, "t1");
+    let t2 = r.get_core("t2").unwrap().expect("t2").id();
+    r.clean_up_transient();
+    assert_closed_once(r, &t1);
+    assert!(!r.is_loaded("t1"), "{}: the evicted core is listed", r.id());
+    assert_eq!(r.loaded_names(), ["p", "t0", "t2"]);
+    assert_eq!((r.num_loaded_transient(), r.num_unloaded()), (2, 1));
+    assert_eq!(loaded(r, "t2").id(), t2);
+    assert!(
+        r.get_core_descriptor("t1").is_some(),
+        "eviction keeps the descriptor"
+    );
+    // Asked for again: a fresh core (the eviction of another one follows).
+    let created = r.container().cores_created();
+    let again = r.get_core("t1").unwrap().expect("t1 is still registered");
+    assert_ne!(again.core().id(), t1.id());
+    assert_eq!(r.container().cores_created(), created + 1);
+    drop(again);
+    r.clean_up_transient();
+    assert_eq!(r.num_loaded_transient(), 2);
+    assert!(r.is_loaded("p"));
+    assert_quiescent(r);
+}
+
+/// A core evicted while in use (a handle open: `getOpenCount() > 1`) stays loaded and
+/// openable, in the cache (Solr re-inserts) or the overflow (the PR); once unused, the next
+/// maintenance pass closes it exactly once. The cache is back at its bound afterwards.
+pub(super) fn check_transient_referenced_core_survives_eviction(make: Make) {
+    let r = &*transient_registry(make, 1);
+    for name in ["t0", "t1", "t2"] {
+        r.add_core_descriptor(transient(name)).unwrap();
+    }
+    let held = r.get_core("t0").unwrap().expect("t0");
+    drop(r.get_core("t1").unwrap().expect("t1"));
+    r.clean_up_transient();
+    assert_eq!(held.closes_run(), 0, "{}: a core in use was closed", r.id());
+    assert!(
+        r.is_loaded("t0"),
+        "{}: a core in use was unregistered",
+        r.id()
+    );
+    {
+        let again = r.get_core("t0").unwrap().expect("t0");
+        assert_eq!(
+            again.id(),
+            held.id(),
+            "{}: the same core, not a reload",
+            r.id()
+        );
+    }
+    let t0 = std::sync::Arc::clone(held.core());
+    drop(held);
+    // The next load makes the cache due again; the pass finds t0 unused and closes it.
+    drop(r.get_core("t2").unwrap().expect("t2"));
+    r.clean_up_transient();
+    assert_closed_once(r, &t0);
+    assert!(!r.is_loaded("t0"));
+    assert_eq!(r.num_loaded_transient(), 1);
+    assert_quiescent(r);
+}
+
+/// Unload, remove and shutdown reach transient cores (cache and overflow): each closes once.
+pub(super) fn check_transient_unload_and_shutdown(make: Make) {
+    let r = &*transient_registry(make, 1);
+    for name in ["t0", "t1", "t2"] {
+        r.add_core_descriptor(transient(name)).unwrap();
+    }
+    let t0 = r.get_core("t0").unwrap().expect("t0");
+    drop(r.get_core("t1").unwrap().expect("t1"));
+    r.clean_up_transient();
+    let t1 = r.get_loaded_core_without_increment("t1");
+    r.unload("t2").unwrap();
+    assert!(r.get_core("t2").unwrap().is_none());
+    let t0_core = std::sync::Arc::clone(t0.core());
+    r.shutdown();
+    assert_eq!(
+        t0_core.closes_run(),
+        0,
+        "shutdown waits for the last handle"
+    );
+    drop(t0);
+    r.clean_up_transient();
+    assert_closed_once(r, &t0_core);
+    if let Some(t1) = t1 {
+        assert_closed_once(r, &t1);
+    }
+    assert_eq!(r.num_loaded_transient(), 0);
+}
+
+/// Requests from several threads to more transient cores than the cache holds: loads,
+/// evictions and re-inserts on the hot path. Every request gets an open core of the name it
+/// asked for; after shutdown every core ever handed out closed exactly once.
+pub(super) fn check_transient_under_concurrent_requests(make: Make) {
+    const NAMES: [&str; 5] = ["t0", "t1", "t2", "t3", "t4"];
+    let r = &*transient_registry(make, 2);
+    for name in NAMES {
+        r.add_core_descriptor(transient(name)).unwrap();
+    }
+    let seen: Vec<std::collections::HashMap<CoreId, std::sync::Arc<Core>>> =
+        std::thread::scope(|s| {
+            let workers: Vec<_> = (0..4)
+                .map(|t| {
+                    s.spawn(move || {
+                        let mut seen = std::collections::HashMap::new();
+                        for i in 0..400 {
+                            let name = NAMES[(i * 7 + t * 3) % NAMES.len()];
+                            let h = r.get_core(name).unwrap().expect("registered");
+                            assert_eq!(h.name(), name);
+                            assert!(h.ref_count() >= 2, "registry + this handle");
+                            assert_eq!(h.closes_run(), 0, "a request got a closed core");
+                            seen.insert(h.id(), std::sync::Arc::clone(h.core()));
+                            drop(h);
+                            if t == 0 && i % 50 == 0 {
+                                // An asynchronous maintenance thread may not be scheduled at
+                                // all in so short a run: make passes run amid the requests.
+                                r.clean_up_transient();
+                            }
+                        }
+                        seen
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+    let all: std::collections::HashMap<_, _> = seen.into_iter().flatten().collect();
+    assert!(
+        all.len() > NAMES.len(),
+        "{}: {} cores for {} names: no eviction happened",
+        r.id(),
+        all.len(),
+        NAMES.len()
+    );
+    r.clean_up_transient();
+    assert!(
+        r.num_loaded_transient() <= 2,
+        "{}: unused cores left over: {:?}",
+        r.id(),
+        r.loaded_names()
+    );
+    r.shutdown();
+    r.clean_up_transient();
+    for core in all.values() {
+        assert_closed_once(r, core);
+    }
+}
+
 fn mutex(config: RegistryConfig) -> Box<dyn CoreRegistry> {
     Box::new(MutexRegistry::new(config))
 }
@@ -498,6 +690,22 @@ macro_rules! conformance {
             #[test]
             fn shutdown() {
                 check_shutdown(super::$strategy);
+            }
+            #[test]
+            fn transient_loads_and_evictions() {
+                check_transient_loads_and_evictions(super::$strategy);
+            }
+            #[test]
+            fn transient_referenced_core_survives_eviction() {
+                check_transient_referenced_core_survives_eviction(super::$strategy);
+            }
+            #[test]
+            fn transient_unload_and_shutdown() {
+                check_transient_unload_and_shutdown(super::$strategy);
+            }
+            #[test]
+            fn transient_under_concurrent_requests() {
+                check_transient_under_concurrent_requests(super::$strategy);
             }
         }
     };
