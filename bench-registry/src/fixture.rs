@@ -45,6 +45,25 @@ pub fn mode_param(default: &str) -> ParamSpec {
     )
 }
 
+/// The `strategy` parameter: every registry strategy, all measured by default.
+pub fn strategy_param() -> ParamSpec {
+    ParamSpec::choice(
+        "strategy",
+        &ids::<RegistryKind>(),
+        &ids::<RegistryKind>(),
+        "registry strategy",
+    )
+}
+
+/// The `mdc_puts` parameter: logging-context puts per outermost open.
+pub fn mdc_puts_param(default: &str) -> ParamSpec {
+    ParamSpec::free(
+        "mdc_puts",
+        &[default],
+        "logging-context puts per outermost open; solr = the mode's own (5 cloud, 1 standalone)",
+    )
+}
+
 /// The `mdc` parameter: Solr's log4j2 copy-on-write context or the cheap garbage-free one.
 pub fn mdc_param(default: &str) -> ParamSpec {
     ParamSpec::choice(
@@ -84,10 +103,9 @@ impl Setup {
     }
 }
 
-/// A registry of `setup.kind` with `setup.cores` (the scenarios require at least one) loaded
-/// cores `core0..`: in cloud mode each in its own shard of one collection, on a node with a name
-/// (so an open can put all five of Solr's logging-context keys); standalone without either.
-pub fn build(setup: Setup) -> Result<(Box<dyn CoreRegistry>, Vec<String>), ScenarioError> {
+/// The registry configuration `setup` asks for: its logging context, and in cloud mode a node
+/// with a name (so an open can put all five of Solr's logging-context keys).
+pub fn config(setup: Setup) -> Result<RegistryConfig, ScenarioError> {
     let cloud = setup.mode == Mode::Cloud;
     let mdc_puts = setup
         .mdc_puts
@@ -96,21 +114,31 @@ pub fn build(setup: Setup) -> Result<(Box<dyn CoreRegistry>, Vec<String>), Scena
     let mut config = RegistryConfig::new(node, mdc_puts)
         .map_err(|e| ScenarioError::bad("mdc_puts", &mdc_puts.to_string(), e.to_string()))?;
     config.mdc = setup.mdc;
-    let registry = setup.kind.build(config);
+    Ok(config)
+}
+
+/// The descriptor of the `i`-th core, `name`: in cloud mode in its own shard of one collection,
+/// standalone without either.
+pub fn descriptor(mode: Mode, i: usize, name: &str) -> CoreDescriptor {
+    match mode {
+        Mode::Cloud => CoreDescriptor::cloud(
+            name,
+            "collection1",
+            format!("shard{i}"),
+            format!("core_node{i}"),
+        ),
+        Mode::Standalone => CoreDescriptor::new(name),
+    }
+}
+
+/// A registry of `setup.kind` with `setup.cores` (the scenarios require at least one) loaded
+/// cores `core0..`, deployed as `setup.mode` says.
+pub fn build(setup: Setup) -> Result<(Box<dyn CoreRegistry>, Vec<String>), ScenarioError> {
+    let registry = setup.kind.build(config(setup)?);
     let names: Vec<String> = (0..setup.cores).map(|i| format!("core{i}")).collect();
     for (i, name) in names.iter().enumerate() {
-        let d = if cloud {
-            CoreDescriptor::cloud(
-                name,
-                "collection1",
-                format!("shard{i}"),
-                format!("core_node{i}"),
-            )
-        } else {
-            CoreDescriptor::new(name)
-        };
         registry
-            .create(d)
+            .create(descriptor(setup.mode, i, name))
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;
     }
     Ok((registry, names))

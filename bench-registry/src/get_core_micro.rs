@@ -21,8 +21,7 @@
 //! core's count is 1 plus the opens the workers made of it, summed.
 
 use crate::fixture::{self, Setup};
-use critsec_core::kind::ids;
-use critsec_core::registry::{CoreRegistry, Mdc, RegistryKind};
+use critsec_core::registry::{CoreRegistry, Mdc};
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
 };
@@ -73,12 +72,7 @@ impl Scenario for GetCoreMicro {
 
     fn params(&self) -> Vec<ParamSpec> {
         vec![
-            ParamSpec::choice(
-                "strategy",
-                &ids::<RegistryKind>(),
-                &ids::<RegistryKind>(),
-                "registry strategy",
-            ),
+            fixture::strategy_param(),
             ParamSpec::free("cores", &["10"], "number of loaded cores"),
             ParamSpec::choice(
                 "close",
@@ -94,11 +88,7 @@ impl Scenario for GetCoreMicro {
             ),
             fixture::mode_param("standalone"),
             fixture::mdc_param("log4j2"),
-            ParamSpec::free(
-                "mdc_puts",
-                &["solr"],
-                "logging-context puts per outermost open; solr = the mode's own (5 cloud, 1 standalone)",
-            ),
+            fixture::mdc_puts_param("solr"),
         ]
     }
 
@@ -264,6 +254,8 @@ impl Drop for MicroWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use critsec_core::kind::ids;
+    use critsec_core::registry::RegistryKind;
 
     fn params<'a>(strategy: &'a str, shape: [(&'a str, &'a str); 5]) -> Params {
         let mut pairs = vec![("strategy", strategy), ("cores", "10")];

@@ -14,8 +14,7 @@
 //! core created under the requested name or under its pair partner's.
 
 use crate::fixture::{self, Setup};
-use critsec_core::kind::ids;
-use critsec_core::registry::{CONTAINER_HANDLERS, Core, CoreId, CoreRegistry, RegistryKind};
+use critsec_core::registry::{CONTAINER_HANDLERS, Core, CoreId, CoreRegistry};
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
 };
@@ -58,18 +57,9 @@ impl Scenario for RequestMix {
 
     fn params(&self) -> Vec<ParamSpec> {
         vec![
-            ParamSpec::choice(
-                "strategy",
-                &ids::<RegistryKind>(),
-                &ids::<RegistryKind>(),
-                "registry strategy",
-            ),
+            fixture::strategy_param(),
             ParamSpec::free("cores", &["10"], "number of loaded cores"),
-            ParamSpec::free(
-                "mdc_puts",
-                &["5"],
-                "logging-context puts per outermost open; solr = the mode's own (5 cloud, 1 standalone)",
-            ),
+            fixture::mdc_puts_param("5"),
             fixture::mode_param("cloud"),
             fixture::mdc_param("log4j2"),
             ParamSpec::free(
@@ -313,6 +303,8 @@ impl Worker for WriterWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use critsec_core::kind::ids;
+    use critsec_core::registry::RegistryKind;
 
     fn run(strategy: &str, writer_ms: &str) -> String {
         let params = Params::from_pairs([

@@ -15,10 +15,9 @@
 //! closed exactly once (created = closed + loaded, no over-close); the workers check that every
 //! request got an open core of the name it asked for.
 
-use crate::fixture::{self, Mode, Setup};
+use crate::fixture::{self, Setup};
 use crate::get_core_micro::{GOLDEN_GAMMA, bounded, mix64};
-use critsec_core::kind::ids;
-use critsec_core::registry::{CoreDescriptor, CoreRegistry, RegistryConfig, RegistryKind};
+use critsec_core::registry::CoreRegistry;
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
 };
@@ -40,12 +39,7 @@ impl Scenario for TransientCores {
 
     fn params(&self) -> Vec<ParamSpec> {
         vec![
-            ParamSpec::choice(
-                "strategy",
-                &ids::<RegistryKind>(),
-                &ids::<RegistryKind>(),
-                "registry strategy",
-            ),
+            fixture::strategy_param(),
             ParamSpec::free("cores", &["20"], "number of registered transient cores"),
             ParamSpec::free(
                 "cache",
@@ -54,11 +48,7 @@ impl Scenario for TransientCores {
             ),
             fixture::mode_param("cloud"),
             fixture::mdc_param("log4j2"),
-            ParamSpec::free(
-                "mdc_puts",
-                &["solr"],
-                "logging-context puts per outermost open; solr = the mode's own (5 cloud, 1 standalone)",
-            ),
+            fixture::mdc_puts_param("solr"),
         ]
     }
 
@@ -91,29 +81,12 @@ fn name(i: usize) -> String {
 /// A registry of `setup.kind` with a transient cache of `cache` and `setup.cores` registered,
 /// unloaded transient cores, deployed as `setup.mode` says.
 fn build(setup: Setup, cache: usize) -> Result<Box<dyn CoreRegistry>, ScenarioError> {
-    let cloud = setup.mode == Mode::Cloud;
-    let mdc_puts = setup
-        .mdc_puts
-        .unwrap_or_else(|| RegistryConfig::solr_mdc_puts(cloud, cloud));
-    let node = cloud.then(|| "node1:8983_solr".to_string());
-    let mut config = RegistryConfig::new(node, mdc_puts)
-        .map_err(|e| ScenarioError::bad("mdc_puts", &mdc_puts.to_string(), e.to_string()))?;
-    config.mdc = setup.mdc;
+    let mut config = fixture::config(setup)?;
     config.transient_cache_size = cache;
     let registry = setup.kind.build(config);
     for i in 0..setup.cores {
-        let d = if cloud {
-            CoreDescriptor::cloud(
-                name(i),
-                "collection1",
-                format!("shard{i}"),
-                format!("core_node{i}"),
-            )
-        } else {
-            CoreDescriptor::new(name(i))
-        };
         registry
-            .add_core_descriptor(d.into_transient())
+            .add_core_descriptor(fixture::descriptor(setup.mode, i, &name(i)).into_transient())
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;
     }
     Ok(registry)
@@ -229,6 +202,8 @@ impl Worker for TransientWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use critsec_core::kind::ids;
+    use critsec_core::registry::RegistryKind;
 
     fn params(strategy: &str) -> Params {
         Params::from_pairs(vec![
