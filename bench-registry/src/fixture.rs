@@ -154,6 +154,25 @@ pub(crate) fn lock_probe() -> LockWaitProbe {
     })
 }
 
+/// Every core of `loaded` is back at the registry's own reference and was never closed: what
+/// equal opens and closes leave once no request runs.
+pub fn check_at_rest(registry: &dyn CoreRegistry, loaded: &[String]) -> Result<(), String> {
+    for name in loaded {
+        let core = registry
+            .get_loaded_core_without_increment(name)
+            .ok_or_else(|| format!("{name} vanished during verification"))?;
+        if core.ref_count() != 1 || core.closes_run() != 0 || core.over_closes() != 0 {
+            return Err(format!(
+                "{name}: refcount {} (expected 1: opens != closes), closed {} times, over-closed {}",
+                core.ref_count(),
+                core.closes_run(),
+                core.over_closes()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The check value of a quiescent registry: every loaded core is back at the registry's own
 /// reference and was never closed, and every retired core (replaced by a reload) was closed
 /// exactly once. Equal opens and closes are what bring each count back to 1.
@@ -169,19 +188,7 @@ pub fn verify(
             loaded.len()
         ));
     }
-    for name in &loaded {
-        let core = registry
-            .get_loaded_core_without_increment(name)
-            .ok_or_else(|| format!("{name} vanished during verification"))?;
-        if core.ref_count() != 1 || core.closes_run() != 0 || core.over_closes() != 0 {
-            return Err(format!(
-                "{name}: refcount {} (expected 1: opens != closes), closed {} times, over-closed {}",
-                core.ref_count(),
-                core.closes_run(),
-                core.over_closes()
-            ));
-        }
-    }
+    check_at_rest(registry, &loaded)?;
     for core in retired {
         if core.ref_count() != 0 || core.closes_run() != 1 || core.over_closes() != 0 {
             return Err(format!(

@@ -113,19 +113,7 @@ impl Trial for TransientTrial {
                 self.cache
             ));
         }
-        for name in &loaded {
-            let core = r
-                .get_loaded_core_without_increment(name)
-                .ok_or_else(|| format!("{name} vanished during verification"))?;
-            if core.ref_count() != 1 || core.closes_run() != 0 || core.over_closes() != 0 {
-                return Err(format!(
-                    "{name}: refcount {} (expected 1), closed {} times, over-closed {}",
-                    core.ref_count(),
-                    core.closes_run(),
-                    core.over_closes()
-                ));
-            }
-        }
+        fixture::check_at_rest(r, &loaded)?;
         let created = r.container().cores_created();
         let tally = r.container().close_tally();
         let (closed, over) = (tally.closed(), tally.over_closed());
