@@ -161,6 +161,12 @@ impl Mdc {
         Mdc::depth().max(super::mdc_log4j2::depth())
     }
 
+    /// Objects (maps and strings) the log4j2 model has allocated on the calling thread so far,
+    /// each one pointer bump in the thread's young generation.
+    pub fn log4j2_objects() -> u64 {
+        super::mdc_log4j2::objects_allocated()
+    }
+
     /// The value under `key` in model `kind` (log4j2's values carry Solr's prefixes, `x:`...).
     pub fn get_of(kind: MdcKind, key: &str) -> Option<String> {
         match kind {

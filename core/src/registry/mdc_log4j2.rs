@@ -11,16 +11,19 @@
 //! - log4j2's map (its choice under Solr's settings): every `put` copies the thread's frozen
 //!   `SortedArrayStringMap` into a new one, inserts by binary search, freezes it and sets it as
 //!   the thread's map; every `remove` does the same copy, even when the key is absent. So each put
-//!   and each remove is one new map (here one allocation holding the sorted entries, whose values
-//!   are shared, reference-counted strings, as Java copies references) and the old map is freed.
+//!   and each remove is one new map (here one object holding the sorted entries, whose values are
+//!   shared by reference, as Java copies references) and the old map is garbage.
 //!
-//! Per request in SolrCloud that is 9 new maps and 5 new strings, 14 allocations, each one
-//! allocation as in the JVM (where each is a pointer bump in the thread's allocation buffer);
-//! `tests/mdc_allocations.rs` counts them.
+//! Per request in SolrCloud that is 9 new maps and 5 new strings, 14 objects, each allocated as
+//! the JVM allocates them: a pointer bump in the thread's young generation, garbage never touched
+//! (`nursery`, which says where it departs from HotSpot); `tests/mdc_allocations.rs` counts them.
 
 use crate::sync::primitive::thread_local;
+mod nursery;
+
+use nursery::{Entry, Map, Nursery};
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::cmp::Ordering;
 
 /// The keys `clear()` removes, in Solr's order.
 const CLEARED: [&str; 4] = ["collection", "core", "replica", "shard"];
@@ -61,67 +64,77 @@ impl BoxedInteger {
     }
 }
 
-/// One entry of a map: the key and the value, shared by reference between the maps that hold it.
-type Entry = (&'static str, Rc<str>);
-
-/// A frozen `SortedArrayStringMap`: its entries, sorted by key, in one allocation.
-///
-/// In the JVM a copy is three objects (the map, its `keys` and `values` arrays) placed one after
-/// the other by three pointer bumps in the thread's allocation buffer; here it is one allocation
-/// holding the same entries (the `Rc` counts stand for the object header). Deviation: Java sizes
-/// the arrays to the map's threshold (a power of two); ours hold exactly the entries, a few words
-/// less, the same number of copies.
-type SortedMap = Rc<[Entry]>;
+/// `String.compareTo` on Latin-1 strings: byte by byte up to the shorter length, then by length.
+/// HotSpot compiles it inline (an intrinsic); `str`'s `Ord` would call libc's `memcmp` for every
+/// probe, a call and its set-up for keys of a few bytes.
+#[inline]
+fn compare_to(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
+}
 
 /// Where `key` is in `map`: `Ok(index)` if present, else `Err(insertion point)`
 /// (`Arrays.binarySearch` over the keys, comparing as `String.compareTo`).
 fn search(map: &[Entry], key: &str) -> Result<usize, usize> {
-    map.binary_search_by(|(k, _)| (*k).cmp(key))
+    map.binary_search_by(|e| compare_to(e.key, key))
 }
 
-/// The parts one after the other in a new `Rc<[T]>`: the length computed first, one allocation
-/// at the final size, the parts copied in (by `clone`, i.e. by reference for shared values).
-fn rc_concat<T: Clone>(parts: &[&[T]]) -> Rc<[T]> {
-    let len = parts.iter().map(|p| p.len()).sum();
-    let mut rc = Rc::<[T]>::new_uninit_slice(len);
-    let mut rest = Rc::get_mut(&mut rc).expect("a new Rc is unique");
-    for part in parts {
-        let (slots, tail) = rest.split_at_mut(part.len());
-        for (slot, x) in slots.iter_mut().zip(*part) {
-            slot.write(x.clone());
-        }
-        rest = tail;
+/// The thread's logging-context state: its young generation and, in it, the frozen
+/// `SortedArrayStringMap` that is the map's `localMap` (a copy is one object holding the entries
+/// sorted by key; in the JVM three, the map and its `keys` and `values` arrays, placed one after
+/// the other by three pointer bumps).
+struct Local {
+    nursery: Nursery,
+    map: Option<Map>,
+}
+
+impl Local {
+    /// The current map's entries.
+    fn entries(&self) -> &[Entry] {
+        // SAFETY: `map` is the live root; every scavenge returns it moved and it is stored back.
+        self.map.map_or(&[], |m| unsafe { m.entries() })
     }
-    // SAFETY: `len` is the parts' total length, so every slot was written.
-    unsafe { rc.assume_init() }
-}
 
-/// `createStringMap(map)` + `putValue` + `freeze`: a new map with `key` set to `value`.
-fn with_put(old: &[Entry], key: &'static str, value: Rc<str>) -> SortedMap {
-    let (at, skip) = match search(old, key) {
-        Ok(i) => (i, 1),
-        Err(i) => (i, 0),
-    };
-    rc_concat(&[&old[..at], &[(key, value)], &old[at + skip..]])
-}
+    /// `ThreadContext.put` of `prefix + value` (Solr's `"x:" + name`, a new string per put):
+    /// `createStringMap(map)` + `putValue` + `freeze`, a new map with the key set.
+    fn put(&mut self, key: &'static str, prefix: &str, value: &str) {
+        let len = self.entries().len() + 1;
+        let room = Nursery::str_words(prefix.len() + value.len()) + Nursery::map_words(len);
+        self.map = self.nursery.make_room(room, self.map);
+        let value = self.nursery.new_str(&[prefix, value]);
+        // SAFETY: room was made above, so no scavenge runs before the new map replaces the root.
+        let old = self.map.map_or(&[][..], |m| unsafe { m.entries() });
+        let (at, skip) = match search(old, key) {
+            Ok(i) => (i, 1),
+            Err(i) => (i, 0),
+        };
+        let new = Entry { key, value };
+        self.map = Some(
+            self.nursery
+                .new_map(&[&old[..at], &[new], &old[at + skip..]]),
+        );
+    }
 
-/// `createStringMap(map)` + `remove` + `freeze`: a new map without `key`, a copy even when the
-/// key is absent.
-fn without(old: &[Entry], key: &str) -> SortedMap {
-    let (at, skip) = match search(old, key) {
-        Ok(i) => (i, 1),
-        Err(i) => (i, 0),
-    };
-    rc_concat(&[&old[..at], &old[at + skip..]])
-}
-
-/// `prefix + value` as Java's string concatenation builds it: the exact length computed first,
-/// one allocation, the parts copied in.
-fn concat(prefix: &str, value: &str) -> Rc<str> {
-    let bytes = rc_concat(&[prefix.as_bytes(), value.as_bytes()]);
-    // SAFETY: the bytes are two `str`s one after the other, so valid UTF-8, and `str` has the
-    // layout of `[u8]`.
-    unsafe { Rc::from_raw(Rc::into_raw(bytes) as *const str) }
+    /// `ThreadContext.remove`: `createStringMap(map)` + `remove` + `freeze`, a copy even when the
+    /// key is absent.
+    fn remove(&mut self, key: &str) {
+        let Some(map) = self.map else { return };
+        // SAFETY: `map` is the live root.
+        let len = unsafe { map.entries() }.len();
+        self.map = self.nursery.make_room(Nursery::map_words(len), self.map);
+        // SAFETY: as in `put`.
+        let old = self.map.map_or(&[][..], |m| unsafe { m.entries() });
+        let (at, skip) = match search(old, key) {
+            Ok(i) => (i, 1),
+            Err(i) => (i, 0),
+        };
+        self.map = Some(self.nursery.new_map(&[&old[..at], &old[at + skip..]]));
+    }
 }
 
 thread_local! {
@@ -129,9 +142,9 @@ thread_local! {
     // loom's `thread_local!` takes no `const { }` initialiser.
     #[allow(clippy::missing_const_for_thread_local)]
     static CALL_DEPTH: RefCell<BoxedInteger> = RefCell::new(BoxedInteger::Cached(0));
-    /// The map's `localMap`: the thread's current frozen map, if any.
+    /// The map's `localMap` and the young generation it lives in.
     #[allow(clippy::missing_const_for_thread_local)]
-    static LOCAL_MAP: RefCell<Option<SortedMap>> = RefCell::new(None);
+    static LOCAL: RefCell<Local> = RefCell::new(Local { nursery: Nursery::new(), map: None });
 }
 
 #[cfg(test)]
@@ -141,28 +154,18 @@ thread_local! {
     static COUNTS: std::cell::Cell<(u32, u32)> = std::cell::Cell::new((0, 0));
 }
 
-/// `ThreadContext.put`.
-fn put(key: &'static str, value: Rc<str>) {
+/// `ThreadContext.put` of Solr's prefixed value.
+fn put(key: &'static str, value: &str) {
     #[cfg(test)]
     COUNTS.with(|c| c.set((c.get().0 + 1, c.get().1)));
-    LOCAL_MAP.with(|m| {
-        let mut m = m.borrow_mut();
-        let copy = with_put(m.as_deref().unwrap_or_default(), key, value);
-        *m = Some(copy);
-    });
+    LOCAL.with(|l| l.borrow_mut().put(key, prefix(key), value));
 }
 
 /// `ThreadContext.remove`: copies the map even when the key is absent.
 fn remove(key: &'static str) {
     #[cfg(test)]
     COUNTS.with(|c| c.set((c.get().0, c.get().1 + 1)));
-    LOCAL_MAP.with(|m| {
-        let mut m = m.borrow_mut();
-        if let Some(old) = m.as_deref() {
-            let copy = without(old, key);
-            *m = Some(copy);
-        }
-    });
+    LOCAL.with(|l| l.borrow_mut().remove(key));
 }
 
 /// `MDCLoggingContext.setCore`.
@@ -177,8 +180,7 @@ pub(super) fn set_core(entries: &[(&'static str, Box<str>)]) {
         return;
     }
     for (key, value) in entries {
-        // `"x:" + name`: a new string per put.
-        put(key, concat(prefix(key), value));
+        put(key, value);
     }
 }
 
@@ -198,7 +200,7 @@ pub(super) fn clear() {
 /// Forgets the thread's depth and map.
 pub(super) fn reset_thread() {
     CALL_DEPTH.with(|d| *d.borrow_mut() = BoxedInteger::value_of(0));
-    LOCAL_MAP.with(|m| *m.borrow_mut() = None);
+    LOCAL.with(|l| l.borrow_mut().map = None);
 }
 
 /// The current call depth.
@@ -208,12 +210,18 @@ pub(super) fn depth() -> u32 {
 
 /// The value under `key`, with its prefix.
 pub(super) fn get(key: &str) -> Option<String> {
-    LOCAL_MAP.with(|m| {
-        let m = m.borrow();
-        let map = m.as_deref()?;
-        let i = search(map, key).ok()?;
-        Some(map[i].1.to_string())
+    LOCAL.with(|l| {
+        let l = l.borrow();
+        let entries = l.entries();
+        let i = search(entries, key).ok()?;
+        // SAFETY: an entry of the live map.
+        Some(unsafe { entries[i].value.as_str() }.to_string())
     })
+}
+
+/// Objects (maps and strings) the model has allocated on this thread so far.
+pub(super) fn objects_allocated() -> u64 {
+    LOCAL.with(|l| l.borrow().nursery.objects())
 }
 
 #[cfg(all(test, not(loom)))]
