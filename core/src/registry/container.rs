@@ -33,6 +33,10 @@ pub struct RegistryConfig {
     /// (the bound of `TransientSolrCoreCacheDefault`); 0 (the default) means no transient cache,
     /// and such cores are loaded as permanent ones, as in Solr.
     pub transient_cache_size: usize,
+    /// Test-only: a deliberately broken eviction handler that closes a core still in use (it
+    /// ignores `getOpenCount() > 1`), which the conformance suite must catch.
+    #[cfg(test)]
+    pub(crate) eviction_mutant: bool,
 }
 
 impl fmt::Debug for RegistryConfig {
@@ -72,6 +76,8 @@ impl RegistryConfig {
             mdc: MdcKind::Cheap,
             load_hook: None,
             transient_cache_size: 0,
+            #[cfg(test)]
+            eviction_mutant: false,
         })
     }
 
@@ -106,6 +112,8 @@ impl Default for RegistryConfig {
             mdc: MdcKind::Cheap,
             load_hook: None,
             transient_cache_size: 0,
+            #[cfg(test)]
+            eviction_mutant: false,
         }
     }
 }

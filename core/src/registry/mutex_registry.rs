@@ -38,10 +38,7 @@ impl MutexRegistry {
     /// An empty registry.
     pub fn new(config: RegistryConfig) -> Self {
         MutexRegistry {
-            state: Monitor::new(
-                "registry.modify_lock",
-                RegistryState::new(config.transient_cache_size),
-            ),
+            state: Monitor::new("registry.modify_lock", RegistryState::new(&config)),
             container: Container::new(config),
             changed: Condvar::new(),
         }

@@ -163,13 +163,20 @@ pub(crate) struct RegistryState {
     pub(crate) pending_closes: Vec<(Box<str>, Arc<Core>)>,
     /// Set once by shutdown; ends every wait with an error.
     pub(crate) shutdown: bool,
+    /// Test-only: [`RegistryConfig::eviction_mutant`](super::RegistryConfig).
+    #[cfg(test)]
+    eviction_mutant: bool,
 }
 
 impl RegistryState {
-    /// An empty state with a transient cache of `transient_cache_size` cores (0: none).
-    pub(crate) fn new(transient_cache_size: usize) -> Self {
+    /// An empty state with `config`'s transient cache (`transient_cache_size` cores; 0: none).
+    pub(crate) fn new(config: &super::RegistryConfig) -> Self {
         let mut state = RegistryState::default();
-        state.maps.transient = TransientCores::new(transient_cache_size);
+        state.maps.transient = TransientCores::new(config.transient_cache_size);
+        #[cfg(test)]
+        {
+            state.eviction_mutant = config.eviction_mutant;
+        }
         state
     }
 
@@ -266,9 +273,14 @@ impl RegistryState {
         policy: EvictionPolicy,
     ) -> Vec<(Box<str>, Arc<Core>)> {
         let pending = &self.pending_core_ops;
-        let queued = self.maps.transient.evict(policy, |name, core| {
-            pending.contains(name) || core.ref_count() > 1
-        });
+        #[cfg(not(test))]
+        let in_use = |core: &Core| core.ref_count() > 1;
+        #[cfg(test)]
+        let in_use = |core: &Core| core.ref_count() > 1 && !self.eviction_mutant;
+        let queued = self
+            .maps
+            .transient
+            .evict(policy, |name, core| pending.contains(name) || in_use(core));
         self.pending_closes.extend(
             queued
                 .iter()

@@ -174,7 +174,7 @@ macro_rules! read_write_registry {
             let _ = naive;
             let transient = config.transient_cache_size > 0;
             let shared = Arc::new($shared {
-                state: $lock::new($lock_name, RegistryState::new(config.transient_cache_size)),
+                state: $lock::new($lock_name, RegistryState::new(&config)),
                 container: Container::new(config),
                 signal: Mutex::new("registry.rw_signal", 0),
                 changed: Condvar::new(),

@@ -69,7 +69,7 @@ pub struct SnapshotRegistry {
 impl SnapshotRegistry {
     /// An empty registry.
     pub fn new(config: RegistryConfig) -> Self {
-        let state = RegistryState::new(config.transient_cache_size);
+        let state = RegistryState::new(&config);
         SnapshotRegistry {
             container: Container::new(config),
             view: SnapshotCell::new(Arc::new(state.maps.clone())),

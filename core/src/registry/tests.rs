@@ -699,6 +699,19 @@ macro_rules! conformance {
             fn transient_referenced_core_survives_eviction() {
                 check_transient_referenced_core_survives_eviction(super::$strategy);
             }
+            /// The checker checked: an eviction handler that closes a core still in use must
+            /// fail the referenced-core check.
+            #[test]
+            fn transient_check_catches_an_eviction_handler_closing_cores_in_use() {
+                fn broken(mut config: RegistryConfig) -> Box<dyn CoreRegistry> {
+                    config.eviction_mutant = true;
+                    super::$strategy(config)
+                }
+                let caught = std::panic::catch_unwind(|| {
+                    check_transient_referenced_core_survives_eviction(broken)
+                });
+                assert!(caught.is_err(), "the broken eviction handler passed");
+            }
             #[test]
             fn transient_unload_and_shutdown() {
                 check_transient_unload_and_shutdown(super::$strategy);
