@@ -106,7 +106,7 @@ impl Local {
         let len = self.entries().len() + 1;
         let room = Nursery::str_words(prefix.len() + value.len()) + Nursery::map_words(len);
         self.map = self.nursery.make_room(room, self.map);
-        let value = self.nursery.new_str(&[prefix, value]);
+        let value = self.nursery.new_str([prefix, value]);
         // SAFETY: room was made above, so no scavenge runs before the new map replaces the root.
         let old = self.map.map_or(&[][..], |m| unsafe { m.entries() });
         let (at, skip) = match search(old, key) {

@@ -134,7 +134,7 @@ impl Nursery {
                 // SAFETY: `i < len`, so the entry is one just written; its value still points
                 // into the old space, unwritten until the next scavenge.
                 let slot = unsafe { copy.ptr.as_ptr().add(i) };
-                let value = self.new_str(&[unsafe { (*slot).value.as_str() }]);
+                let value = self.new_str([unsafe { (*slot).value.as_str() }]);
                 // SAFETY: as above.
                 unsafe { (*slot).value = value };
             }
@@ -159,37 +159,34 @@ impl Nursery {
         at
     }
 
-    /// A new string of `parts` one after the other (Java's concatenation: the length first, one
-    /// object, the bytes copied in). The caller made room for `str_words` of the total length.
-    pub(super) fn new_str(&mut self, parts: &[&str]) -> Str {
+    /// A new object of `parts` one after the other: one bump, the parts copied in.
+    fn new_object<T: Copy>(&mut self, parts: &[&[T]]) -> (NonNull<T>, usize) {
+        const { assert!(align_of::<T>() <= 8) };
         let len = parts.iter().map(|p| p.len()).sum();
-        let ptr = self.bump(words_for(len)).cast::<u8>();
+        let ptr = self.bump(words_for(len * size_of::<T>())).cast::<T>();
         let mut at = 0;
         for part in parts {
-            // SAFETY: `bump` reserved at least `len` bytes at `ptr`, `at + part.len() <= len`,
-            // and a fresh object overlaps no `&str` the caller holds.
-            unsafe {
-                std::ptr::copy_nonoverlapping(part.as_ptr(), ptr.as_ptr().add(at), part.len())
-            };
-            at += part.len();
-        }
-        Str { ptr, len }
-    }
-
-    /// A new map of `parts` one after the other (values copied by reference, as Java copies the
-    /// arrays). The caller made room for `map_words` of the total length.
-    pub(super) fn new_map(&mut self, parts: &[&[Entry]]) -> Map {
-        let len = parts.iter().map(|p| p.len()).sum();
-        let ptr = self.bump(Self::map_words(len)).cast::<Entry>();
-        let mut at = 0;
-        for part in parts {
-            // SAFETY: `bump` reserved room for `len` entries (8-byte aligned, as `Entry` is),
+            // SAFETY: `bump` reserved room for `len` values (8-byte aligned, enough for `T`),
             // `at + part.len() <= len`, and a fresh object overlaps no slice the caller holds.
             unsafe {
                 std::ptr::copy_nonoverlapping(part.as_ptr(), ptr.as_ptr().add(at), part.len())
             };
             at += part.len();
         }
+        (ptr, len)
+    }
+
+    /// A new string of `parts` one after the other (Java's concatenation: the length first, one
+    /// object, the bytes copied in). The caller made room for `str_words` of the total length.
+    pub(super) fn new_str<const N: usize>(&mut self, parts: [&str; N]) -> Str {
+        let (ptr, len) = self.new_object(&parts.map(str::as_bytes));
+        Str { ptr, len }
+    }
+
+    /// A new map of `parts` one after the other (values copied by reference, as Java copies the
+    /// arrays). The caller made room for `map_words` of the total length.
+    pub(super) fn new_map(&mut self, parts: &[&[Entry]]) -> Map {
+        let (ptr, len) = self.new_object(parts);
         Map { ptr, len }
     }
 }
@@ -220,7 +217,7 @@ mod tests {
         let need = Nursery::str_words(30) + Nursery::map_words(2);
         let b = Entry {
             key: "b",
-            value: n.new_str(&["carried ", "over"]),
+            value: n.new_str(["carried ", "over"]),
         };
         let mut live = Some(n.new_map(&[&[b]]));
         let mut scavenges = 0;
@@ -234,7 +231,7 @@ mod tests {
             let carried = *unsafe { live.unwrap().entries() }.last().unwrap();
             let a = Entry {
                 key: "a",
-                value: n.new_str(&["x:", &value]),
+                value: n.new_str(["x:", &value]),
             };
             live = Some(n.new_map(&[&[a], &[carried]]));
         }
