@@ -11,8 +11,6 @@
 //! connection asked for at one run of the receiver's retransmission task arrive together, as
 //! one event.
 
-use std::collections::HashMap;
-
 use super::SimConfig;
 use super::cpu::Cpus;
 use super::event_queue::{EventKind, EventQueue};
@@ -57,9 +55,12 @@ pub struct Simulation {
     last_activity: u64,
     events: u64,
     out: Vec<Output>,
-    /// The messages each connection (receiver, sender) has lost, by the run of the receiver's
-    /// retransmission task that will ask for them; their [`EventKind::Resend`] is queued.
-    resends: HashMap<(NodeId, NodeId, u64), Vec<Msg>>,
+    /// Per connection (`receiver * nodes + sender`), the messages it has lost, by the run of the
+    /// receiver's retransmission task that will ask for them (at most a few runs at a time);
+    /// each batch's [`EventKind::Resend`] is queued.
+    resends: Vec<Vec<(u64, Vec<Msg>)>>,
+    /// Emptied batches, reused.
+    spare_batches: Vec<Vec<Msg>>,
     /// Tests: a per-message delay that overrides the network's (`None`: the network decides).
     #[cfg(test)]
     delay_hook: Option<DelayHook>,
@@ -132,7 +133,8 @@ impl Simulation {
             last_activity: 0,
             events: 0,
             out: Vec::with_capacity(64),
-            resends: HashMap::new(),
+            resends: vec![Vec::new(); node_count * node_count],
+            spare_batches: Vec::new(),
             #[cfg(test)]
             delay_hook: None,
             cfg,
@@ -184,10 +186,17 @@ impl Simulation {
                     self.handle(to, Input::Message { from, msg }, bytes, false);
                 }
                 EventKind::Resend { to, from, tick } => {
-                    for msg in self.resends.remove(&(to, from, tick)).unwrap_or_default() {
+                    let conn = self.connection(to, from);
+                    let conn = &mut self.resends[conn];
+                    let Some(i) = conn.iter().position(|(t, _)| *t == tick) else {
+                        continue;
+                    };
+                    let (_, mut batch) = conn.swap_remove(i);
+                    for msg in batch.drain(..) {
                         let bytes = msg.payload_len();
                         self.handle(to, Input::Message { from, msg }, bytes, true);
                     }
+                    self.spare_batches.push(batch);
                 }
                 EventKind::Timer { node } => {
                     if let Some(t) = self.timer_at.get_mut(node as usize) {
@@ -373,12 +382,14 @@ impl Simulation {
         let interval = self.network.config().xmit_interval_us;
         let tick = repair_tick(self.now, asked_before, interval);
         let tick = self.cpus.after_pause(node as usize, tick);
-        let key = (node, from, tick);
-        if let Some(batch) = self.resends.get_mut(&key) {
+        let conn = self.connection(node, from);
+        if let Some((_, batch)) = self.resends[conn].iter_mut().find(|(t, _)| *t == tick) {
             batch.push(msg);
             return;
         }
-        self.resends.insert(key, vec![msg]);
+        let mut batch = self.spare_batches.pop().unwrap_or_default();
+        batch.push(msg);
+        self.resends[conn].push((tick, batch));
         // The request crosses the link to the sender, the resend the link back.
         let request = self.network.delay(tick, from);
         let at = tick + request + self.network.delay(tick + request, node);
@@ -390,6 +401,11 @@ impl Simulation {
                 tick,
             },
         );
+    }
+
+    /// The index of the connection from `from` to `to` in `resends`.
+    fn connection(&self, to: NodeId, from: NodeId) -> usize {
+        to as usize * self.nodes.len() + from as usize
     }
 
     /// Feeds `input` to `node`. `resent`: `input` is a message resent on request (if the node
