@@ -15,6 +15,8 @@
 //! The ticks run at multiples of the interval from the start of the run (every node's task
 //! starts with it). The request and the resend each take a link's delay.
 
+use crate::replication::message::{Input, NodeId};
+
 /// `UNICAST3.xmit_interval` of JGroups 3.6.0 (also the value in Infinispan 7.0's
 /// `default-jgroups-udp.xml` and `-tcp.xml`), in µs.
 pub const XMIT_INTERVAL_US: u64 = 500_000;
@@ -25,6 +27,31 @@ pub fn repair_tick(lost_at: u64, asked_before: bool, interval_us: u64) -> u64 {
     let interval = interval_us.max(1);
     let next = (lost_at / interval + 1) * interval;
     if asked_before { next } else { next + interval }
+}
+
+/// Which of a step's rejections is its input, when the input is a message resent on request
+/// (lost again, it had been asked for before). A machine handles its input first, so that is the
+/// first rejection of a message from the input's sender; others are the node's own messages.
+#[derive(Debug)]
+pub struct ResentInput(Option<NodeId>);
+
+impl ResentInput {
+    /// For a step of `input`; `resent`: it is a message resent on request.
+    pub fn new(input: &Input, resent: bool) -> Self {
+        ResentInput(match (input, resent) {
+            (Input::Message { from, .. }, true) => Some(*from),
+            _ => None,
+        })
+    }
+
+    /// Whether the step's next rejection, of a message from `from`, had been asked for before.
+    pub fn asked_before(&mut self, from: NodeId) -> bool {
+        let is_input = self.0 == Some(from);
+        if is_input {
+            self.0 = None;
+        }
+        is_input
+    }
 }
 
 #[cfg(test)]

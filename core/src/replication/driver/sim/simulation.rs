@@ -16,7 +16,7 @@ use super::cpu::Cpus;
 use super::event_queue::{EventKind, EventQueue};
 use super::network::Network;
 use super::report::SimReport;
-use crate::replication::driver::retransmission::repair_tick;
+use crate::replication::driver::retransmission::{ResentInput, repair_tick};
 use crate::replication::error::ConfigError;
 use crate::replication::history::HistoryCheck;
 use crate::replication::message::{ClientOp, Input, Msg, NodeId, Outcome, Output};
@@ -411,10 +411,7 @@ impl Simulation {
     /// Feeds `input` to `node`. `resent`: `input` is a message resent on request (if the node
     /// rejects it again, it was asked for before).
     fn step(&mut self, node: NodeId, input: Input, resent: bool) {
-        let mut resent_from = match (&input, resent) {
-            (Input::Message { from, .. }, true) => Some(*from),
-            _ => None,
-        };
+        let mut resent_input = ResentInput::new(&input, resent);
         let mut out = std::mem::take(&mut self.out);
         self.nodes[node as usize].handle(self.now, input, &mut out);
         if out.iter().any(|o| !matches!(o, Output::SetTimer { .. })) {
@@ -434,12 +431,7 @@ impl Simulation {
                     );
                 }
                 Output::Rejected { from, msg } => {
-                    // The input is handled first, so the first rejection of a message from its
-                    // sender is the input itself; the others are the node's own messages.
-                    let asked_before = resent_from == Some(from);
-                    if asked_before {
-                        resent_from = None;
-                    }
+                    let asked_before = resent_input.asked_before(from);
                     self.lose(node, from, msg, asked_before);
                 }
                 Output::SetTimer { at } => {
@@ -515,7 +507,6 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
-    use crate::replication::driver::retransmission::repair_tick;
     use crate::replication::node::{ClusterConfig, NodeBase};
     use crate::replication::workload::WorkloadConfig;
 

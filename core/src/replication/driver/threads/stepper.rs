@@ -28,7 +28,7 @@ use super::pool_threads::Job;
 use super::shared::{ClusterRuntime, NodeRuntime, Reply};
 use super::signal::{SlotEvent, SlotSignal};
 use super::transport::Envelope;
-use crate::replication::driver::retransmission::repair_tick;
+use crate::replication::driver::retransmission::{ResentInput, repair_tick};
 use crate::replication::message::{Input, Msg, NodeId, Output};
 use crate::replication::parts::pool::SlotKind;
 
@@ -85,10 +85,7 @@ impl Stepper {
     /// [`step`](Self::step), where `resent` says that `input` is a message resent on request
     /// (if the machine rejects it again, it was asked for before).
     pub(super) fn step_message(&mut self, input: Input, resent: bool) -> bool {
-        let mut resent_from = match (&input, resent) {
-            (Input::Message { from, .. }, true) => Some(*from),
-            _ => None,
-        };
+        let mut resent_input = ResentInput::new(&input, resent);
         let now = {
             let mut guard = self.node.state.lock();
             let st = &mut *guard;
@@ -107,20 +104,12 @@ impl Stepper {
                         from: id,
                         msg,
                     },
-                    Output::Rejected { from, msg } => {
-                        // The input is handled first, so the first rejection of a message from
-                        // its sender is the input itself.
-                        let asked_before = resent_from == Some(from);
-                        if asked_before {
-                            resent_from = None;
-                        }
-                        Action::Send {
-                            to: id,
-                            lost: Some(asked_before),
-                            from,
-                            msg,
-                        }
-                    }
+                    Output::Rejected { from, msg } => Action::Send {
+                        to: id,
+                        lost: Some(resent_input.asked_before(from)),
+                        from,
+                        msg,
+                    },
                     Output::Reply {
                         requester,
                         op,
