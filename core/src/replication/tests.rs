@@ -87,7 +87,7 @@ fn check_faults_still_verify(p: ProtocolKind) {
         latency_us: 500,
         jitter_us: 2_000,
         drop_per_mille: 50,
-        retransmit_us: 5_000,
+        xmit_interval_us: 5_000,
         spike_per_mille: 20,
         spike_us: 30_000,
         slow_node: Some(2),
@@ -150,7 +150,7 @@ fn check_pool_policies_verify(p: ProtocolKind) {
         cfg.cluster.pool_size = 2;
         cfg.cluster.oob_pool_size = 1;
         cfg.cluster.rejection = policy;
-        cfg.network.retransmit_us = 2_000;
+        cfg.network.xmit_interval_us = 2_000;
         let r = run(p, cfg);
         assert_verified(&r);
         if policy == RejectionPolicy::Block {
@@ -283,7 +283,7 @@ fn check_threads_faults(p: ProtocolKind) {
         },
         latency_us: 200,
         jitter_us: 500,
-        retransmit_us: 1_000,
+        xmit_interval_us: 1_000,
         drop_per_mille: 50,
         ..super::driver::threads::ThreadsConfig::default()
     };
@@ -614,7 +614,7 @@ fn ispn_dist_sync_figures() {
             network: NetworkConfig {
                 spike_per_mille: env("SIM_SPIKE_PM", 0) as u32,
                 spike_us: env("SIM_SPIKE_US", 50_000),
-                retransmit_us: env("SIM_XMIT", 40_000),
+                xmit_interval_us: env("SIM_XMIT", 500_000),
                 ..NetworkConfig::default()
             },
             workload: WorkloadConfig {
@@ -898,7 +898,7 @@ fn threads_pool_exhaustion_under_lock_forwarding() {
         },
         latency_us: 2_000,
         jitter_us: 1_000,
-        retransmit_us: 2_000,
+        xmit_interval_us: 2_000,
         ..super::driver::threads::ThreadsConfig::default()
     };
     let (lf, lf_threads) = threads_hot_key(ProtocolKind::LockForwarding, cfg.clone(), 4, 5);
@@ -975,7 +975,7 @@ mod properties {
                     latency_us,
                     jitter_us,
                     drop_per_mille,
-                    retransmit_us: 4_000,
+                    xmit_interval_us: 4_000,
                     spike_per_mille,
                     spike_us: 20_000,
                     slow_node: Some(0),

@@ -9,7 +9,11 @@
 //!   and real bounded pools whose threads block in key-lock waits and synchronous replies.
 //! - [`local`]: every node on the calling thread with instant delivery, for a protocol's bare CPU
 //!   cost and fully predictable tests.
+//!
+//! [`retransmission`] is when the simulation and the threads driver repair a lost message
+//! (UNICAST3's retransmission task).
 
 pub mod local;
+pub mod retransmission;
 pub mod sim;
 pub mod threads;

@@ -133,7 +133,7 @@ fn key_queue_drains_with_short_timeouts_gc_pauses_and_a_blocking_pool() {
             latency_us: 1_960,
             jitter_us: 929,
             drop_per_mille: 15,
-            retransmit_us: 4_000,
+            xmit_interval_us: 4_000,
             spike_per_mille: 1,
             spike_us: 20_000,
             slow_node: Some(0),

@@ -40,6 +40,18 @@ pub enum EventKind {
         node: NodeId,
         /// What it handles.
         input: Input,
+        /// A message resent on request: if it is lost again, it was asked for before.
+        resent: bool,
+    },
+    /// The messages `from` resent to `to` when `to`'s retransmission task asked for them at
+    /// `tick` arrive (see [`retransmission`](crate::replication::driver::retransmission)).
+    Resend {
+        /// The receiver, which asked.
+        to: NodeId,
+        /// The sender.
+        from: NodeId,
+        /// The run of the receiver's retransmission task that asked.
+        tick: u64,
     },
     /// Requester `requester` of `node` issues its next operation.
     Issue {

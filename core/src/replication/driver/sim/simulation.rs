@@ -5,13 +5,18 @@
 //! requests instead, and the window is the time until the last completed. Every
 //! operation is also checked as it completes against the puts of its key acknowledged before it
 //! was issued ([`HistoryCheck`]: no stale read, consistent put acks); a violation fails the
-//! run's verification as the verifier's own findings do.
+//! run's verification as the verifier's own findings do. A message a node's full pools reject
+//! waits for its connection's repair
+//! ([`retransmission`](crate::replication::driver::retransmission)): the messages of one
+//! connection asked for at one run of the receiver's retransmission task arrive together, as
+//! one event.
 
 use super::SimConfig;
 use super::cpu::Cpus;
 use super::event_queue::{EventKind, EventQueue};
 use super::network::Network;
 use super::report::SimReport;
+use crate::replication::driver::retransmission::{ResentInput, repair_tick};
 use crate::replication::error::ConfigError;
 use crate::replication::history::HistoryCheck;
 use crate::replication::message::{ClientOp, Input, Msg, NodeId, Outcome, Output};
@@ -50,6 +55,12 @@ pub struct Simulation {
     last_activity: u64,
     events: u64,
     out: Vec<Output>,
+    /// Per connection (`receiver * nodes + sender`), the messages it has lost, by the run of the
+    /// receiver's retransmission task that will ask for them (at most a few runs at a time);
+    /// each batch's [`EventKind::Resend`] is queued.
+    resends: Vec<Vec<(u64, Vec<Msg>)>>,
+    /// Emptied batches, reused.
+    spare_batches: Vec<Vec<Msg>>,
     /// Tests: a per-message delay that overrides the network's (`None`: the network decides).
     #[cfg(test)]
     delay_hook: Option<DelayHook>,
@@ -122,6 +133,8 @@ impl Simulation {
             last_activity: 0,
             events: 0,
             out: Vec::with_capacity(64),
+            resends: vec![Vec::new(); node_count * node_count],
+            spare_batches: Vec::new(),
             #[cfg(test)]
             delay_hook: None,
             cfg,
@@ -170,7 +183,20 @@ impl Simulation {
             match ev.kind {
                 EventKind::Deliver { to, from, msg } => {
                     let bytes = msg.payload_len();
-                    self.handle(to, Input::Message { from, msg }, bytes);
+                    self.handle(to, Input::Message { from, msg }, bytes, false);
+                }
+                EventKind::Resend { to, from, tick } => {
+                    let conn = self.connection(to, from);
+                    let conn = &mut self.resends[conn];
+                    let Some(i) = conn.iter().position(|(t, _)| *t == tick) else {
+                        continue;
+                    };
+                    let (_, mut batch) = conn.swap_remove(i);
+                    for msg in batch.drain(..) {
+                        let bytes = msg.payload_len();
+                        self.handle(to, Input::Message { from, msg }, bytes, true);
+                    }
+                    self.spare_batches.push(batch);
                 }
                 EventKind::Timer { node } => {
                     if let Some(t) = self.timer_at.get_mut(node as usize) {
@@ -186,13 +212,18 @@ impl Simulation {
                             EventKind::Handle {
                                 node,
                                 input: Input::Timer,
+                                resent: false,
                             },
                         );
                     } else {
-                        self.step(node, Input::Timer);
+                        self.step(node, Input::Timer, false);
                     }
                 }
-                EventKind::Handle { node, input } => self.step(node, input),
+                EventKind::Handle {
+                    node,
+                    input,
+                    resent,
+                } => self.step(node, input, resent),
                 EventKind::Issue { node, requester } => self.issue(node, requester),
             }
         }
@@ -263,7 +294,10 @@ impl Simulation {
         let hop = [
             net.latency_us,
             net.jitter_us,
-            net.retransmit_us,
+            // The longest wait for a repair: two runs of the retransmission task.
+            net.xmit_interval_us.saturating_mul(2),
+            net.latency_us,
+            net.jitter_us,
             spike,
             slow,
             pause,
@@ -308,7 +342,7 @@ impl Simulation {
         let op = self.ops_gen.next_op();
         self.floors[idx] = self.history.floor(op.key());
         let bytes = op.payload_len();
-        self.handle(node, Input::Client { requester, op }, bytes);
+        self.handle(node, Input::Client { requester, op }, bytes, false);
     }
 
     /// How long a message from `from` to `to` takes: the network's delay, unless a test's hook
@@ -321,19 +355,63 @@ impl Simulation {
             let _ = (from, msg);
             None
         };
-        hooked.unwrap_or_else(|| self.network.delay(to))
+        hooked.unwrap_or_else(|| self.network.delay(self.now, to))
     }
 
-    /// `input` reaches `node` now: handled at once, or once a core has done its work.
-    fn handle(&mut self, node: NodeId, input: Input, payload_bytes: usize) {
+    /// `input` reaches `node` now: handled at once, or once a core has done its work. `resent`:
+    /// a message resent on request.
+    fn handle(&mut self, node: NodeId, input: Input, payload_bytes: usize, resent: bool) {
         if !self.cpus.config().enabled() {
-            return self.step(node, input);
+            return self.step(node, input, resent);
         }
         let at = self.cpus.schedule(node as usize, self.now, payload_bytes);
-        self.queue.push(at, EventKind::Handle { node, input });
+        self.queue.push(
+            at,
+            EventKind::Handle {
+                node,
+                input,
+                resent,
+            },
+        );
     }
 
-    fn step(&mut self, node: NodeId, input: Input) {
+    /// `node`'s pools rejected `msg` from `from` now: it joins the messages its connection will
+    /// ask for at the next run of `node`'s retransmission task but one (the next, if it had been
+    /// asked for before), which `from` resends together. A stop-the-world pause holds the task.
+    fn lose(&mut self, node: NodeId, from: NodeId, msg: Msg, asked_before: bool) {
+        let interval = self.network.config().xmit_interval_us;
+        let tick = repair_tick(self.now, asked_before, interval);
+        let tick = self.cpus.after_pause(node as usize, tick);
+        let conn = self.connection(node, from);
+        if let Some((_, batch)) = self.resends[conn].iter_mut().find(|(t, _)| *t == tick) {
+            batch.push(msg);
+            return;
+        }
+        let mut batch = self.spare_batches.pop().unwrap_or_default();
+        batch.push(msg);
+        self.resends[conn].push((tick, batch));
+        // The request crosses the link to the sender, the resend the link back.
+        let request = self.network.delay(tick, from);
+        let at = tick + request + self.network.delay(tick + request, node);
+        self.queue.push(
+            at,
+            EventKind::Resend {
+                to: node,
+                from,
+                tick,
+            },
+        );
+    }
+
+    /// The index of the connection from `from` to `to` in `resends`.
+    fn connection(&self, to: NodeId, from: NodeId) -> usize {
+        to as usize * self.nodes.len() + from as usize
+    }
+
+    /// Feeds `input` to `node`. `resent`: `input` is a message resent on request (if the node
+    /// rejects it again, it was asked for before).
+    fn step(&mut self, node: NodeId, input: Input, resent: bool) {
+        let mut resent_input = ResentInput::new(&input, resent);
         let mut out = std::mem::take(&mut self.out);
         self.nodes[node as usize].handle(self.now, input, &mut out);
         if out.iter().any(|o| !matches!(o, Output::SetTimer { .. })) {
@@ -353,15 +431,8 @@ impl Simulation {
                     );
                 }
                 Output::Rejected { from, msg } => {
-                    let at = self.now + self.network.config().retransmit_us.max(1);
-                    self.queue.push(
-                        at,
-                        EventKind::Deliver {
-                            to: node,
-                            from,
-                            msg,
-                        },
-                    );
+                    let asked_before = resent_input.asked_before(from);
+                    self.lose(node, from, msg, asked_before);
                 }
                 Output::SetTimer { at } => {
                     // A node asks again for the wake-up it already has queued when a stale one
@@ -428,5 +499,146 @@ impl Simulation {
             }
         }
         self.out = out;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::replication::node::{ClusterConfig, NodeBase};
+    use crate::replication::workload::WorkloadConfig;
+
+    /// One message input node 0 saw: when, from whom, what, and whether it rejected it.
+    type Seen = (u64, NodeId, Msg, bool);
+
+    /// Node 0 of a real cluster, rejecting as a full pool would: every message from another
+    /// node that first arrives in `burst`, and the first of them once more when it is resent.
+    struct Lossy {
+        inner: Box<dyn NodeMachine>,
+        burst: std::ops::Range<u64>,
+        seen: Arc<Mutex<Vec<Seen>>>,
+    }
+
+    impl NodeMachine for Lossy {
+        fn kind(&self) -> ProtocolKind {
+            self.inner.kind()
+        }
+        fn handle(&mut self, now: u64, input: Input, out: &mut Vec<Output>) {
+            let Input::Message { from, msg } = input else {
+                return self.inner.handle(now, input, out);
+            };
+            let mut seen = self.seen.lock().unwrap();
+            let earlier = seen.iter().filter(|s| s.1 == from && s.2 == msg).count();
+            let first_lost = seen.iter().find(|s| s.3).map(|s| (s.1, s.2.clone()));
+            let reject = from != 0
+                && ((earlier == 0 && self.burst.contains(&now))
+                    || (earlier == 1 && first_lost == Some((from, msg.clone()))));
+            seen.push((now, from, msg.clone(), reject));
+            drop(seen);
+            if reject {
+                out.push(Output::Rejected { from, msg });
+            } else {
+                self.inner.handle(now, Input::Message { from, msg }, out);
+            }
+        }
+        fn use_real_slots(&mut self) {
+            self.inner.use_real_slots();
+        }
+        fn inbound_blocked(&self) -> bool {
+            self.inner.inbound_blocked()
+        }
+        fn base(&self) -> &NodeBase {
+            self.inner.base()
+        }
+        fn busy_reason(&self) -> Option<String> {
+            self.inner.busy_reason()
+        }
+        fn stats(&self) -> NodeStats {
+            self.inner.stats()
+        }
+        fn sequences(&self) -> (Vec<u64>, Vec<u64>) {
+            self.inner.sequences()
+        }
+    }
+
+    /// UNICAST3's repair (issue #15): a rejected message arrives again on the run of the
+    /// receiver's retransmission task after the one that found it, plus the request's and the
+    /// resend's links, together with every other message its connection lost before that run; a
+    /// message lost again is asked for on the next run. The run still verifies.
+    #[test]
+    fn rejected_messages_are_resent_per_connection_on_the_retransmission_tick() {
+        const LINK: u64 = 500;
+        const XMIT: u64 = 10_000;
+        let cfg = SimConfig {
+            cluster: ClusterConfig {
+                nodes: 4,
+                keys: 100,
+                ..ClusterConfig::default()
+            },
+            network: super::super::network::NetworkConfig {
+                latency_us: LINK,
+                jitter_us: 0,
+                xmit_interval_us: XMIT,
+                ..Default::default()
+            },
+            workload: WorkloadConfig {
+                requesters_per_node: 4,
+                ..WorkloadConfig::default()
+            },
+            duration_us: 60_000,
+            ..SimConfig::default()
+        };
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut nodes = ProtocolKind::Triangle
+            .build_cluster(&cfg.cluster)
+            .expect("valid config");
+        let inner = nodes.remove(0);
+        nodes.insert(
+            0,
+            Box::new(Lossy {
+                inner,
+                burst: 15_000..22_000,
+                seen: Arc::clone(&seen),
+            }),
+        );
+        let r = Simulation::with_machines(cfg, nodes)
+            .expect("valid config")
+            .run();
+        assert!(r.verify.is_ok(), "{r:#?}");
+        let seen = seen.lock().unwrap();
+        let lost: Vec<&Seen> = seen.iter().filter(|s| s.3).collect();
+        // Losses both sides of the run at 20 ms, and the first one lost twice.
+        assert!(lost.iter().any(|s| s.0 < 20_000) && lost.iter().any(|s| s.0 > 20_000));
+        let mut arrivals: Vec<(NodeId, u64, u64)> = Vec::new();
+        for (n, l) in lost.iter().enumerate() {
+            let again = seen
+                .iter()
+                .find(|s| s.0 > l.0 && s.1 == l.1 && s.2 == l.2)
+                .unwrap_or_else(|| panic!("{l:?} never resent"));
+            let asked_before = n > 0 && l.1 == lost[0].1 && l.2 == lost[0].2;
+            let tick = repair_tick(l.0, asked_before, XMIT);
+            assert_eq!(again.0, tick + 2 * LINK, "{l:?}");
+            if !asked_before {
+                assert_eq!(tick, if l.0 < 20_000 { 30_000 } else { 40_000 });
+            }
+            arrivals.push((l.1, tick, again.0));
+        }
+        assert_eq!(lost.iter().filter(|l| l.2 == lost[0].2).count(), 2);
+        // One connection's messages asked for at one run arrive together: consecutively, at
+        // one instant (the CPU model is off, so each is handled as it arrives).
+        for &(from, tick, at) in &arrivals {
+            let batch: Vec<usize> = (0..seen.len())
+                .filter(|&i| seen[i].0 == at && seen[i].1 == from)
+                .filter(|&i| lost.iter().any(|l| l.1 == from && l.2 == seen[i].2))
+                .collect();
+            let same_run = arrivals
+                .iter()
+                .filter(|a| a.0 == from && a.1 == tick)
+                .count();
+            assert_eq!(batch.len(), same_run, "{from} at {at}");
+            assert!(batch.windows(2).all(|w| w[1] == w[0] + 1), "{batch:?}");
+        }
     }
 }

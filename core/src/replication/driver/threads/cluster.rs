@@ -95,7 +95,7 @@ impl ThreadCluster {
             peers: inboxes,
             latency_us: cfg.latency_us,
             jitter_us: cfg.jitter_us,
-            retransmit_us: cfg.retransmit_us,
+            xmit_interval_us: cfg.xmit_interval_us,
             drop_per_mille: cfg.drop_per_mille.min(900),
             history: SharedHistory::new(cfg.cluster.keys),
         });

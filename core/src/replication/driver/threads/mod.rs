@@ -31,7 +31,8 @@
 //! So with lock forwarding a real worker stays blocked for a backup round trip while its key
 //! stays locked, and key-lock waiters really queue up, one blocked thread each. Rejection
 //! policies act on real threads because the machine's slot counts and the real threads move
-//! together: `abort` rejects (the sender retransmits after `retransmit_us`); `caller-runs` hands
+//! together: `abort` rejects (repaired as UNICAST3 repairs a loss, on the next run but one of
+//! the receiver's retransmission task every `xmit_interval_us`); `caller-runs` hands
 //! the command to an OOB thread, which is then blocked in it, and once every OOB thread is
 //! blocked the machine drops arriving messages (replies included) for retransmission: the seed's
 //! pool exhaustion; `block` blocks the transport thread (see `transport.rs`).
@@ -84,9 +85,12 @@ pub struct ThreadsConfig {
     pub latency_us: u64,
     /// Uniform extra latency in `0..=jitter_us`.
     pub jitter_us: u64,
-    /// Delay before a message a full pool rejected (or the link lost) is delivered again.
-    pub retransmit_us: u64,
-    /// Per-mille chance that a transmission is lost and retransmitted after `retransmit_us`.
+    /// The period of every node's retransmission task (`UNICAST3.xmit_interval`), which repairs
+    /// a message a full pool rejected or the link lost (see
+    /// [`retransmission`](crate::replication::driver::retransmission)). The default is a test
+    /// scale (2 ms, so real-time runs with losses end quickly), not JGroups' 500 ms.
+    pub xmit_interval_us: u64,
+    /// Per-mille chance that a transmission is lost (repaired as a rejected message is).
     pub drop_per_mille: u32,
     /// Seed of the jitter.
     pub seed: u64,
@@ -98,7 +102,7 @@ impl Default for ThreadsConfig {
             cluster: ClusterConfig::default(),
             latency_us: 0,
             jitter_us: 0,
-            retransmit_us: 2_000,
+            xmit_interval_us: 2_000,
             drop_per_mille: 0,
             seed: 1,
         }

@@ -41,7 +41,7 @@ pub(super) struct ClusterRuntime {
     /// Link settings, as in [`ThreadsConfig`](super::ThreadsConfig).
     pub(super) latency_us: u64,
     pub(super) jitter_us: u64,
-    pub(super) retransmit_us: u64,
+    pub(super) xmit_interval_us: u64,
     pub(super) drop_per_mille: u32,
     /// The history check of every requester's operations.
     pub(super) history: SharedHistory,

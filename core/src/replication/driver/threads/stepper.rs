@@ -7,6 +7,11 @@
 //! itself happens after the node mutex is released and sets the signal's state before
 //! notifying, and the worker checks that state before every wait (see [`signal`](super::signal)).
 //!
+//! A message the machine's pools reject is repaired as UNICAST3 repairs it
+//! ([`retransmission`](crate::replication::driver::retransmission)): due on the run of the
+//! node's retransmission task that asks for it, plus the request's and the resend's links. A
+//! transmission the link loses likewise.
+//!
 //! Value bytes: a message a node sends another is handed over as [`Msg::marshalled`], its
 //! payload deep-copied into a fresh buffer on the sending thread, standing in for the
 //! transport's marshal + unmarshal (one copy, where a real transport makes two). So the
@@ -23,6 +28,7 @@ use super::pool_threads::Job;
 use super::shared::{ClusterRuntime, NodeRuntime, Reply};
 use super::signal::{SlotEvent, SlotSignal};
 use super::transport::Envelope;
+use crate::replication::driver::retransmission::{ResentInput, repair_tick};
 use crate::replication::message::{Input, Msg, NodeId, Output};
 use crate::replication::parts::pool::SlotKind;
 
@@ -31,8 +37,9 @@ enum Action {
     /// `msg` from `from` goes to `to`'s transport.
     Send {
         to: NodeId,
-        /// A retransmission of a message this node rejected: it is already this node's copy.
-        retransmit: bool,
+        /// A message this node rejected (it is already this node's copy), to be resent on
+        /// request: whether it had been asked for before.
+        lost: Option<bool>,
         from: NodeId,
         msg: Msg,
     },
@@ -72,6 +79,13 @@ impl Stepper {
     /// Feeds `input` to the machine under the node mutex, then carries out the effects outside
     /// it. False when the cluster is shutting down (nothing was fed).
     pub(super) fn step(&mut self, input: Input) -> bool {
+        self.step_message(input, false)
+    }
+
+    /// [`step`](Self::step), where `resent` says that `input` is a message resent on request
+    /// (if the machine rejects it again, it was asked for before).
+    pub(super) fn step_message(&mut self, input: Input, resent: bool) -> bool {
+        let mut resent_input = ResentInput::new(&input, resent);
         let now = {
             let mut guard = self.node.state.lock();
             let st = &mut *guard;
@@ -86,13 +100,13 @@ impl Stepper {
                 let action = match o {
                     Output::Send { to, msg } => Action::Send {
                         to,
-                        retransmit: false,
+                        lost: None,
                         from: id,
                         msg,
                     },
                     Output::Rejected { from, msg } => Action::Send {
                         to: id,
-                        retransmit: true,
+                        lost: Some(resent_input.asked_before(from)),
                         from,
                         msg,
                     },
@@ -134,39 +148,39 @@ impl Stepper {
             match a {
                 Action::Send {
                     to,
-                    retransmit,
+                    lost,
                     from,
                     msg,
                 } => {
                     // Marshal + unmarshal, as one copy of the value bytes, outside the node
-                    // mutex; a retransmitted message is the receiver's copy already.
-                    let msg = if retransmit || to == from {
+                    // mutex; a lost message is the receiver's copy already.
+                    let msg = if lost.is_some() || to == from {
                         msg
                     } else {
                         msg.marshalled()
                     };
                     let input = Input::Message { from, msg };
-                    let sh = &self.shared;
-                    let at = if retransmit {
-                        now + sh.retransmit_us
-                    } else {
-                        let mut at = now + sh.latency_us;
-                        if sh.jitter_us > 0 {
-                            at += self.rng.random_range(0..=sh.jitter_us);
-                        }
-                        while sh.drop_per_mille > 0
-                            && self.rng.random_range(0..1000) < sh.drop_per_mille
-                        {
-                            at += sh.retransmit_us;
-                        }
-                        at
+                    let interval = self.shared.xmit_interval_us;
+                    // A lost message: asked for at a run of the receiver's retransmission task,
+                    // then the request and the resend each cross a link.
+                    let (mut at, mut resent) = match lost {
+                        Some(asked) => (repair_tick(now, asked, interval) + self.link(), true),
+                        None => (now, false),
                     };
+                    at += self.link();
+                    while self.shared.drop_per_mille > 0
+                        && self.rng.random_range(0..1000) < self.shared.drop_per_mille
+                    {
+                        at = repair_tick(at, resent, interval) + self.link() + self.link();
+                        resent = true;
+                    }
+                    let sh = &self.shared;
                     // Release: see `ClusterRuntime::in_flight`.
                     sh.in_flight.fetch_add(1, AtomicOrdering::Release);
                     let sent = sh
                         .peers
                         .get(to as usize)
-                        .is_some_and(|p| p.send(Envelope::Input { at, input }).is_ok());
+                        .is_some_and(|p| p.send(Envelope::Input { at, input, resent }).is_ok());
                     if !sent {
                         sh.in_flight.fetch_sub(1, AtomicOrdering::Release);
                     }
@@ -194,5 +208,15 @@ impl Stepper {
                 }
             }
         }
+    }
+
+    /// A link's latency with its jitter.
+    fn link(&mut self) -> u64 {
+        let sh = &self.shared;
+        let mut d = sh.latency_us;
+        if sh.jitter_us > 0 {
+            d += self.rng.random_range(0..=sh.jitter_us);
+        }
+        d
     }
 }

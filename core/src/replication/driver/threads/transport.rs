@@ -34,6 +34,8 @@ pub(super) enum Envelope {
     Input {
         at: u64,
         input: Input,
+        /// A message resent on request (see [`Stepper::step_message`]).
+        resent: bool,
     },
     Timer {
         at: u64,
@@ -47,6 +49,7 @@ struct Delayed {
     at: u64,
     seq: u64,
     input: Input,
+    resent: bool,
 }
 impl PartialEq for Delayed {
     fn eq(&self, o: &Self) -> bool {
@@ -96,7 +99,7 @@ impl Transport {
             let now = self.stepper.shared.now_us();
             while !self.blocked && self.delayed.peek().is_some_and(|d| d.at <= now) {
                 if let Some(d) = self.delayed.pop() {
-                    self.deliver(d.input);
+                    self.deliver(d.input, d.resent);
                 }
             }
             if self.timer_at.is_some_and(|t| t <= now) {
@@ -133,15 +136,16 @@ impl Transport {
                 },
             };
             match env {
-                Envelope::Input { at, input } => {
+                Envelope::Input { at, input, resent } => {
                     if !self.blocked && at <= self.stepper.shared.now_us() {
-                        self.deliver(input);
+                        self.deliver(input, resent);
                     } else {
                         self.seq += 1;
                         self.delayed.push(Delayed {
                             at,
                             seq: self.seq,
                             input,
+                            resent,
                         });
                     }
                 }
@@ -154,8 +158,8 @@ impl Transport {
         }
     }
 
-    fn deliver(&mut self, input: Input) {
-        self.stepper.step(input);
+    fn deliver(&mut self, input: Input, resent: bool) {
+        self.stepper.step_message(input, resent);
         if self.stepper.inbound_blocked && !self.blocked {
             self.stepper
                 .node

@@ -1,0 +1,72 @@
+//! When a lost message is repaired: JGroups 3.6.0's `UNICAST3` retransmission schedule (the
+//! version Infinispan 7.0 ships), shared by the simulation and the threads driver.
+//!
+//! A message is lost when a full pool rejects it at the receiver (JGroups' `TP` discards what
+//! its OOB pool cannot take, before `UNICAST3` sees it) or when the link loses it. `UNICAST3`
+//! does not time each message: every node runs one retransmission task every `xmit_interval`
+//! (500 ms by default and in Infinispan 7.0's stacks), which for each sender it has gaps from
+//! asks for the missing messages in one request, and the sender resends every message asked
+//! for. A gap is asked for one run after the run that found it (the task only asks for the
+//! previous run's batch); a message already asked for and lost again is still missing at the
+//! next run, so it is asked for then. The receiver finds a gap from the sender's later messages
+//! on the same connection; a sender whose connection went quiet resends its highest unacked
+//! message on the same schedule, which the model does not tell apart.
+//!
+//! The ticks run at multiples of the interval from the start of the run (every node's task
+//! starts with it). The request and the resend each take a link's delay.
+
+use crate::replication::message::{Input, NodeId};
+
+/// `UNICAST3.xmit_interval` of JGroups 3.6.0 (also the value in Infinispan 7.0's
+/// `default-jgroups-udp.xml` and `-tcp.xml`), in µs.
+pub const XMIT_INTERVAL_US: u64 = 500_000;
+
+/// The tick of the receiver's retransmission task at which a message lost at `lost_at` is asked
+/// for: the second run after the loss, or the first if the message had been asked for before.
+pub fn repair_tick(lost_at: u64, asked_before: bool, interval_us: u64) -> u64 {
+    let interval = interval_us.max(1);
+    let next = (lost_at / interval + 1) * interval;
+    if asked_before { next } else { next + interval }
+}
+
+/// Which of a step's rejections is its input, when the input is a message resent on request
+/// (lost again, it had been asked for before). A machine handles its input first, so that is the
+/// first rejection of a message from the input's sender; others are the node's own messages.
+#[derive(Debug)]
+pub struct ResentInput(Option<NodeId>);
+
+impl ResentInput {
+    /// For a step of `input`; `resent`: it is a message resent on request.
+    pub fn new(input: &Input, resent: bool) -> Self {
+        ResentInput(match (input, resent) {
+            (Input::Message { from, .. }, true) => Some(*from),
+            _ => None,
+        })
+    }
+
+    /// Whether the step's next rejection, of a message from `from`, had been asked for before.
+    pub fn asked_before(&mut self, from: NodeId) -> bool {
+        let is_input = self.0 == Some(from);
+        if is_input {
+            self.0 = None;
+        }
+        is_input
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gap_is_asked_for_one_run_after_the_run_that_found_it() {
+        // Lost between the runs at 0 and 500 ms: found at 500, asked for at 1000.
+        assert_eq!(repair_tick(1, false, 500), 1_000);
+        assert_eq!(repair_tick(499, false, 500), 1_000);
+        // Lost at a run's instant: that run has already looked.
+        assert_eq!(repair_tick(500, false, 500), 1_500);
+        // Asked for before and lost again: still missing at the next run.
+        assert_eq!(repair_tick(1_003, true, 500), 1_500);
+        assert_eq!(repair_tick(7, true, 0), 8);
+    }
+}
