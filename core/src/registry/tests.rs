@@ -582,6 +582,12 @@ pub(super) fn check_transient_under_concurrent_requests(make: Make) {
     for name in NAMES {
         r.add_core_descriptor(transient(name)).unwrap();
     }
+    // Under a lock, eviction and opening exclude each other, so a handle's core is still the
+    // registry's. The snapshot's readers take no lock: one may open a core the eviction handler
+    // has just found unused (its documented slack), and the registry's reference may then go
+    // while the handle holds the core open; it must still be open, and close once at the end.
+    let lock_free = r.id().parse::<RegistryKind>() == Ok(RegistryKind::Snapshot);
+    let least = if lock_free { 1 } else { 2 };
     let seen: Vec<std::collections::HashMap<CoreId, std::sync::Arc<Core>>> =
         std::thread::scope(|s| {
             let workers: Vec<_> = (0..4)
@@ -592,7 +598,7 @@ pub(super) fn check_transient_under_concurrent_requests(make: Make) {
                             let name = NAMES[(i * 7 + t * 3) % NAMES.len()];
                             let h = r.get_core(name).unwrap().expect("registered");
                             assert_eq!(h.name(), name);
-                            assert!(h.ref_count() >= 2, "registry + this handle");
+                            assert!(h.ref_count() >= least, "registry + this handle");
                             assert_eq!(h.closes_run(), 0, "a request got a closed core");
                             seen.insert(h.id(), std::sync::Arc::clone(h.core()));
                             drop(h);
