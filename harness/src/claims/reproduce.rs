@@ -6,7 +6,7 @@
 //! round, the mean log ratio contender/baseline of the claim's metric; the estimate is the mean
 //! over rounds, its interval a Student t with P - 1 degrees of freedom, mapped back with `exp`.
 //! Deterministic simulations replicate over seeds instead: one iteration per seed, no warmup,
-//! no ABBA. Claims that share a configuration are measured together and derive their
+//! no ABBA, looks at `seeds` and `max_seeds`. Claims that share a configuration are measured together and derive their
 //! verdicts from the same rounds.
 //!
 //! Verdicts, for a ratio claim "contender/baseline >= m" (`higher`; `lower` mirrors it):
@@ -58,8 +58,10 @@ pub struct PairedSettings {
     pub budget: Duration,
     /// Run each side in a fork (needed for environment overrides such as `RUST_BACKTRACE`).
     pub forked: bool,
-    /// Seeds (replicates) of a deterministic claim.
+    /// Seeds (replicates) of a deterministic claim at its first look.
     pub seeds: u32,
+    /// Seeds at the last look, for a deterministic claim still undecided at `seeds`.
+    pub max_seeds: u32,
     /// The seed of every random choice of the run (launch orders, block orders, padding).
     pub seed: u64,
 }
@@ -77,11 +79,12 @@ impl PairedSettings {
             budget: Duration::from_secs(6),
             forked: true,
             seeds: 3,
+            max_seeds: 8,
             seed: 0,
         }
     }
 
-    /// JMH-like durations: 5 warmups, 10–30 rounds of 4 blocks of 2 s, 10 seeds.
+    /// JMH-like durations: 5 warmups, 10–30 rounds of 4 blocks of 2 s, 10–30 seeds.
     pub fn full() -> Self {
         PairedSettings {
             warmup_iterations: 5,
@@ -93,6 +96,7 @@ impl PairedSettings {
             budget: Duration::from_secs(120),
             forked: true,
             seeds: 10,
+            max_seeds: 30,
             seed: 0,
         }
     }
@@ -120,6 +124,15 @@ impl PairedSettings {
             .step_by(self.look_every.max(1) as usize)
             .collect();
         looks.push(max);
+        looks.dedup();
+        looks
+    }
+
+    /// The seed counts at which a deterministic claim's verdict is looked at: `seeds`, then
+    /// `max_seeds` (a simulation's seeds are cheap next to process rounds, so one more look).
+    pub fn seed_looks(&self) -> Vec<u32> {
+        let first = self.seeds.max(2);
+        let mut looks = vec![first, self.max_seeds.max(first)];
         looks.dedup();
         looks
     }
@@ -1008,7 +1021,9 @@ fn measure_commands(
 }
 
 /// Measures a deterministic group: each arm once per seed, two arms at a time (a simulation's
-/// result does not depend on what else runs).
+/// result does not depend on what else runs). Looks as for rounds ([`PairedSettings::seed_looks`],
+/// α split equally): after each, only the arms of claims still undecided run again, with the
+/// next look's number of seeds (from the first seed: the earlier ones reproduce exactly).
 #[allow(clippy::too_many_arguments)]
 fn measure_seeded(
     launcher: &Launcher,
@@ -1022,78 +1037,99 @@ fn measure_seeded(
 ) {
     type Seeded = Result<crate::claims::measure::SeededRun, String>;
     let mut results: Vec<Option<Seeded>> = (0..group_arms.len()).map(|_| None).collect();
-    // Two workers take arms from one queue, so neither waits for the other's slow arm; this
-    // thread collects their results and reports progress.
-    let workers = available_cores().clamp(1, 2);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Seeded)>();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let next = &next;
-            scope.spawn(move || {
-                loop {
-                    let g = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if g >= group_arms.len() || interrupted() {
-                        break;
-                    }
-                    let spec = &arms[group_arms[g]];
-                    let r = run_seeds(launcher, spec, settings.seeds, settings.forked);
-                    if tx.send((g, r)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        let mut count = 0u32;
-        for (g, r) in rx {
-            results[g] = Some(r);
-            count += 1;
-            observer.replicate_done(ids, count, group_arms.len() as u32);
-        }
-    });
     let local = |arm: usize| group_arms.iter().position(|&x| x == arm).expect("in group");
-    for &i in members {
-        let (a, b) = planned[i].arms.expect("grouped claims have arms");
-        let (la, lb) = (local(a), local(b));
-        let outcome = &mut planned[i].outcome;
-        outcome.replicate_kind = "seed".into();
-        let (ra, rb) = match (&results[la], &results[lb]) {
-            (Some(Ok(ra)), Some(Ok(rb))) => (ra, rb),
-            (Some(Err(e)), _) => {
-                outcome.verdict = Err(format!("{}: {e}", label(&arms[a])));
-                continue;
+    let looks = settings.seed_looks();
+    let confidence = 1.0 - (1.0 - CONFIDENCE) / looks.len() as f64;
+    let mut undecided: Vec<usize> = members.to_vec();
+    for &seeds in &looks {
+        let mut to_run: Vec<usize> = Vec::new();
+        for &i in &undecided {
+            let (a, b) = planned[i].arms.expect("grouped claims have arms");
+            for x in [local(a), local(b)] {
+                if !to_run.contains(&x) {
+                    to_run.push(x);
+                }
             }
-            (_, Some(Err(e))) => {
-                outcome.verdict = Err(format!("{}: {e}", label(&arms[b])));
-                continue;
+        }
+        // Two workers take arms from one queue, so neither waits for the other's slow arm;
+        // this thread collects their results and reports progress.
+        let workers = available_cores().clamp(1, 2);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Seeded)>();
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                let tx = tx.clone();
+                let (next, to_run) = (&next, &to_run);
+                scope.spawn(move || {
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if k >= to_run.len() || interrupted() {
+                            break;
+                        }
+                        let spec = &arms[group_arms[to_run[k]]];
+                        let r = run_seeds(launcher, spec, seeds, settings.forked);
+                        if tx.send((to_run[k], r)).is_err() {
+                            break;
+                        }
+                    }
+                });
             }
-            _ => {
-                outcome.verdict = Err("interrupted".into());
-                continue;
+            drop(tx);
+            let mut count = 0u32;
+            for (g, r) in rx {
+                results[g] = Some(r);
+                count += 1;
+                observer.replicate_done(ids, count, to_run.len() as u32);
             }
-        };
-        // One replicate per seed: a "round" of one block with both arms' iteration of that seed.
-        let rounds: Vec<RoundRecord> = (0..settings.seeds as usize)
-            .map(|s| RoundRecord {
-                seed: Some(s as u64),
-                launch_order: vec![0, 1],
-                env_pad: vec![0, 0],
-                blocks: vec![BlockRecord {
-                    order: vec![0, 1],
-                    results: vec![ra.iterations[s].clone(), rb.iterations[s].clone()],
-                }],
-                setup_seconds: 0.0,
-                block_seconds: 0.0,
-            })
-            .collect();
-        outcome.looks = vec![settings.seeds];
-        outcome.verdict = derive(outcome, (0, 1), &rounds, CONFIDENCE);
-        outcome.baseline.verified_before = vec![ra.checks.0.clone()];
-        outcome.baseline.verified_after = vec![ra.checks.1.clone()];
-        outcome.contender.verified_before = vec![rb.checks.0.clone()];
-        outcome.contender.verified_after = vec![rb.checks.1.clone()];
+        });
+        for &i in &undecided {
+            let (a, b) = planned[i].arms.expect("grouped claims have arms");
+            let outcome = &mut planned[i].outcome;
+            outcome.replicate_kind = "seed".into();
+            outcome.looks.push(seeds);
+            let (ra, rb) = match (&results[local(a)], &results[local(b)]) {
+                (Some(Ok(ra)), Some(Ok(rb))) => (ra, rb),
+                (Some(Err(e)), _) => {
+                    outcome.verdict = Err(format!("{}: {e}", label(&arms[a])));
+                    continue;
+                }
+                (_, Some(Err(e))) => {
+                    outcome.verdict = Err(format!("{}: {e}", label(&arms[b])));
+                    continue;
+                }
+                _ => {
+                    outcome.verdict = Err("interrupted".into());
+                    continue;
+                }
+            };
+            // One replicate per seed: a "round" of one block with both arms' iteration of that
+            // seed.
+            let rounds: Vec<RoundRecord> = (0..seeds as usize)
+                .map(|s| RoundRecord {
+                    seed: Some(s as u64),
+                    launch_order: vec![0, 1],
+                    env_pad: vec![0, 0],
+                    blocks: vec![BlockRecord {
+                        order: vec![0, 1],
+                        results: vec![ra.iterations[s].clone(), rb.iterations[s].clone()],
+                    }],
+                    setup_seconds: 0.0,
+                    block_seconds: 0.0,
+                })
+                .collect();
+            outcome.verdict = derive(outcome, (0, 1), &rounds, confidence);
+            outcome.baseline.verified_before = vec![ra.checks.0.clone()];
+            outcome.baseline.verified_after = vec![ra.checks.1.clone()];
+            outcome.contender.verified_before = vec![rb.checks.0.clone()];
+            outcome.contender.verified_after = vec![rb.checks.1.clone()];
+        }
+        undecided.retain(|&i| {
+            let v = &planned[i].outcome.verdict;
+            !v.as_ref().map(Verdict::decided).unwrap_or(true)
+        });
+        if undecided.is_empty() || interrupted() {
+            break;
+        }
     }
 }
 

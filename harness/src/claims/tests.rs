@@ -19,7 +19,8 @@ use crate::run::scenario::{
 /// `swing = s` makes the score of the trials of the j-th round of a configuration (its two
 /// blocks: set-ups 2j and 2j + 1 of that `score` in this catalog) e^{+s} times `score` for even
 /// j and e^{-s} times for odd j: a spread between processes, as on a real machine, the same in
-/// every run whatever order the group's arms are measured in.
+/// every run whatever order the group's arms are measured in; `spread = s` makes iteration n
+/// (seed n of a seeded arm) score e^{+s} times for even n and e^{-s} times for odd n.
 #[derive(Default)]
 struct Synthetic {
     swung: std::sync::Mutex<std::collections::HashMap<String, u64>>,
@@ -39,6 +40,7 @@ impl Scenario for Synthetic {
             ParamSpec::free("broken", &["0"], "1: the check fails"),
             ParamSpec::free("seeded", &["0"], "1: deterministic"),
             ParamSpec::free("swing", &["0"], "log-score spread between processes"),
+            ParamSpec::free("spread", &["0"], "log-score spread between iterations"),
         ]
     }
     fn deterministic(&self, params: &Params) -> bool {
@@ -63,6 +65,7 @@ impl Scenario for Synthetic {
             score: p.parse::<f64>("score")? * factor,
             timeouts: p.parse("timeouts")?,
             broken: p.get("broken")? == "1",
+            spread: p.parse("spread")?,
             n: AtomicU64::new(0),
         }))
     }
@@ -72,6 +75,7 @@ struct SyntheticTrial {
     score: f64,
     timeouts: f64,
     broken: bool,
+    spread: f64,
     n: AtomicU64,
 }
 
@@ -97,8 +101,13 @@ impl Trial for SyntheticTrial {
         let n = self.n.fetch_add(1, Ordering::Relaxed);
         // ±1% wobble, so intervals have a spread.
         let wobble = 1.0 + 0.01 * ((n % 3) as f64 - 1.0);
+        let spread = if n % 2 == 0 {
+            self.spread
+        } else {
+            -self.spread
+        };
         Some(Ok(ExternalSample {
-            score: self.score * wobble,
+            score: self.score * wobble * spread.exp(),
             unit: "ops/s".into(),
             secondary: vec![
                 Metric::new("timeouts", self.timeouts, "count"),
@@ -272,6 +281,38 @@ fn deterministic_scenarios_replicate_over_seeds() {
         vec![Some(0), Some(1), Some(2)]
     );
     assert_eq!(o.verdict, Ok(Verdict::Reproduced));
+}
+
+/// Seeds have looks too (quick: 3, then 8): a seeded claim whose ratio is the claimed effect
+/// give or take e^{±0.1} from seed to seed is undecided at 3 seeds, runs on to 8 and stops there
+/// undecided; a decided one in the same group stops at 3.
+#[test]
+fn an_undecided_seeded_claim_runs_on_to_the_last_seed_look() {
+    let seeded = |id: &str, cont: &str| {
+        ratio(id, "100", cont, "")
+            .replace("score='100'}", "score='100', seeded='1'}")
+            .replace(
+                &format!("score='{cont}'}}"),
+                &format!(
+                    "score='{cont}', seeded='1', spread='{}'}}",
+                    if cont == "150" { "0.1" } else { "0" }
+                ),
+            )
+    };
+    let out = run(&(seeded("decided", "200") + &seeded("never", "150")));
+    assert_eq!(out[0].looks, vec![3], "{:?}", out[0]);
+    assert_eq!(out[0].verdict, Ok(Verdict::Reproduced));
+    let never = &out[1];
+    assert_eq!(never.looks, vec![3, 8], "{never:?}");
+    assert_eq!(never.replicates.len(), 8);
+    assert_eq!(
+        never.replicates.iter().map(|r| r.seed).collect::<Vec<_>>(),
+        (0..8).map(Some).collect::<Vec<_>>()
+    );
+    assert!(
+        matches!(never.verdict, Ok(Verdict::Inconclusive { .. })),
+        "{never:?}"
+    );
 }
 
 /// The stopping rule beyond the pilot (quick settings: looks at 5 and 8 pairs). The contender's
