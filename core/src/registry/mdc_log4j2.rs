@@ -290,6 +290,51 @@ mod tests {
         assert_eq!(depth(), 0);
     }
 
+    /// The model's map against a `BTreeMap` over random puts and removes, long enough for many
+    /// scavenges: after every step the entries are exactly the reference's, sorted by key. The
+    /// node name is put once and never again, as in Solr, so its string must survive every
+    /// scavenge.
+    mod against_a_reference {
+        use super::super::*;
+        use proptest::prelude::*;
+        use std::collections::BTreeMap;
+
+        const KEYS: [&str; 5] = ["core", "collection", "replica", "shard", "x"];
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+            #[test]
+            fn puts_and_removes_match_a_sorted_map(
+                ops in proptest::collection::vec((0..KEYS.len(), any::<bool>(), "[a-z]{0,40}"), 2000..4000)
+            ) {
+                let mut local = Local { nursery: Nursery::new(), map: None };
+                let mut reference: BTreeMap<&str, String> = BTreeMap::new();
+                local.put("node_name", "n:", "node1:8983_solr");
+                reference.insert("node_name", "n:node1:8983_solr".to_string());
+                for (k, is_put, value) in ops {
+                    let key = KEYS[k];
+                    if is_put {
+                        local.put(key, "p:", &value);
+                        reference.insert(key, format!("p:{value}"));
+                    } else {
+                        local.remove(key);
+                        reference.remove(key);
+                    }
+                    // SAFETY: entries of the live map, read before the next operation.
+                    let got: Vec<(&str, String)> = local
+                        .entries()
+                        .iter()
+                        .map(|e| (e.key, unsafe { e.value.as_str() }.to_string()))
+                        .collect();
+                    let want: Vec<(&str, String)> =
+                        reference.iter().map(|(k, v)| (*k, v.clone())).collect();
+                    prop_assert_eq!(got, want);
+                }
+            }
+        }
+    }
+
     #[test]
     fn depth_beyond_the_integer_cache_still_counts() {
         let before = depth();
