@@ -84,6 +84,15 @@ fn search(map: &[Entry], key: &str) -> Result<usize, usize> {
     map.binary_search_by(|e| compare_to(e.key, key))
 }
 
+/// Where a copy of `map` changes for `key`: the entries before `.0` are kept, then `.1` (0 or
+/// 1, whether `key` is present) are left out.
+fn splice_point(map: &[Entry], key: &str) -> (usize, usize) {
+    match search(map, key) {
+        Ok(i) => (i, 1),
+        Err(i) => (i, 0),
+    }
+}
+
 /// The thread's logging-context state: its young generation and, in it, the frozen
 /// `SortedArrayStringMap` that is the map's `localMap` (a copy is one object holding the entries
 /// sorted by key; in the JVM three, the map and its `keys` and `values` arrays, placed one after
@@ -109,10 +118,7 @@ impl Local {
         let value = self.nursery.new_str([prefix, value]);
         // SAFETY: room was made above, so no scavenge runs before the new map replaces the root.
         let old = self.map.map_or(&[][..], |m| unsafe { m.entries() });
-        let (at, skip) = match search(old, key) {
-            Ok(i) => (i, 1),
-            Err(i) => (i, 0),
-        };
+        let (at, skip) = splice_point(old, key);
         let new = Entry { key, value };
         self.map = Some(
             self.nursery
@@ -123,16 +129,14 @@ impl Local {
     /// `ThreadContext.remove`: `createStringMap(map)` + `remove` + `freeze`, a copy even when the
     /// key is absent.
     fn remove(&mut self, key: &str) {
-        let Some(map) = self.map else { return };
-        // SAFETY: `map` is the live root.
-        let len = unsafe { map.entries() }.len();
-        self.map = self.nursery.make_room(Nursery::map_words(len), self.map);
+        if self.map.is_none() {
+            return;
+        }
+        let room = Nursery::map_words(self.entries().len());
+        self.map = self.nursery.make_room(room, self.map);
         // SAFETY: as in `put`.
         let old = self.map.map_or(&[][..], |m| unsafe { m.entries() });
-        let (at, skip) = match search(old, key) {
-            Ok(i) => (i, 1),
-            Err(i) => (i, 0),
-        };
+        let (at, skip) = splice_point(old, key);
         self.map = Some(self.nursery.new_map(&[&old[..at], &old[at + skip..]]));
     }
 }

@@ -272,15 +272,14 @@ impl RegistryState {
         &mut self,
         policy: EvictionPolicy,
     ) -> Vec<(Box<str>, Arc<Core>)> {
-        let pending = &self.pending_core_ops;
         #[cfg(not(test))]
-        let in_use = |core: &Core| core.ref_count() > 1;
+        let mutant = false;
         #[cfg(test)]
-        let in_use = |core: &Core| core.ref_count() > 1 && !self.eviction_mutant;
-        let queued = self
-            .maps
-            .transient
-            .evict(policy, |name, core| pending.contains(name) || in_use(core));
+        let mutant = self.eviction_mutant;
+        let pending = &self.pending_core_ops;
+        let queued = self.maps.transient.evict(policy, |name, core| {
+            pending.contains(name) || (core.ref_count() > 1 && !mutant)
+        });
         self.pending_closes.extend(
             queued
                 .iter()
