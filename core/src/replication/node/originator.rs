@@ -67,7 +67,7 @@ impl NodeBase {
         let rid = self.clients.insert(ClientState {
             requester,
             op,
-            deadline: (0, 0),
+            deadline: DeadlineKey::NONE,
             kind: ClientKind::Get {
                 owners,
                 next: 0,
@@ -211,7 +211,7 @@ impl NodeBase {
         let rid = self.clients.insert(ClientState {
             requester,
             op: ClientOp::Put(key, value),
-            deadline: (0, 0),
+            deadline: DeadlineKey::NONE,
             kind: ClientKind::Put {
                 result: None,
                 acks_needed,

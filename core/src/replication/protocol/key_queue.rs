@@ -145,7 +145,7 @@ impl KeyQueueProtocol {
             let wid = self.in_flight.insert(Batch {
                 key,
                 pending: owners.backups().len() as u8,
-                deadline: (0, 0),
+                deadline: DeadlineKey::NONE,
             });
             let doublings = self
                 .timed_out
