@@ -15,6 +15,8 @@
 //! The ticks run at multiples of the interval from the start of the run (every node's task
 //! starts with it). The request and the resend each take a link's delay.
 
+use rand::Rng;
+
 use crate::replication::message::{Input, NodeId};
 
 /// `UNICAST3.xmit_interval` of JGroups 3.6.0 (also the value in Infinispan 7.0's
@@ -27,6 +29,35 @@ pub fn repair_tick(lost_at: u64, asked_before: bool, interval_us: u64) -> u64 {
     let interval = interval_us.max(1);
     let next = (lost_at / interval + 1) * interval;
     if asked_before { next } else { next + interval }
+}
+
+/// The highest per-mille chance of losing a transmission that the drivers apply, so that a
+/// message is always repaired in the end.
+pub const MAX_DROP_PER_MILLE: u32 = 900;
+
+/// When a transmission that reaches its receiver at `at` is delivered, if the link loses it with
+/// a chance of `drop_per_mille` each time it crosses: asked for at the receiver's repair tick,
+/// then the request and the resend each take `link(rng)`, as often as it is lost. `asked`: the
+/// message had been asked for before. Returns the arrival and how many times it was lost. The
+/// simulation and the threads driver both repair link losses here, so they draw the same.
+pub fn repaired_arrival<R: Rng>(
+    rng: &mut R,
+    mut at: u64,
+    mut asked: bool,
+    drop_per_mille: u32,
+    interval_us: u64,
+    mut link: impl FnMut(&mut R) -> u64,
+) -> (u64, u64) {
+    let mut losses = 0;
+    if drop_per_mille == 0 {
+        return (at, losses);
+    }
+    while rng.random_range(0..1000) < drop_per_mille.min(MAX_DROP_PER_MILLE) {
+        losses += 1;
+        at = repair_tick(at, asked, interval_us) + link(rng) + link(rng);
+        asked = true;
+    }
+    (at, losses)
 }
 
 /// Which of a step's rejections is its input, when the input is a message resent on request

@@ -82,18 +82,18 @@ impl Network {
 
     /// How long a message sent to `to` at `now` takes, including its repairs.
     pub fn delay(&mut self, now: u64, to: NodeId) -> u64 {
-        let mut d = self.link();
-        if self.cfg.drop_per_mille > 0 {
-            // Lost on arrival: asked for on a later run of the receiver's retransmission task,
-            // then the request and the resend each cross a link; the resend can be lost too.
-            let mut asked = false;
-            while self.rng.random_range(0..1000) < self.cfg.drop_per_mille.min(900) {
-                self.drops += 1;
-                let tick = retransmission::repair_tick(now + d, asked, self.cfg.xmit_interval_us);
-                d = tick - now + self.link() + self.link();
-                asked = true;
-            }
-        }
+        let first = now + self.link();
+        let (latency, jitter) = (self.cfg.latency_us, self.cfg.jitter_us);
+        let (at, losses) = retransmission::repaired_arrival(
+            &mut self.rng,
+            first,
+            false,
+            self.cfg.drop_per_mille,
+            self.cfg.xmit_interval_us,
+            |rng| link(rng, latency, jitter),
+        );
+        self.drops += losses;
+        let mut d = at - now;
         if self.cfg.spike_per_mille > 0 && self.rng.random_range(0..1000) < self.cfg.spike_per_mille
         {
             self.spikes += 1;
@@ -107,10 +107,15 @@ impl Network {
 
     /// A link's latency with its jitter.
     fn link(&mut self) -> u64 {
-        let mut d = self.cfg.latency_us;
-        if self.cfg.jitter_us > 0 {
-            d += self.rng.random_range(0..=self.cfg.jitter_us);
-        }
-        d
+        link(&mut self.rng, self.cfg.latency_us, self.cfg.jitter_us)
+    }
+}
+
+/// A link's latency: `latency_us` plus a uniform jitter in `0..=jitter_us`.
+pub fn link(rng: &mut SmallRng, latency_us: u64, jitter_us: u64) -> u64 {
+    if jitter_us > 0 {
+        latency_us + rng.random_range(0..=jitter_us)
+    } else {
+        latency_us
     }
 }

@@ -21,14 +21,15 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 use crossbeam::channel::Sender;
+use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 
 use super::pool_threads::Job;
 use super::shared::{ClusterRuntime, NodeRuntime, Reply};
 use super::signal::{SlotEvent, SlotSignal};
 use super::transport::Envelope;
-use crate::replication::driver::retransmission::{ResentInput, repair_tick};
+use crate::replication::driver::retransmission::{ResentInput, repair_tick, repaired_arrival};
+use crate::replication::driver::sim::network::link;
 use crate::replication::message::{Input, Msg, NodeId, Output};
 use crate::replication::parts::pool::SlotKind;
 
@@ -163,17 +164,21 @@ impl Stepper {
                     let interval = self.shared.xmit_interval_us;
                     // A lost message: asked for at a run of the receiver's retransmission task,
                     // then the request and the resend each cross a link.
-                    let (mut at, mut resent) = match lost {
+                    let (at, resent) = match lost {
                         Some(asked) => (repair_tick(now, asked, interval) + self.link(), true),
                         None => (now, false),
                     };
-                    at += self.link();
-                    while self.shared.drop_per_mille > 0
-                        && self.rng.random_range(0..1000) < self.shared.drop_per_mille
-                    {
-                        at = repair_tick(at, resent, interval) + self.link() + self.link();
-                        resent = true;
-                    }
+                    let at = at + self.link();
+                    let (latency, jitter) = (self.shared.latency_us, self.shared.jitter_us);
+                    let (at, losses) = repaired_arrival(
+                        &mut self.rng,
+                        at,
+                        resent,
+                        self.shared.drop_per_mille,
+                        interval,
+                        |rng| link(rng, latency, jitter),
+                    );
+                    let resent = resent || losses > 0;
                     let sh = &self.shared;
                     // Release: see `ClusterRuntime::in_flight`.
                     sh.in_flight.fetch_add(1, AtomicOrdering::Release);
@@ -212,11 +217,6 @@ impl Stepper {
 
     /// A link's latency with its jitter.
     fn link(&mut self) -> u64 {
-        let sh = &self.shared;
-        let mut d = sh.latency_us;
-        if sh.jitter_us > 0 {
-            d += self.rng.random_range(0..=sh.jitter_us);
-        }
-        d
+        link(&mut self.rng, self.shared.latency_us, self.shared.jitter_us)
     }
 }
