@@ -399,9 +399,8 @@ struct SimTrial {
 }
 
 impl SimTrial {
-    fn run(&self, duration_us: u64) -> Result<SimReport, String> {
-        // Relaxed: only hands out distinct seeds; iterations run one at a time anyway.
-        let n = self.iteration.fetch_add(1, Ordering::Relaxed);
+    /// Iteration `n` (seed + n), for `duration_us`.
+    fn run(&self, n: u64, duration_us: u64) -> Result<SimReport, String> {
         let cfg = self
             .setup
             .sim_config(self.setup.seed.wrapping_add(n), duration_us);
@@ -429,9 +428,13 @@ impl Trial for SimTrial {
         let last = self.last.lock().map(|l| l.clone()).unwrap_or(None);
         match last {
             Some(v) => Ok(v),
-            // Before the first iteration: a short run of the same configuration must verify.
+            // Before the first iteration: a short run of its configuration and seed must
+            // verify (the iteration itself still runs that seed).
             None => self
-                .run((self.setup.duration_ms * 100).clamp(1_000, 100_000))
+                .run(
+                    self.iteration.load(Ordering::Relaxed),
+                    (self.setup.duration_ms * 100).clamp(1_000, 100_000),
+                )
                 .map(|r| r.verify.map(|v| v.to_string()).unwrap_or_default()),
         }
     }
@@ -445,8 +448,10 @@ impl Trial for SimTrial {
         _warmup: bool,
         _budget: Duration,
     ) -> Option<Result<ExternalSample, String>> {
+        // Relaxed: only hands out distinct seeds; iterations run one at a time anyway.
+        let n = self.iteration.fetch_add(1, Ordering::Relaxed);
         Some(
-            self.run(self.setup.duration_ms * 1000)
+            self.run(n, self.setup.duration_ms * 1000)
                 .map(|r| ExternalSample {
                     score: r.req_per_s_per_node(),
                     unit: "req/s/node".to_string(),
@@ -809,6 +814,43 @@ mod tests {
             );
             assert!(trial.verify().unwrap().contains("agree"));
         }
+    }
+
+    /// The harness's contract for a deterministic scenario with a `seed` parameter: the first
+    /// iteration runs that seed (the check before it included), so a trial started at
+    /// `seed = 43` repeats the second iteration of one started at 42. A claim's later look
+    /// relies on it to run only the seeds not yet run.
+    #[test]
+    fn the_first_iteration_runs_the_seed_parameter() {
+        let scores = |seed: &str, n: usize| {
+            let p = params(&[
+                ("protocol", "key-queue"),
+                ("nodes", "4"),
+                ("requesters", "5"),
+                ("duration_ms", "50"),
+                ("seed", seed),
+            ]);
+            let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
+            trial.verify().unwrap();
+            (0..n)
+                .map(|_| {
+                    let s = trial.run_iteration(false, Duration::from_secs(1));
+                    s.unwrap().unwrap().score
+                })
+                .collect::<Vec<_>>()
+        };
+        let from_42 = scores("42", 3);
+        assert_eq!(scores("43", 2), from_42[1..]);
+        assert_ne!(from_42[0], from_42[1]);
+        let p = params(&[
+            ("protocol", "key-queue"),
+            ("nodes", "4"),
+            ("requesters", "5"),
+            ("duration_ms", "50"),
+        ]);
+        let setup = Setup::parse(&p).unwrap();
+        let seed_42 = simulate(setup.protocol, setup.sim_config(42, 50_000)).unwrap();
+        assert_eq!(from_42[0], seed_42.req_per_s_per_node());
     }
 
     #[test]

@@ -201,6 +201,19 @@ pub struct SeededRun {
     pub checks: (String, String),
 }
 
+impl SeededRun {
+    /// This run's seeds followed by `later`'s (which ran the next ones): the checks before this
+    /// run and after `later`.
+    pub fn followed_by(&self, later: SeededRun) -> SeededRun {
+        let mut iterations = self.iterations.clone();
+        iterations.extend(later.iterations);
+        SeededRun {
+            iterations,
+            checks: (self.checks.0.clone(), later.checks.1),
+        }
+    }
+}
+
 /// Runs a deterministic arm once per seed (iteration `n` of the trial runs seed + n): no
 /// warmup, since virtual time has nothing to warm.
 pub fn run_seeds(

@@ -1022,8 +1022,10 @@ fn measure_commands(
 
 /// Measures a deterministic group: each arm once per seed, two arms at a time (a simulation's
 /// result does not depend on what else runs). Looks as for rounds ([`PairedSettings::seed_looks`],
-/// α split equally): after each, only the arms of claims still undecided run again, with the
-/// next look's number of seeds (from the first seed: the earlier ones reproduce exactly).
+/// α split equally): after each, only the arms of claims still undecided run on to the next
+/// look's number of seeds. An arm whose scenario starts at its `seed` parameter runs only the
+/// seeds it has not run yet (the earlier ones would reproduce exactly); one without reruns from
+/// the first.
 #[allow(clippy::too_many_arguments)]
 fn measure_seeded(
     launcher: &Launcher,
@@ -1051,6 +1053,11 @@ fn measure_seeded(
                 }
             }
         }
+        // What the last look measured of each arm, for the runs that continue it.
+        let earlier: Vec<Option<crate::claims::measure::SeededRun>> = results
+            .iter()
+            .map(|r| r.as_ref().and_then(|r| r.as_ref().ok()).cloned())
+            .collect();
         // Two workers take arms from one queue, so neither waits for the other's slow arm;
         // this thread collects their results and reports progress.
         let workers = available_cores().clamp(1, 2);
@@ -1059,7 +1066,7 @@ fn measure_seeded(
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 let tx = tx.clone();
-                let (next, to_run) = (&next, &to_run);
+                let (next, to_run, earlier) = (&next, &to_run, &earlier);
                 scope.spawn(move || {
                     loop {
                         let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1067,7 +1074,17 @@ fn measure_seeded(
                             break;
                         }
                         let spec = &arms[group_arms[to_run[k]]];
-                        let r = run_seeds(launcher, spec, seeds, settings.forked);
+                        let done = earlier[to_run[k]].as_ref().and_then(|d| {
+                            continued(spec, d.iterations.len()).map(|rest| (d, rest))
+                        });
+                        let r = match done {
+                            Some((d, rest)) => {
+                                let more = seeds.saturating_sub(d.iterations.len() as u32);
+                                run_seeds(launcher, &rest, more, settings.forked)
+                                    .map(|r| d.followed_by(r))
+                            }
+                            None => run_seeds(launcher, spec, seeds, settings.forked),
+                        };
                         if tx.send((to_run[k], r)).is_err() {
                             break;
                         }
@@ -1131,6 +1148,16 @@ fn measure_seeded(
             break;
         }
     }
+}
+
+/// `spec` from its `done`-th seed on, if its scenario starts at its `seed` parameter.
+fn continued(spec: &TrialSpec, done: usize) -> Option<TrialSpec> {
+    let first: u64 = spec.params.get("seed").ok()?.parse().ok()?;
+    let mut rest = spec.clone();
+    rest.params
+        .0
+        .insert("seed".into(), first.checked_add(done as u64)?.to_string());
+    Some(rest)
 }
 
 #[cfg(test)]

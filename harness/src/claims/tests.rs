@@ -24,6 +24,8 @@ use crate::run::scenario::{
 #[derive(Default)]
 struct Synthetic {
     swung: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+    /// Iterations run by all its trials.
+    ran: Arc<AtomicU64>,
 }
 
 impl Scenario for Synthetic {
@@ -41,6 +43,11 @@ impl Scenario for Synthetic {
             ParamSpec::free("seeded", &["0"], "1: deterministic"),
             ParamSpec::free("swing", &["0"], "log-score spread between processes"),
             ParamSpec::free("spread", &["0"], "log-score spread between iterations"),
+            ParamSpec::free(
+                "seed",
+                &[""],
+                "seeded: the first iteration's seed (empty: 0)",
+            ),
         ]
     }
     fn deterministic(&self, params: &Params) -> bool {
@@ -66,7 +73,11 @@ impl Scenario for Synthetic {
             timeouts: p.parse("timeouts")?,
             broken: p.get("broken")? == "1",
             spread: p.parse("spread")?,
-            n: AtomicU64::new(0),
+            n: AtomicU64::new(match p.get("seed")? {
+                "" => 0,
+                _ => p.parse("seed")?,
+            }),
+            ran: Arc::clone(&self.ran),
         }))
     }
 }
@@ -77,6 +88,7 @@ struct SyntheticTrial {
     broken: bool,
     spread: f64,
     n: AtomicU64,
+    ran: Arc<AtomicU64>,
 }
 
 struct NoWorker;
@@ -99,6 +111,7 @@ impl Trial for SyntheticTrial {
     }
     fn run_iteration(&self, _: bool, _: Duration) -> Option<Result<ExternalSample, String>> {
         let n = self.n.fetch_add(1, Ordering::Relaxed);
+        self.ran.fetch_add(1, Ordering::Relaxed);
         // ±1% wobble, so intervals have a spread.
         let wobble = 1.0 + 0.01 * ((n % 3) as f64 - 1.0);
         let spread = if n % 2 == 0 {
@@ -130,12 +143,17 @@ fn settings() -> PairedSettings {
 }
 
 fn run(text: &str) -> Vec<super::reproduce::ClaimOutcome> {
-    let launcher = Launcher::new(
-        Arc::new(Catalog::new(vec![Box::new(Synthetic::default())])),
-        None,
-    );
+    run_counting(text).0
+}
+
+/// The outcomes, and how many iterations the synthetic trials ran.
+fn run_counting(text: &str) -> (Vec<super::reproduce::ClaimOutcome>, u64) {
+    let synthetic = Synthetic::default();
+    let ran = Arc::clone(&synthetic.ran);
+    let launcher = Launcher::new(Arc::new(Catalog::new(vec![Box::new(synthetic)])), None);
     let cs = claims(text);
-    reproduce_claims(&launcher, &cs, &cs, &settings(), &mut Silent)
+    let out = reproduce_claims(&launcher, &cs, &cs, &settings(), &mut Silent);
+    (out, ran.load(Ordering::Relaxed))
 }
 
 const HEAD: &str = "title='t'\nsource='s'\nsource_figure='f'\nscenario='synthetic/score'\n";
@@ -285,21 +303,44 @@ fn deterministic_scenarios_replicate_over_seeds() {
 
 /// Seeds have looks too (quick: 3, then 8): a seeded claim whose ratio is the claimed effect
 /// give or take e^{±0.1} from seed to seed is undecided at 3 seeds, runs on to 8 and stops there
-/// undecided; a decided one in the same group stops at 3.
-#[test]
-fn an_undecided_seeded_claim_runs_on_to_the_last_seed_look() {
+/// undecided; a decided one in the same group stops at 3. With `first_seed` set, the second look
+/// runs only seeds 3..8 of each arm it continues, and the replicates are those of a full rerun.
+fn seeded_looks(first_seed: &str) -> (Vec<super::reproduce::ClaimOutcome>, u64) {
     let seeded = |id: &str, cont: &str| {
         ratio(id, "100", cont, "")
-            .replace("score='100'}", "score='100', seeded='1'}")
+            .replace(
+                "score='100'}",
+                &format!("score='100', seeded='1', seed='{first_seed}'}}"),
+            )
             .replace(
                 &format!("score='{cont}'}}"),
                 &format!(
-                    "score='{cont}', seeded='1', spread='{}'}}",
+                    "score='{cont}', seeded='1', seed='{first_seed}', spread='{}'}}",
                     if cont == "150" { "0.1" } else { "0" }
                 ),
             )
     };
-    let out = run(&(seeded("decided", "200") + &seeded("never", "150")));
+    run_counting(&(seeded("decided", "200") + &seeded("never", "150")))
+}
+
+#[test]
+fn a_later_seed_look_runs_only_the_seeds_not_yet_run() {
+    let (rerun, ran_all) = seeded_looks("");
+    let (continued, ran) = seeded_looks("0");
+    // Three arms (the baseline is shared) of 3 seeds; then the undecided claim's two arms to 8.
+    assert_eq!(ran_all, 3 * 3 + 2 * 8);
+    assert_eq!(ran, 3 * 3 + 2 * 5);
+    for (a, b) in rerun.iter().zip(&continued) {
+        assert_eq!(a.looks, b.looks);
+        assert_eq!(a.baseline.values, b.baseline.values, "{}", a.claim.id);
+        assert_eq!(a.contender.values, b.contender.values, "{}", a.claim.id);
+        assert_eq!(a.verdict, b.verdict);
+    }
+}
+
+#[test]
+fn an_undecided_seeded_claim_runs_on_to_the_last_seed_look() {
+    let (out, _) = seeded_looks("");
     assert_eq!(out[0].looks, vec![3], "{:?}", out[0]);
     assert_eq!(out[0].verdict, Ok(Verdict::Reproduced));
     let never = &out[1];

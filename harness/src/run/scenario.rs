@@ -262,6 +262,8 @@ pub trait Scenario: Send + Sync {
     }
     /// Whether this combination is a deterministic simulation whose iterations run successive
     /// seeds: then a claim's replicate is a seed, not a process pair, and nothing is warmed up.
+    /// If it has a `seed` parameter, its first iteration must run that seed: a claim's later
+    /// look then starts a trial at the first seed not yet run instead of rerunning them all.
     fn deterministic(&self, _params: &Params) -> bool {
         false
     }
