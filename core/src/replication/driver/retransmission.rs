@@ -40,6 +40,7 @@ pub const MAX_DROP_PER_MILLE: u32 = 900;
 /// then the request and the resend each take `link(rng)`, as often as it is lost. `asked`: the
 /// message had been asked for before. Returns the arrival and how many times it was lost. The
 /// simulation and the threads driver both repair link losses here, so they draw the same.
+#[inline]
 pub fn repaired_arrival<R: Rng>(
     rng: &mut R,
     mut at: u64,
