@@ -201,6 +201,11 @@ impl<P: WriteProtocol> NodeMachine for ProtocolNode<P> {
                     self.base.route_put(now, requester, key, value, acks, out);
                 }
             },
+            // With no work queued (always, between inputs) the message is the next work item:
+            // handled at once rather than through the queue.
+            Input::Message { from, msg } if self.base.work.is_empty() => {
+                self.on_msg(now, from, msg, out)
+            }
             Input::Message { from, msg } => self.base.work.push_back(Work::Msg(from, msg)),
             Input::Timer => {
                 self.base.timeouts.fired();

@@ -143,6 +143,7 @@ impl Default for EventQueue {
 
 impl EventQueue {
     /// Schedules `kind` at `time` (an earlier time than the current one runs now).
+    #[inline]
     pub fn push(&mut self, time: u64, kind: EventKind) {
         let time = time.max(self.now);
         if time - self.now < WHEEL {
@@ -158,6 +159,7 @@ impl EventQueue {
     }
 
     /// Appends `kind` to the bucket of `time` (within the wheel's span).
+    #[inline]
     fn append(&mut self, time: u64, kind: EventKind) {
         let i = if self.free != NIL {
             let i = self.free;
@@ -182,6 +184,7 @@ impl EventQueue {
     }
 
     /// The earliest event, removed.
+    #[inline]
     pub fn pop(&mut self) -> Option<Event> {
         loop {
             let bucket = &mut self.wheel[(self.now % WHEEL) as usize];
