@@ -35,30 +35,53 @@ pub fn repair_tick(lost_at: u64, asked_before: bool, interval_us: u64) -> u64 {
 /// message is always repaired in the end.
 pub const MAX_DROP_PER_MILLE: u32 = 900;
 
+/// A link's latency: `latency_us` plus a uniform jitter in `0..=jitter_us`.
+#[inline]
+pub fn link_delay<R: Rng>(rng: &mut R, latency_us: u64, jitter_us: u64) -> u64 {
+    if jitter_us > 0 {
+        latency_us + rng.random_range(0..=jitter_us)
+    } else {
+        latency_us
+    }
+}
+
 /// When a transmission that reaches its receiver at `at` is delivered, if the link loses it with
 /// a chance of `drop_per_mille` each time it crosses: asked for at the receiver's repair tick,
-/// then the request and the resend each take `link(rng)`, as often as it is lost. `asked`: the
-/// message had been asked for before. Returns the arrival and how many times it was lost. The
-/// simulation and the threads driver both repair link losses here, so they draw the same.
+/// then the request and the resend each take a link's delay, as often as it is lost. `asked`:
+/// the message had been asked for before. Returns the arrival and how many times it was lost.
+/// The simulation and the threads driver both repair link losses here, so they draw the same.
 #[inline]
 pub fn repaired_arrival<R: Rng>(
     rng: &mut R,
     mut at: u64,
     mut asked: bool,
-    drop_per_mille: u32,
-    interval_us: u64,
-    mut link: impl FnMut(&mut R) -> u64,
+    link: &LinkFaults,
 ) -> (u64, u64) {
     let mut losses = 0;
-    if drop_per_mille == 0 {
+    if link.drop_per_mille == 0 {
         return (at, losses);
     }
-    while rng.random_range(0..1000) < drop_per_mille.min(MAX_DROP_PER_MILLE) {
+    while rng.random_range(0..1000) < link.drop_per_mille.min(MAX_DROP_PER_MILLE) {
         losses += 1;
-        at = repair_tick(at, asked, interval_us) + link(rng) + link(rng);
+        at = repair_tick(at, asked, link.xmit_interval_us)
+            + link_delay(rng, link.latency_us, link.jitter_us)
+            + link_delay(rng, link.latency_us, link.jitter_us);
         asked = true;
     }
     (at, losses)
+}
+
+/// What [`repaired_arrival`] needs to know of a link.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkFaults {
+    /// One-way latency, µs.
+    pub latency_us: u64,
+    /// Uniform extra latency in `0..=jitter_us`.
+    pub jitter_us: u64,
+    /// Per-mille chance that a transmission is lost.
+    pub drop_per_mille: u32,
+    /// The receivers' retransmission task's period, µs.
+    pub xmit_interval_us: u64,
 }
 
 /// Which of a step's rejections is its input, when the input is a message resent on request
@@ -89,6 +112,41 @@ impl ResentInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lost transmission arrives two links after its repair tick, each loss after the first
+    /// counted as asked for before; a link that loses nothing draws nothing.
+    #[test]
+    fn link_losses_are_repaired_on_the_ticks_and_nothing_is_drawn_without_them() {
+        use rand::SeedableRng;
+        use rand::rngs::SmallRng;
+        let link = |drop_per_mille| LinkFaults {
+            latency_us: 10,
+            jitter_us: 0,
+            drop_per_mille,
+            xmit_interval_us: 500,
+        };
+        let mut rng = SmallRng::seed_from_u64(3);
+        let untouched = rng.clone();
+        assert_eq!(repaired_arrival(&mut rng, 123, false, &link(0)), (123, 0));
+        assert_eq!(rng.random::<u64>(), untouched.clone().random::<u64>());
+        let mut lost_often = 0;
+        for seed in 0..200 {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let (at, losses) = repaired_arrival(&mut rng, 123, false, &link(MAX_DROP_PER_MILLE));
+            // 123 is found at 500 and asked for at 1000; each later loss waits one run more.
+            let want = if losses == 0 {
+                123
+            } else {
+                500 + 500 * losses + 20
+            };
+            assert_eq!(at, want, "seed {seed}, {losses} losses");
+            lost_often += u64::from(losses > 1);
+        }
+        assert!(
+            lost_often > 100,
+            "at 900 per mille most transmissions are lost twice"
+        );
+    }
 
     #[test]
     fn a_gap_is_asked_for_one_run_after_the_run_that_found_it() {

@@ -11,7 +11,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::replication::driver::retransmission::{self, XMIT_INTERVAL_US};
+use crate::replication::driver::retransmission::{self, LinkFaults, XMIT_INTERVAL_US};
 use crate::replication::message::NodeId;
 
 /// Link behaviour of the simulated cluster.
@@ -83,15 +83,8 @@ impl Network {
     /// How long a message sent to `to` at `now` takes, including its repairs.
     pub fn delay(&mut self, now: u64, to: NodeId) -> u64 {
         let first = now + self.link();
-        let (latency, jitter) = (self.cfg.latency_us, self.cfg.jitter_us);
-        let (at, losses) = retransmission::repaired_arrival(
-            &mut self.rng,
-            first,
-            false,
-            self.cfg.drop_per_mille,
-            self.cfg.xmit_interval_us,
-            |rng| link(rng, latency, jitter),
-        );
+        let faults = self.faults();
+        let (at, losses) = retransmission::repaired_arrival(&mut self.rng, first, false, &faults);
         self.drops += losses;
         let mut d = at - now;
         if self.cfg.spike_per_mille > 0 && self.rng.random_range(0..1000) < self.cfg.spike_per_mille
@@ -107,15 +100,16 @@ impl Network {
 
     /// A link's latency with its jitter.
     fn link(&mut self) -> u64 {
-        link(&mut self.rng, self.cfg.latency_us, self.cfg.jitter_us)
+        retransmission::link_delay(&mut self.rng, self.cfg.latency_us, self.cfg.jitter_us)
     }
-}
 
-/// A link's latency: `latency_us` plus a uniform jitter in `0..=jitter_us`.
-pub fn link(rng: &mut SmallRng, latency_us: u64, jitter_us: u64) -> u64 {
-    if jitter_us > 0 {
-        latency_us + rng.random_range(0..=jitter_us)
-    } else {
-        latency_us
+    /// The link as the loss repair sees it.
+    fn faults(&self) -> LinkFaults {
+        LinkFaults {
+            latency_us: self.cfg.latency_us,
+            jitter_us: self.cfg.jitter_us,
+            drop_per_mille: self.cfg.drop_per_mille,
+            xmit_interval_us: self.cfg.xmit_interval_us,
+        }
     }
 }

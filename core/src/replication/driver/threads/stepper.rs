@@ -28,8 +28,9 @@ use super::pool_threads::Job;
 use super::shared::{ClusterRuntime, NodeRuntime, Reply};
 use super::signal::{SlotEvent, SlotSignal};
 use super::transport::Envelope;
-use crate::replication::driver::retransmission::{ResentInput, repair_tick, repaired_arrival};
-use crate::replication::driver::sim::network::link;
+use crate::replication::driver::retransmission::{
+    LinkFaults, ResentInput, link_delay, repair_tick, repaired_arrival,
+};
 use crate::replication::message::{Input, Msg, NodeId, Output};
 use crate::replication::parts::pool::SlotKind;
 
@@ -169,17 +170,15 @@ impl Stepper {
                         None => (now, false),
                     };
                     let at = at + self.link();
-                    let (latency, jitter) = (self.shared.latency_us, self.shared.jitter_us);
-                    let (at, losses) = repaired_arrival(
-                        &mut self.rng,
-                        at,
-                        resent,
-                        self.shared.drop_per_mille,
-                        interval,
-                        |rng| link(rng, latency, jitter),
-                    );
-                    let resent = resent || losses > 0;
                     let sh = &self.shared;
+                    let faults = LinkFaults {
+                        latency_us: sh.latency_us,
+                        jitter_us: sh.jitter_us,
+                        drop_per_mille: sh.drop_per_mille,
+                        xmit_interval_us: interval,
+                    };
+                    let (at, losses) = repaired_arrival(&mut self.rng, at, resent, &faults);
+                    let resent = resent || losses > 0;
                     // Release: see `ClusterRuntime::in_flight`.
                     sh.in_flight.fetch_add(1, AtomicOrdering::Release);
                     let sent = sh
@@ -217,6 +216,6 @@ impl Stepper {
 
     /// A link's latency with its jitter.
     fn link(&mut self) -> u64 {
-        link(&mut self.rng, self.shared.latency_us, self.shared.jitter_us)
+        link_delay(&mut self.rng, self.shared.latency_us, self.shared.jitter_us)
     }
 }
