@@ -102,11 +102,20 @@ struct Local {
     map: Option<Map>,
 }
 
+/// The entries of `map` (none for no map).
+///
+/// # Safety
+/// As for [`Map::entries`](nursery::Map::entries): no scavenge since `map` was made or returned.
+unsafe fn entries_of<'a>(map: Option<Map>) -> &'a [Entry] {
+    // SAFETY: the caller's promise.
+    map.map_or(&[], |m| unsafe { m.entries() })
+}
+
 impl Local {
     /// The current map's entries.
     fn entries(&self) -> &[Entry] {
         // SAFETY: `map` is the live root; every scavenge returns it moved and it is stored back.
-        self.map.map_or(&[], |m| unsafe { m.entries() })
+        unsafe { entries_of(self.map) }
     }
 
     /// `ThreadContext.put` of `prefix + value` (Solr's `"x:" + name`, a new string per put):
@@ -117,7 +126,7 @@ impl Local {
         self.map = self.nursery.make_room(room, self.map);
         let value = self.nursery.new_str([prefix, value]);
         // SAFETY: room was made above, so no scavenge runs before the new map replaces the root.
-        let old = self.map.map_or(&[][..], |m| unsafe { m.entries() });
+        let old = unsafe { entries_of(self.map) };
         let (at, skip) = splice_point(old, key);
         let new = Entry { key, value };
         self.map = Some(
@@ -135,7 +144,7 @@ impl Local {
         let room = Nursery::map_words(self.entries().len());
         self.map = self.nursery.make_room(room, self.map);
         // SAFETY: as in `put`.
-        let old = self.map.map_or(&[][..], |m| unsafe { m.entries() });
+        let old = unsafe { entries_of(self.map) };
         let (at, skip) = splice_point(old, key);
         self.map = Some(self.nursery.new_map(&[&old[..at], &old[at + skip..]]));
     }
