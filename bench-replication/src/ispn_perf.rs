@@ -822,14 +822,17 @@ mod tests {
     /// relies on it to run only the seeds not yet run.
     #[test]
     fn the_first_iteration_runs_the_seed_parameter() {
-        let scores = |seed: &str, n: usize| {
-            let p = params(&[
+        let p = |seed: &str| {
+            params(&[
                 ("protocol", "key-queue"),
                 ("nodes", "4"),
                 ("requesters", "5"),
                 ("duration_ms", "50"),
                 ("seed", seed),
-            ]);
+            ])
+        };
+        let scores = |seed: &str, n: usize| {
+            let p = p(seed);
             let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
             trial.verify().unwrap();
             (0..n)
@@ -842,13 +845,7 @@ mod tests {
         let from_42 = scores("42", 3);
         assert_eq!(scores("43", 2), from_42[1..]);
         assert_ne!(from_42[0], from_42[1]);
-        let p = params(&[
-            ("protocol", "key-queue"),
-            ("nodes", "4"),
-            ("requesters", "5"),
-            ("duration_ms", "50"),
-        ]);
-        let setup = Setup::parse(&p).unwrap();
+        let setup = Setup::parse(&p("42")).unwrap();
         let seed_42 = simulate(setup.protocol, setup.sim_config(42, 50_000)).unwrap();
         assert_eq!(from_42[0], seed_42.req_per_s_per_node());
     }
