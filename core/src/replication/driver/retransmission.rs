@@ -13,7 +13,8 @@
 //! message on the same schedule, which the model does not tell apart.
 //!
 //! The ticks run at multiples of the interval from the start of the run (every node's task
-//! starts with it). The request and the resend each take a link's delay.
+//! starts with it). The request and the resend each take a link's delay; if the link loses
+//! either, the message is still missing at the next run, which asks for it again.
 
 use rand::Rng;
 
@@ -69,6 +70,18 @@ pub fn repaired_arrival<R: Rng>(
         asked = true;
     }
     (at, losses)
+}
+
+/// When a message asked for at the receiver's repair tick `tick` arrives: the request crosses the
+/// link to the sender and the resend the link back. If either is lost, the message is still
+/// missing at the task's next run, which asks again (as for a message asked for before, whichever
+/// of the two was lost). The simulation and the threads driver both repair rejected messages
+/// here. Returns the arrival and how many times a crossing was lost.
+#[inline]
+pub fn resent_arrival<R: Rng>(rng: &mut R, tick: u64, link: &LinkFaults) -> (u64, u64) {
+    let request = link_delay(rng, link.latency_us, link.jitter_us);
+    let resend = link_delay(rng, link.latency_us, link.jitter_us);
+    repaired_arrival(rng, tick + request + resend, true, link)
 }
 
 /// What [`repaired_arrival`] needs to know of a link.
@@ -146,6 +159,32 @@ mod tests {
             lost_often > 100,
             "at 900 per mille most transmissions are lost twice"
         );
+    }
+
+    /// A rejected message asked for at a tick arrives two links later; each time the request or
+    /// the resend is lost, one run of the task later.
+    #[test]
+    fn a_lost_request_or_resend_is_asked_for_again_at_the_next_run() {
+        use rand::SeedableRng;
+        use rand::rngs::SmallRng;
+        let link = LinkFaults {
+            latency_us: 10,
+            jitter_us: 0,
+            drop_per_mille: MAX_DROP_PER_MILLE,
+            xmit_interval_us: 500,
+        };
+        let mut lost = 0;
+        for seed in 0..200 {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let (at, losses) = resent_arrival(&mut rng, 1_000, &link);
+            assert_eq!(
+                at,
+                1_000 + 500 * losses + 20,
+                "seed {seed}, {losses} losses"
+            );
+            lost += u64::from(losses > 0);
+        }
+        assert!(lost > 150, "at 900 per mille most resends are lost");
     }
 
     #[test]

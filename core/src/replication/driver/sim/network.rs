@@ -86,7 +86,23 @@ impl Network {
         let faults = self.faults();
         let (at, losses) = retransmission::repaired_arrival(&mut self.rng, first, false, &faults);
         self.drops += losses;
-        let mut d = at - now;
+        at - now + self.hazards(to)
+    }
+
+    /// How long after `tick` the messages arrive that `to`'s retransmission task asks `from` for
+    /// at `tick`: the request crosses to `from` and the resend back, a lost crossing asked for
+    /// again at the task's next run, as the threads driver repairs them. Each crossing can meet
+    /// a spike and the slow node's extra delay.
+    pub fn resent_delay(&mut self, tick: u64, from: NodeId, to: NodeId) -> u64 {
+        let faults = self.faults();
+        let (at, losses) = retransmission::resent_arrival(&mut self.rng, tick, &faults);
+        self.drops += losses;
+        at - tick + self.hazards(from) + self.hazards(to)
+    }
+
+    /// The extra delay of a crossing to `to`: a latency spike, and the slow node's delay.
+    fn hazards(&mut self, to: NodeId) -> u64 {
+        let mut d = 0;
         if self.cfg.spike_per_mille > 0 && self.rng.random_range(0..1000) < self.cfg.spike_per_mille
         {
             self.spikes += 1;
@@ -111,5 +127,33 @@ impl Network {
             drop_per_mille: self.cfg.drop_per_mille,
             xmit_interval_us: self.cfg.xmit_interval_us,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The simulation repairs a rejected message's request and resend as the threads driver
+    /// does: both draw from `retransmission::resent_arrival`, losses and all.
+    #[test]
+    fn a_rejected_message_is_resent_as_the_threads_driver_resends_it() {
+        let cfg = NetworkConfig {
+            latency_us: 250,
+            jitter_us: 40,
+            drop_per_mille: 300,
+            xmit_interval_us: 1_000,
+            ..NetworkConfig::default()
+        };
+        let mut net = Network::new(cfg, 11);
+        let mut same = net.rng.clone();
+        let faults = net.faults();
+        for tick in (1..100).map(|i| i * 1_000) {
+            let (at, losses) = retransmission::resent_arrival(&mut same, tick, &faults);
+            let drops = net.drops;
+            assert_eq!(net.resent_delay(tick, 1, 2), at - tick, "tick {tick}");
+            assert_eq!(net.drops - drops, losses);
+        }
+        assert!(net.drops > 10, "a third of the crossings are lost");
     }
 }

@@ -390,9 +390,7 @@ impl Simulation {
         let mut batch = self.spare_batches.pop().unwrap_or_default();
         batch.push(msg);
         self.resends[conn].push((tick, batch));
-        // The request crosses the link to the sender, the resend the link back.
-        let request = self.network.delay(tick, from);
-        let at = tick + request + self.network.delay(tick + request, node);
+        let at = tick + self.network.resent_delay(tick, from, node);
         self.queue.push(
             at,
             EventKind::Resend {

@@ -29,7 +29,7 @@ use super::shared::{ClusterRuntime, NodeRuntime, Reply};
 use super::signal::{SlotEvent, SlotSignal};
 use super::transport::Envelope;
 use crate::replication::driver::retransmission::{
-    LinkFaults, ResentInput, link_delay, repair_tick, repaired_arrival,
+    LinkFaults, ResentInput, link_delay, repair_tick, repaired_arrival, resent_arrival,
 };
 use crate::replication::message::{Input, Msg, NodeId, Output};
 use crate::replication::parts::pool::SlotKind;
@@ -162,23 +162,28 @@ impl Stepper {
                         msg.marshalled()
                     };
                     let input = Input::Message { from, msg };
-                    let interval = self.shared.xmit_interval_us;
-                    // A lost message: asked for at a run of the receiver's retransmission task,
-                    // then the request and the resend each cross a link.
-                    let (at, resent) = match lost {
-                        Some(asked) => (repair_tick(now, asked, interval) + self.link(), true),
-                        None => (now, false),
-                    };
-                    let at = at + self.link();
                     let sh = &self.shared;
                     let faults = LinkFaults {
                         latency_us: sh.latency_us,
                         jitter_us: sh.jitter_us,
                         drop_per_mille: sh.drop_per_mille,
-                        xmit_interval_us: interval,
+                        xmit_interval_us: sh.xmit_interval_us,
                     };
-                    let (at, losses) = repaired_arrival(&mut self.rng, at, resent, &faults);
-                    let resent = resent || losses > 0;
+                    // A lost message is asked for at a run of the receiver's retransmission
+                    // task, then the request and the resend each cross a link.
+                    let (at, resent) = match lost {
+                        Some(asked) => {
+                            let tick = repair_tick(now, asked, faults.xmit_interval_us);
+                            (resent_arrival(&mut self.rng, tick, &faults).0, true)
+                        }
+                        None => {
+                            let first =
+                                now + link_delay(&mut self.rng, sh.latency_us, sh.jitter_us);
+                            let (at, losses) =
+                                repaired_arrival(&mut self.rng, first, false, &faults);
+                            (at, losses > 0)
+                        }
+                    };
                     // Release: see `ClusterRuntime::in_flight`.
                     sh.in_flight.fetch_add(1, AtomicOrdering::Release);
                     let sent = sh
@@ -212,10 +217,5 @@ impl Stepper {
                 }
             }
         }
-    }
-
-    /// A link's latency with its jitter.
-    fn link(&mut self) -> u64 {
-        link_delay(&mut self.rng, self.shared.latency_us, self.shared.jitter_us)
     }
 }
