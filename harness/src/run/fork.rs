@@ -60,10 +60,22 @@ pub fn fork_child_main(catalog: &Catalog) -> i32 {
     IN_FORK.store(true, std::sync::atomic::Ordering::Relaxed);
     // A panic on any thread (a worker's, the trial's) ends the fork at once, after the default
     // hook printed it to stderr: the other threads would otherwise wait for the panicked one
-    // forever, and the parent would learn of it only at its timeout.
+    // forever, and the parent would learn of it only at its timeout. The parent is told why
+    // first, so that its error row names the panic, not only the exit status.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         default_hook(info);
+        let error = format!(
+            "thread `{}` of the fork panicked{}: {}",
+            std::thread::current().name().unwrap_or("unnamed"),
+            info.location()
+                .map(|l| format!(" at {l}"))
+                .unwrap_or_default(),
+            crate::run::control::panic_message(info.payload()),
+        );
+        let line = serde_json::to_string(&Event::Failed { error }).expect("events serialise");
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{EVENT_PREFIX}{line}").and_then(|_| stdout.flush());
         std::process::exit(101);
     }));
     let stdin = std::io::stdin();
