@@ -38,12 +38,20 @@ pub const MAX_DROP_PER_MILLE: u32 = 900;
 
 /// A link's latency: `latency_us` plus a uniform jitter in `0..=jitter_us`.
 #[inline]
-pub fn link_delay<R: Rng>(rng: &mut R, latency_us: u64, jitter_us: u64) -> u64 {
+fn link_delay<R: Rng>(rng: &mut R, latency_us: u64, jitter_us: u64) -> u64 {
     if jitter_us > 0 {
         latency_us + rng.random_range(0..=jitter_us)
     } else {
         latency_us
     }
+}
+
+/// When a message sent at `now` arrives: one crossing of the link, then as many repairs as the
+/// link loses it ([`repaired_arrival`]). Returns the arrival and how many times it was lost.
+#[inline]
+pub fn sent_arrival<R: Rng>(rng: &mut R, now: u64, link: &LinkFaults) -> (u64, u64) {
+    let first = now + link_delay(rng, link.latency_us, link.jitter_us);
+    repaired_arrival(rng, first, false, link)
 }
 
 /// When a transmission that reaches its receiver at `at` is delivered, if the link loses it with

@@ -82,9 +82,8 @@ impl Network {
 
     /// How long a message sent to `to` at `now` takes, including its repairs.
     pub fn delay(&mut self, now: u64, to: NodeId) -> u64 {
-        let first = now + self.link();
         let faults = self.faults();
-        let (at, losses) = retransmission::repaired_arrival(&mut self.rng, first, false, &faults);
+        let (at, losses) = retransmission::sent_arrival(&mut self.rng, now, &faults);
         self.drops += losses;
         at - now + self.hazards(to)
     }
@@ -112,11 +111,6 @@ impl Network {
             d += self.cfg.slow_node_extra_us;
         }
         d
-    }
-
-    /// A link's latency with its jitter.
-    fn link(&mut self) -> u64 {
-        retransmission::link_delay(&mut self.rng, self.cfg.latency_us, self.cfg.jitter_us)
     }
 
     /// The link as the loss repair sees it.

@@ -14,6 +14,7 @@ use super::signal::SlotEvent;
 use super::stepper::Stepper;
 use super::transport::{Envelope, Transport};
 use super::{ThreadsConfig, ThreadsError};
+use crate::replication::driver::retransmission::LinkFaults;
 use crate::replication::error::ConfigError;
 use crate::replication::message::NodeId;
 use crate::replication::node::{NodeMachine, NodeStats};
@@ -93,10 +94,12 @@ impl ThreadCluster {
             in_flight: AtomicI64::new(0),
             next_requester: AtomicU32::new(0),
             peers: inboxes,
-            latency_us: cfg.latency_us,
-            jitter_us: cfg.jitter_us,
-            xmit_interval_us: cfg.xmit_interval_us,
-            drop_per_mille: cfg.drop_per_mille.min(900),
+            link: LinkFaults {
+                latency_us: cfg.latency_us,
+                jitter_us: cfg.jitter_us,
+                drop_per_mille: cfg.drop_per_mille,
+                xmit_interval_us: cfg.xmit_interval_us,
+            },
             history: SharedHistory::new(cfg.cluster.keys),
         });
         let oob_threads = match cfg.cluster.rejection {

@@ -11,6 +11,7 @@ use crossbeam::channel::Sender;
 use super::pool_threads::Job;
 use super::signal::SlotSignal;
 use super::transport::Envelope;
+use crate::replication::driver::retransmission::LinkFaults;
 use crate::replication::error::VerifyError;
 use crate::replication::message::{ClientOp, NodeId, Outcome, Output};
 use crate::replication::node::NodeMachine;
@@ -39,10 +40,7 @@ pub(super) struct ClusterRuntime {
     /// Every node's transport inbox.
     pub(super) peers: Vec<Sender<Envelope>>,
     /// Link settings, as in [`ThreadsConfig`](super::ThreadsConfig).
-    pub(super) latency_us: u64,
-    pub(super) jitter_us: u64,
-    pub(super) xmit_interval_us: u64,
-    pub(super) drop_per_mille: u32,
+    pub(super) link: LinkFaults,
     /// The history check of every requester's operations.
     pub(super) history: SharedHistory,
 }

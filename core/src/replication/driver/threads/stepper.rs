@@ -29,7 +29,7 @@ use super::shared::{ClusterRuntime, NodeRuntime, Reply};
 use super::signal::{SlotEvent, SlotSignal};
 use super::transport::Envelope;
 use crate::replication::driver::retransmission::{
-    LinkFaults, ResentInput, link_delay, repair_tick, repaired_arrival, resent_arrival,
+    ResentInput, repair_tick, resent_arrival, sent_arrival,
 };
 use crate::replication::message::{Input, Msg, NodeId, Output};
 use crate::replication::parts::pool::SlotKind;
@@ -163,24 +163,16 @@ impl Stepper {
                     };
                     let input = Input::Message { from, msg };
                     let sh = &self.shared;
-                    let faults = LinkFaults {
-                        latency_us: sh.latency_us,
-                        jitter_us: sh.jitter_us,
-                        drop_per_mille: sh.drop_per_mille,
-                        xmit_interval_us: sh.xmit_interval_us,
-                    };
+                    let link = &sh.link;
                     // A lost message is asked for at a run of the receiver's retransmission
                     // task, then the request and the resend each cross a link.
                     let (at, resent) = match lost {
                         Some(asked) => {
-                            let tick = repair_tick(now, asked, faults.xmit_interval_us);
-                            (resent_arrival(&mut self.rng, tick, &faults).0, true)
+                            let tick = repair_tick(now, asked, link.xmit_interval_us);
+                            (resent_arrival(&mut self.rng, tick, link).0, true)
                         }
                         None => {
-                            let first =
-                                now + link_delay(&mut self.rng, sh.latency_us, sh.jitter_us);
-                            let (at, losses) =
-                                repaired_arrival(&mut self.rng, first, false, &faults);
+                            let (at, losses) = sent_arrival(&mut self.rng, now, link);
                             (at, losses > 0)
                         }
                     };
