@@ -73,20 +73,11 @@ pub fn fork_child_main(catalog: &Catalog) -> i32 {
                 .unwrap_or_default(),
             crate::run::control::panic_message(info.payload()),
         );
-        let line = serde_json::to_string(&Event::Failed { error }).expect("events serialise");
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{EVENT_PREFIX}{line}").and_then(|_| stdout.flush());
+        emit(&Event::Failed { error });
         std::process::exit(101);
     }));
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
-    let mut stdout = std::io::stdout();
-    let mut emit = |e: &Event| -> bool {
-        let line = serde_json::to_string(e).expect("events serialise");
-        writeln!(stdout, "{EVENT_PREFIX}{line}")
-            .and_then(|_| stdout.flush())
-            .is_ok()
-    };
     let spec: TrialSpec = match lines.next().map(|l| l.map(|l| serde_json::from_str(&l))) {
         Some(Ok(Ok(spec))) => spec,
         other => {
@@ -116,6 +107,15 @@ pub fn fork_child_main(catalog: &Catalog) -> i32 {
         }
     });
     if ok { 0 } else { 1 }
+}
+
+/// Writes `e` to the parent as one line of the fork's stdout; false if the parent is gone.
+fn emit(e: &Event) -> bool {
+    let line = serde_json::to_string(e).expect("events serialise");
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{EVENT_PREFIX}{line}")
+        .and_then(|_| stdout.flush())
+        .is_ok()
 }
 
 /// A running trial, in this process or in a fork, that the runner drives one iteration at a time.
