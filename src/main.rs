@@ -1,8 +1,8 @@
 //! critsec: run, reproduce and compare server hot-path benchmarks.
 //!
 //! This binary is flag definitions and glue: scenarios live in the `bench-*` crates, the runner
-//! and statistics in `critsec-harness`, the systems in `critsec-core`. Exit codes: 0 success,
-//! 1 a run or check failed, 2 bad usage.
+//! and statistics in `critsec-harness`, the systems in the crates under `core/`. Exit codes:
+//! 0 success, 1 a run or check failed, 2 bad usage.
 
 mod catalog;
 mod cmd;

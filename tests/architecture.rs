@@ -6,9 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Our crates' dependencies on each other: package name → names of our packages it depends on
-/// (normal and build dependencies; dev-dependencies may point anywhere a test needs).
-fn our_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+/// `cargo metadata` of the workspace (our packages only).
+fn metadata() -> serde_json::Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = std::process::Command::new(cargo)
         .args([
@@ -26,7 +25,13 @@ fn our_dependencies() -> BTreeMap<String, BTreeSet<String>> {
         "cargo metadata failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Our crates' dependencies on each other: package name → names of our packages it depends on
+/// (normal and build dependencies; dev-dependencies may point anywhere a test needs).
+fn our_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let meta = metadata();
     let packages = meta["packages"].as_array().unwrap();
     let ours: BTreeSet<String> = packages
         .iter()
@@ -48,17 +53,21 @@ fn our_dependencies() -> BTreeMap<String, BTreeSet<String>> {
         .collect()
 }
 
+/// The four system crates under `core/`, each measured by the bench crate of the same name.
+const SYSTEMS: [&str; 4] = ["registry", "versionlookup", "replication", "parser"];
+
 #[test]
-fn nothing_points_upward_and_bench_crates_do_not_link_the_presentation_crate() {
+fn nothing_points_upward_and_each_system_stands_alone() {
     let deps = our_dependencies();
     let of = |name: &str| {
         deps.get(name)
             .unwrap_or_else(|| panic!("no package {name} in the workspace"))
     };
+    let set = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<_>>();
     assert!(
-        of("critsec-core").is_empty(),
-        "core depends on {:?}",
-        of("critsec-core")
+        of("critsec-sync").is_empty(),
+        "the lock layer depends on {:?}",
+        of("critsec-sync")
     );
     assert!(
         of("critsec-harness").is_empty(),
@@ -67,19 +76,54 @@ fn nothing_points_upward_and_bench_crates_do_not_link_the_presentation_crate() {
     );
     assert_eq!(
         of("critsec-present"),
-        &BTreeSet::from(["critsec-harness".to_string()]),
+        &set(&["critsec-harness"]),
         "the presentation crate sits on the harness alone"
     );
-    let benches: Vec<&String> = deps.keys().filter(|n| n.starts_with("bench-")).collect();
-    assert_eq!(benches.len(), 4, "{benches:?}");
-    for b in benches {
-        let allowed = BTreeSet::from(["critsec-core".to_string(), "critsec-harness".to_string()]);
-        assert!(
-            of(b).is_subset(&allowed),
-            "{b} depends on {:?}; a bench crate may use only core and the harness",
-            of(b)
+    for system in SYSTEMS {
+        let crate_name = format!("critsec-{system}");
+        assert_eq!(
+            of(&crate_name),
+            &set(&["critsec-sync"]),
+            "{crate_name} may share only the lock layer; no system crate depends on another"
+        );
+        let bench = format!("bench-{system}");
+        assert_eq!(
+            of(&bench),
+            &set(&["critsec-sync", &crate_name, "critsec-harness"]),
+            "{bench} measures {crate_name} through the harness, and links no other system and \
+             not the presentation crate"
         );
     }
+    let benches = deps.keys().filter(|n| n.starts_with("bench-")).count();
+    let systems = deps
+        .keys()
+        .filter(|n| {
+            n.starts_with("critsec-")
+                && !["critsec-sync", "critsec-harness", "critsec-present"].contains(&n.as_str())
+        })
+        .count();
+    assert_eq!((benches, systems), (4, 4), "{:?}", deps.keys());
+}
+
+/// tantivy is the version lookup's index and nothing else's: no other crate of ours builds it,
+/// not even for tests (the loom and fuzz builds rely on that).
+#[test]
+fn only_the_version_lookup_builds_tantivy() {
+    let meta = metadata();
+    let users: BTreeSet<&str> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            p["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["name"] == "tantivy")
+        })
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, BTreeSet::from(["critsec-versionlookup"]));
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -95,7 +139,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn the_replication_machines_and_simulation_never_read_the_wall_clock() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("core/src/replication");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("core/replication/src");
     let mut files = Vec::new();
     rust_files(&root, &mut files);
     // Built by concatenation so this file does not match itself.

@@ -3,12 +3,12 @@
 //! Expected renderings are `Query.toString("field")` under [`options`] (the `whitespace-lowercase`
 //! analyzer, Lucene's `new MockAnalyzer(random())`); they were produced by this crate's parser and
 //! checked by hand against the rules of the research file, and the conformance suite in
-//! `critsec_core::parser` pins the rules themselves. `shared` marks the queries that mean the same
+//! `critsec_parser` pins the rules themselves. `shared` marks the queries that mean the same
 //! in tantivy's grammar (research file, section 8: no fuzzy, wildcard, prefix, `&& || !`, errors;
 //! and no mix of `AND` with `OR` or `AND NOT`, where tantivy's precedence and its unary `NOT`
 //! build other trees); setup checks each one node by node ([`crate::peer::means_the_same`]).
 
-use critsec_core::parser::{Analyzer, ErrorClass, ParserOptions};
+use critsec_parser::{Analyzer, ErrorClass, ParserOptions};
 
 /// A query class, the `class` parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,9 +6,9 @@
 //! class, each thread with its own parser, each result checked as in `parser/parse`. The
 //! groups' throughputs are the secondary metrics `group.simple` and `group.complex`.
 
-use critsec_core::kind::ids;
-use critsec_core::parser::ParserKind;
 use critsec_harness::{GroupSpec, ParamSpec, Params, Scenario, ScenarioError, Trial, Worker};
+use critsec_parser::ParserKind;
+use critsec_sync::kind::ids;
 
 use crate::parse::{ParseScenario, ParseTrial};
 

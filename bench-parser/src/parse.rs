@@ -1,6 +1,6 @@
 //! `parser/parse`: one query parse per operation, round-robin over a corpus class.
 //!
-//! Strategies: `backtracking` and `predictive` (ours, `critsec_core::parser`) and `tantivy`
+//! Strategies: `backtracking` and `predictive` (ours, `critsec_parser`) and `tantivy`
 //! (`tantivy_query_grammar::parse_query`, the peer, on the shared subset only). The `backtrace`
 //! parameter sets `RUST_BACKTRACE`/`RUST_LIB_BACKTRACE` in the fork: our analogue of starting the
 //! JVM with a JDWP agent, which makes every fresh exception expensive (in the backtracking parser,
@@ -12,13 +12,13 @@
 use std::backtrace::{Backtrace, BacktraceStatus};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use critsec_core::kind::ids;
-use critsec_core::parser::{
-    self, BacktrackingParser, ParseError, ParseStats, ParserKind, Query, QueryParser,
-};
 use critsec_harness::{
     GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Window, Worker,
 };
+use critsec_parser::{
+    self as parser, BacktrackingParser, ParseError, ParseStats, ParserKind, Query, QueryParser,
+};
+use critsec_sync::kind::ids;
 use tantivy_query_grammar::UserInputAst;
 
 use crate::corpus::{self, Class, Entry, Expect};

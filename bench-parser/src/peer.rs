@@ -6,7 +6,7 @@
 //! leaves (terms, phrases with their slop, ranges with their bounds), same boosts. The tree that
 //! passes becomes the expected tree every tantivy parse of the benchmark is compared with.
 
-use critsec_core::parser::{Occur, Query};
+use critsec_parser::{Occur, Query};
 use tantivy_query_grammar::{
     Delimiter, Occur as PeerOccur, UserInputAst, UserInputBound, UserInputLeaf, UserInputLiteral,
 };
@@ -93,7 +93,7 @@ fn same_leaf(ours: &Query, peer: &UserInputLeaf, default_field: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critsec_core::parser::{PredictiveParser, QueryParser};
+    use critsec_parser::{PredictiveParser, QueryParser};
     use tantivy_query_grammar::parse_query;
 
     /// Our tree of `ours` against tantivy's of `peer`.

@@ -3,8 +3,8 @@
 //! uncontended cost of one request; the JVM's on this machine is about 337 ns with log4j2.
 use bench_registry::{Mode, Setup, build_registry, verify_registry};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use critsec_core::kind::StrategyKind;
-use critsec_core::registry::{MdcKind, RegistryKind};
+use critsec_registry::{MdcKind, RegistryKind};
+use critsec_sync::kind::StrategyKind;
 use std::hint::black_box;
 
 fn bench(c: &mut Criterion) {

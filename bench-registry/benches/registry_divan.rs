@@ -2,8 +2,8 @@
 //! 10 SolrCloud cores with Solr's five log4j2 logging-context puts per open (the micro-benchmark with
 //! realistic work inside the critical section).
 use bench_registry::{Mode, Setup, build_registry, verify_registry};
-use critsec_core::kind::StrategyKind;
-use critsec_core::registry::{MdcKind, RegistryKind};
+use critsec_registry::{MdcKind, RegistryKind};
+use critsec_sync::kind::StrategyKind;
 use divan::Bencher;
 use std::cell::Cell;
 use std::hint::black_box;

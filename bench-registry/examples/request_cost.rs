@@ -10,7 +10,7 @@
 //! ```
 
 use bench_registry::{Mode, Setup, build_registry};
-use critsec_core::registry::{MdcKind, RegistryKind};
+use critsec_registry::{MdcKind, RegistryKind};
 use std::hint::black_box;
 
 fn main() {

@@ -2,12 +2,10 @@
 //! `mode`, `mdc` and `mdc_puts` parameters, the lock-wait probe, and the post-run verification
 //! of reference counts and closes.
 
-use critsec_core::kind::ids;
-use critsec_core::registry::{
-    Core, CoreDescriptor, CoreRegistry, MdcKind, RegistryConfig, RegistryKind,
-};
-use critsec_core::sync::{lock_stats, reset_lock_stats};
 use critsec_harness::{LockWaitProbe, LockWaits, ParamSpec, Params, ScenarioError};
+use critsec_registry::{Core, CoreDescriptor, CoreRegistry, MdcKind, RegistryConfig, RegistryKind};
+use critsec_sync::kind::ids;
+use critsec_sync::{lock_stats, reset_lock_stats};
 use std::sync::Arc;
 
 /// How the cores are deployed: SolrCloud (a node name from ZooKeeper, cloud descriptors: 5

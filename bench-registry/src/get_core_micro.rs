@@ -21,10 +21,10 @@
 //! core's count is 1 plus the opens the workers made of it, summed.
 
 use crate::fixture::{self, Setup};
-use critsec_core::registry::{CoreRegistry, Mdc};
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
 };
+use critsec_registry::{CoreRegistry, Mdc};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `java.util.SplittableRandom`'s golden gamma.
@@ -254,8 +254,8 @@ impl Drop for MicroWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critsec_core::kind::ids;
-    use critsec_core::registry::RegistryKind;
+    use critsec_registry::RegistryKind;
+    use critsec_sync::kind::ids;
 
     fn params<'a>(strategy: &'a str, shape: [(&'a str, &'a str); 5]) -> Params {
         let mut pairs = vec![("strategy", strategy), ("cores", "10")];

@@ -25,8 +25,8 @@ pub use get_core_micro::GetCoreMicro;
 pub use request_mix::RequestMix;
 pub use transient_cores::TransientCores;
 
-use critsec_core::registry::Mdc;
 use critsec_harness::{Claim, ClaimError, Scenario};
+use critsec_registry::Mdc;
 
 /// Every scenario of this crate.
 pub fn scenarios() -> Vec<Box<dyn Scenario>> {

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use critsec_core::kind::ids;
-use critsec_core::registry::{
+use critsec_registry::{
     Container, Core, CoreDescriptor, CoreHandle, CoreId, CoreRegistry, RegistryError, RegistryKind,
 };
+use critsec_sync::kind::ids;
 
 use crate::fixture;
 
@@ -127,7 +127,7 @@ fn verify_after_gets(fault: Option<Fault>, kind: RegistryKind) -> Result<String,
         kind,
         cores: 4,
         mode: fixture::Mode::Cloud,
-        mdc: critsec_core::registry::MdcKind::Log4j2,
+        mdc: critsec_registry::MdcKind::Log4j2,
         mdc_puts: None,
     })
     .expect("fixture");

@@ -14,10 +14,10 @@
 //! core created under the requested name or under its pair partner's.
 
 use crate::fixture::{self, Setup};
-use critsec_core::registry::{CONTAINER_HANDLERS, Core, CoreId, CoreRegistry};
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
 };
+use critsec_registry::{CONTAINER_HANDLERS, Core, CoreId, CoreRegistry};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -303,8 +303,8 @@ impl Worker for WriterWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critsec_core::kind::ids;
-    use critsec_core::registry::RegistryKind;
+    use critsec_registry::RegistryKind;
+    use critsec_sync::kind::ids;
 
     fn run(strategy: &str, writer_ms: &str) -> String {
         let params = Params::from_pairs([

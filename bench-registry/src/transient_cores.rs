@@ -17,10 +17,10 @@
 
 use crate::fixture::{self, Setup};
 use crate::get_core_micro::{GOLDEN_GAMMA, bounded, mix64};
-use critsec_core::registry::CoreRegistry;
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
 };
+use critsec_registry::CoreRegistry;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The transient-cores scenario.
@@ -190,8 +190,8 @@ impl Worker for TransientWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critsec_core::kind::ids;
-    use critsec_core::registry::RegistryKind;
+    use critsec_registry::RegistryKind;
+    use critsec_sync::kind::ids;
 
     fn params(strategy: &str) -> Params {
         Params::from_pairs(vec![

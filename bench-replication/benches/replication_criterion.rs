@@ -6,10 +6,10 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use critsec_core::kind::StrategyKind;
-use critsec_core::replication::driver::local::LocalCluster;
-use critsec_core::replication::workload::WorkloadConfig;
-use critsec_core::replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
+use critsec_replication::driver::local::LocalCluster;
+use critsec_replication::workload::WorkloadConfig;
+use critsec_replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
+use critsec_sync::kind::StrategyKind;
 
 fn bench(c: &mut Criterion) {
     let cfg = ClusterConfig {

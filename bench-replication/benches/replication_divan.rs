@@ -4,9 +4,9 @@
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
-use critsec_core::kind::StrategyKind;
-use critsec_core::replication::driver::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
-use critsec_core::replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
+use critsec_replication::driver::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
+use critsec_replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
+use critsec_sync::kind::StrategyKind;
 
 fn main() {
     divan::main();

@@ -4,7 +4,7 @@
 //! is a whole run (seconds), so the sample count is small: `cargo bench -p bench-replication
 //! --bench sim_speed`.
 use bench_replication::sim_speed::cases;
-use critsec_core::replication::driver::sim::simulate;
+use critsec_replication::driver::sim::simulate;
 use divan::counter::ItemsCount;
 
 fn main() {

@@ -6,8 +6,8 @@
 //! [seeds]` (default 1 seed, 42). The report plots the same sweep (with 500 ms windows) from the
 //! publication run `replication-pause-sweep` in `results/publication.toml`.
 use bench_replication::sim_speed::claim_config;
-use critsec_core::replication::driver::sim::simulate;
-use critsec_core::replication::{GetPlanChoice, ProtocolKind};
+use critsec_replication::driver::sim::simulate;
+use critsec_replication::{GetPlanChoice, ProtocolKind};
 
 fn main() {
     let seeds: u64 = std::env::args()

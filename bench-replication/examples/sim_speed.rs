@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use bench_replication::sim_speed::cases;
-use critsec_core::replication::driver::sim::simulate;
+use critsec_replication::driver::sim::simulate;
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -12,24 +12,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use critsec_core::kind::{StrategyKind, ids};
-use critsec_core::replication::driver::sim::cpu::CpuConfig;
-use critsec_core::replication::driver::sim::network::NetworkConfig;
-use critsec_core::replication::driver::sim::{SimConfig, SimReport, simulate};
-use critsec_core::replication::driver::threads::{
-    ClusterClient, DriverStats, ThreadCluster, ThreadsConfig,
-};
-use critsec_core::replication::workload::{
-    MIN_VALUE_SIZE, OpGenerator, RequesterStats, WorkloadConfig, get_result_valid,
-};
-use critsec_core::replication::{
-    AckLog, ClientOp, ClusterConfig, ConfigError, GetPlanChoice, NodeStats, Outcome, ProtocolKind,
-    RejectionPolicy,
-};
 use critsec_harness::{
     ExternalSample, GroupSpec, LockWaitProbe, LockWaits, Metric, ParamSpec, Params, Probe,
     Scenario, ScenarioError, Trial, Window, Worker,
 };
+use critsec_replication::driver::sim::CpuConfig;
+use critsec_replication::driver::sim::NetworkConfig;
+use critsec_replication::driver::sim::{SimConfig, SimReport, simulate};
+use critsec_replication::driver::threads::{
+    ClusterClient, DriverStats, ThreadCluster, ThreadsConfig,
+};
+use critsec_replication::workload::{
+    MIN_VALUE_SIZE, OpGenerator, RequesterStats, WorkloadConfig, get_result_valid,
+};
+use critsec_replication::{
+    AckLog, ClientOp, ClusterConfig, ConfigError, GetPlanChoice, NodeStats, Outcome, ProtocolKind,
+    RejectionPolicy,
+};
+use critsec_sync::kind::{StrategyKind, ids};
 
 /// The scenario.
 #[derive(Debug, Default)]
@@ -532,8 +532,8 @@ impl ThreadsTrial {
             slots,
             baseline: Mutex::new(NodeStats::default()),
             driver_baseline: Mutex::new(DriverStats::default()),
-            locks: LockWaitProbe::new("replication.", critsec_core::sync::reset_lock_stats, || {
-                critsec_core::sync::lock_stats()
+            locks: LockWaitProbe::new("replication.", critsec_sync::reset_lock_stats, || {
+                critsec_sync::lock_stats()
                     .into_iter()
                     .map(|l| LockWaits::new(l.name, l.contended, l.wait_ns))
                     .collect()

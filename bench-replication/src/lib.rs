@@ -2,7 +2,7 @@
 //! DIST-SYNC writes: lock forwarding vs Bela Ban's key queue vs the Triangle).
 //!
 //! One scenario, [`ispn_perf::IspnPerf`] (`replication/ispn_perf`), replays IspnPerfTest's
-//! workload through either driver of `critsec_core::replication`; `claims.toml` holds the claims
+//! workload through either driver of `critsec_replication`; `claims.toml` holds the claims
 //! of Bela Ban's 2014 post, tested in the simulation.
 
 #![deny(missing_docs)]

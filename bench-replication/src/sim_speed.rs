@@ -5,11 +5,11 @@
 //! They are the `claims.toml` parameters, built directly (no scenario parsing), so the figures
 //! are what one iteration of those claims costs.
 
-use critsec_core::replication::driver::sim::SimConfig;
-use critsec_core::replication::driver::sim::cpu::CpuConfig;
-use critsec_core::replication::driver::sim::network::NetworkConfig;
-use critsec_core::replication::workload::WorkloadConfig;
-use critsec_core::replication::{ClusterConfig, ProtocolKind, RejectionPolicy};
+use critsec_replication::driver::sim::CpuConfig;
+use critsec_replication::driver::sim::NetworkConfig;
+use critsec_replication::driver::sim::SimConfig;
+use critsec_replication::workload::WorkloadConfig;
+use critsec_replication::{ClusterConfig, ProtocolKind, RejectionPolicy};
 
 /// A named simulator workload.
 #[derive(Debug, Clone)]

@@ -2,8 +2,8 @@
 //! tantivy term dictionaries (a miss visits every segment; a hit in the oldest segment too).
 use bench_versionlookup::setup::{LookupIndex, Pattern};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use critsec_core::kind::StrategyKind;
-use critsec_core::versionlookup::{CacheKind, LookupStats};
+use critsec_sync::kind::StrategyKind;
+use critsec_versionlookup::{CacheKind, LookupStats};
 use std::hint::black_box;
 
 const PER_SEGMENT: u64 = 2000;

@@ -1,7 +1,7 @@
 //! divan bench: misses at 30 segments per strategy, swept over threads (shared engine, each
 //! thread with its own lookup states).
 use bench_versionlookup::setup::{LookupIndex, Pattern};
-use critsec_core::versionlookup::{CacheKind, LookupStats};
+use critsec_versionlookup::{CacheKind, LookupStats};
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

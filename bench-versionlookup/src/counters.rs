@@ -8,9 +8,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use critsec_core::sync::{lock_stats, reset_lock_stats};
-use critsec_core::versionlookup::LookupStats;
 use critsec_harness::{LockWaitProbe, LockWaits, Metric, Probe, Window};
+use critsec_sync::{lock_stats, reset_lock_stats};
+use critsec_versionlookup::LookupStats;
 use crossbeam_utils::CachePadded;
 
 /// Indexes into a slot.

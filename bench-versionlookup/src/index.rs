@@ -4,12 +4,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use critsec_core::kind::ids;
-use critsec_core::versionlookup::{
-    AutoIds, CacheKind, Engine, EngineConfig, LookupStats, LookupTimer, RallyIds,
-};
 use critsec_harness::{
     GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
+};
+use critsec_sync::kind::ids;
+use critsec_versionlookup::{
+    AutoIds, CacheKind, Engine, EngineConfig, LookupStats, LookupTimer, RallyIds,
 };
 
 use crate::counters::{Counter, CountersProbe, Slots};
@@ -145,9 +145,8 @@ impl Scenario for IndexScenario {
             max_segments: Some(segments as usize + 1),
             ..EngineConfig::default()
         };
-        let setup_err = |e: critsec_core::versionlookup::VersionLookupError| {
-            ScenarioError::Setup(e.to_string())
-        };
+        let setup_err =
+            |e: critsec_versionlookup::VersionLookupError| ScenarioError::Setup(e.to_string());
         let engine = Engine::open(config, kind.build()).map_err(setup_err)?;
         // The prepared index holds each client's first ids, interleaved so that every segment
         // holds ids of every client and conflicts land in old and new segments alike.

@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use critsec_core::kind::ids;
-use critsec_core::versionlookup::{CacheKind, LookupCache, LookupStats};
 use critsec_harness::{
     GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
 };
+use critsec_sync::kind::ids;
+use critsec_versionlookup::{CacheKind, LookupCache, LookupStats};
 
 use crate::counters::{CountersProbe, Slots};
 use crate::setup::{LookupIndex, Pattern};

@@ -2,11 +2,11 @@
 //! a stale version (the one before the latest write) must fail `Trial::verify` and the workers'
 //! `Worker::check`, for every strategy it wraps. A check that passes it checks nothing.
 
-use critsec_core::kind::ids;
-use critsec_core::versionlookup::{
+use critsec_harness::{GroupSpec, Params, Scenario};
+use critsec_sync::kind::ids;
+use critsec_versionlookup::{
     CacheKind, DocVersion, LookupCache, LookupStats, ReaderGeneration, VersionLookupError,
 };
-use critsec_harness::{GroupSpec, Params, Scenario};
 
 use crate::lookup::LookupScenario;
 

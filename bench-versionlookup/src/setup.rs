@@ -1,6 +1,6 @@
 //! Prepared indices shared by the scenarios and the criterion/divan benches.
 
-use critsec_core::versionlookup::{
+use critsec_versionlookup::{
     CacheKind, Engine, EngineConfig, LookupCache, RallyIds, Uid, VersionLookupError,
 };
 

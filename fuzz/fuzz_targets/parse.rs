@@ -11,7 +11,7 @@
 //! (cargo-fuzz passes `-Z` flags to rustc; `RUSTC_BOOTSTRAP=1` lets stable accept them).
 #![no_main]
 
-use critsec_core::parser::{
+use critsec_parser::{
     Analyzer, BacktrackingParser, BooleanClause, Occur, Operator, ParserOptions, PredictiveParser,
     Query, QueryParser,
 };

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use super::UsageError;
 use anyhow::Context;
-use critsec_core::parser::{self, Analyzer, Operator, ParseError, ParserOptions, QueryParser};
+use critsec_parser::{self as parser, Analyzer, Operator, ParseError, ParserOptions, QueryParser};
 
 /// Parse queries in Lucene's classic syntax and print their rendering or their error.
 #[derive(clap::Args, Debug)]
@@ -48,7 +48,7 @@ pub struct ParseArgs {
     pub max_clause_count: usize,
 
     /// Parsing strategy: `predictive` (ours) or `backtracking` (JavaCC's shape).
-    #[arg(long, default_value = "predictive", value_parser = clap::builder::PossibleValuesParser::new(critsec_core::kind::ids::<parser::ParserKind>()))]
+    #[arg(long, default_value = "predictive", value_parser = clap::builder::PossibleValuesParser::new(critsec_sync::kind::ids::<parser::ParserKind>()))]
     pub strategy: String,
 }
 

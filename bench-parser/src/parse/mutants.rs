@@ -4,7 +4,7 @@
 //! over both strategies. A check that passes it checks nothing.
 
 use super::*;
-use critsec_core::parser::{BooleanClause, Occur, PredictiveParser};
+use critsec_parser::{BooleanClause, Occur, PredictiveParser};
 
 /// The first clause of the outermost boolean query with an operator, made optional.
 fn break_one_clause(q: &mut Query) -> bool {

@@ -1,0 +1,485 @@
+//! A running threads cluster: starts every node's transport and pool threads, hands out requester
+//! clients, and inspects, quiesces and verifies the cluster; dropping it stops every thread.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering as AtomicOrdering};
+use std::time::{Duration, Instant};
+
+use crossbeam::channel;
+
+use super::client::ClusterClient;
+use super::pool_threads::{Job, pool_thread};
+use super::shared::{ClusterRuntime, Counters, NodeRuntime, NodeState, SharedHistory};
+use super::signal::SlotEvent;
+use super::stepper::Stepper;
+use super::transport::{Envelope, Transport};
+use super::{ThreadsConfig, ThreadsError};
+use crate::driver::retransmission::LinkFaults;
+use crate::error::ConfigError;
+use crate::message::NodeId;
+use crate::node::{NodeMachine, NodeStats};
+use crate::parts::collections::IdMap;
+use crate::parts::pool::RejectionPolicy;
+use crate::protocol::ProtocolKind;
+use crate::verifier::{AckLog, NodeSnapshot, VerifyReport, verify_snapshots};
+use critsec_sync::Mutex;
+
+/// What the real threads did, summed over the cluster (the machine's own counts are in
+/// [`NodeStats`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DriverStats {
+    /// Commands run by remote-command pool threads.
+    pub pool_commands: u64,
+    /// Commands run by OOB threads (caller-runs overflow).
+    pub oob_commands: u64,
+    /// Times a pool or OOB thread really blocked inside a command (key lock or sync reply).
+    pub blocked_waits: u64,
+    /// Commands continued on their own thread after a key lock was granted to them.
+    pub resumes: u64,
+    /// The most remote-command pool threads busy at once on one node.
+    pub max_busy_pool_threads: u64,
+    /// The most OOB threads busy at once on one node.
+    pub max_busy_oob_threads: u64,
+    /// `block` policy: times a transport thread stopped delivering because its node's inbound
+    /// path was blocked by a full pool.
+    pub transport_blocks: u64,
+}
+
+/// A running cluster: per node a transport thread and its pools' threads.
+pub struct ThreadCluster {
+    nodes: Vec<Arc<NodeRuntime>>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+    shared: Arc<ClusterRuntime>,
+    cfg: ThreadsConfig,
+}
+
+impl std::fmt::Debug for ThreadCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadCluster")
+            .field("nodes", &self.nodes.len())
+            .finish()
+    }
+}
+
+impl ThreadCluster {
+    /// Starts the threads of every node running `protocol`.
+    pub fn start(protocol: ProtocolKind, cfg: ThreadsConfig) -> Result<Self, ConfigError> {
+        let machines = protocol.build_cluster(&cfg.cluster)?;
+        Self::start_machines(machines, cfg)
+    }
+
+    /// Tests: a cluster of the given machines (one per member of `cfg.cluster`, in id order), for
+    /// a protocol variant the catalog does not name (the mutants of `tests/mutants.rs`).
+    #[cfg(test)]
+    pub(crate) fn with_machines(
+        cfg: ThreadsConfig,
+        machines: Vec<Box<dyn NodeMachine>>,
+    ) -> Result<Self, ConfigError> {
+        cfg.cluster.hash()?;
+        Self::start_machines(machines, cfg)
+    }
+
+    fn start_machines(
+        mut machines: Vec<Box<dyn NodeMachine>>,
+        cfg: ThreadsConfig,
+    ) -> Result<Self, ConfigError> {
+        for m in &mut machines {
+            m.use_real_slots();
+        }
+        let (inboxes, receivers): (Vec<_>, Vec<_>) = (0..machines.len())
+            .map(|_| channel::unbounded::<Envelope>())
+            .unzip();
+        let shared = Arc::new(ClusterRuntime {
+            epoch: Instant::now(),
+            in_flight: AtomicI64::new(0),
+            next_requester: AtomicU32::new(0),
+            peers: inboxes,
+            link: LinkFaults {
+                latency_us: cfg.latency_us,
+                jitter_us: cfg.jitter_us,
+                drop_per_mille: cfg.drop_per_mille,
+                xmit_interval_us: cfg.xmit_interval_us,
+            },
+            history: SharedHistory::new(cfg.cluster.keys),
+        });
+        let oob_threads = match cfg.cluster.rejection {
+            // Only caller-runs ever admits a command into an OOB slot.
+            RejectionPolicy::CallerRuns => cfg.cluster.oob_pool_size,
+            RejectionPolicy::Block | RejectionPolicy::Abort => 0,
+        };
+        let mut cluster = ThreadCluster {
+            nodes: Vec::new(),
+            handles: Vec::new(),
+            shared: Arc::clone(&shared),
+            cfg,
+        };
+        for (i, (machine, rx)) in machines.into_iter().zip(receivers).enumerate() {
+            let (jobs, job_rx) = channel::unbounded();
+            let (oob_jobs, oob_rx) = channel::unbounded();
+            let node = Arc::new(NodeRuntime {
+                id: i as NodeId,
+                state: Mutex::new(
+                    "replication.node",
+                    NodeState {
+                        machine,
+                        clients: Vec::new(),
+                        signals: IdMap::default(),
+                        stopping: false,
+                        out: Vec::new(),
+                    },
+                ),
+                jobs,
+                oob_jobs,
+                counters: Counters::default(),
+            });
+            cluster.nodes.push(Arc::clone(&node));
+            let seed = cluster.cfg.seed.wrapping_add((i as u64) << 32);
+            let stepper = |salt: u64| {
+                Stepper::new(
+                    Arc::clone(&node),
+                    Arc::clone(&shared),
+                    seed.wrapping_add(salt),
+                )
+            };
+            let transport = Transport::new(stepper(0), rx);
+            cluster.spawn(format!("repl-{i}-transport"), move || transport.run())?;
+            for w in 0..cluster.cfg.cluster.pool_size {
+                let (s, jobs) = (stepper(1 + w as u64), job_rx.clone());
+                cluster.spawn(format!("repl-{i}-pool-{w}"), move || {
+                    pool_thread(s, jobs, false)
+                })?;
+            }
+            for w in 0..oob_threads {
+                let (s, jobs) = (stepper(10_000 + w as u64), oob_rx.clone());
+                cluster.spawn(format!("repl-{i}-oob-{w}"), move || {
+                    pool_thread(s, jobs, true)
+                })?;
+            }
+        }
+        Ok(cluster)
+    }
+
+    fn spawn(
+        &mut self,
+        name: String,
+        f: impl FnOnce() + Send + 'static,
+    ) -> Result<(), ConfigError> {
+        let h = std::thread::Builder::new()
+            .name(name)
+            .stack_size(256 * 1024)
+            .spawn(f)
+            .map_err(|_| ConfigError::OutOfRange {
+                name: "threads",
+                value: self.handles.len() as u64,
+                valid: "as many as the OS lets us spawn (nodes x (1 + pool_size + oob_pool_size))",
+            })?;
+        self.handles.push(h);
+        Ok(())
+    }
+
+    /// The number of nodes.
+    pub fn nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// A new requester on `node` (its own reply channel and ack log).
+    pub fn client(&self, node: NodeId) -> Result<ClusterClient, ThreadsError> {
+        let shared_node = self
+            .nodes
+            .get(node as usize)
+            .ok_or(ThreadsError::ShutDown)?;
+        // Relaxed: the counter only hands out distinct ids.
+        let requester = self
+            .shared
+            .next_requester
+            .fetch_add(1, AtomicOrdering::Relaxed);
+        let (reply_tx, reply_rx) = channel::unbounded();
+        {
+            let mut st = shared_node.state.lock();
+            if st.stopping {
+                return Err(ThreadsError::ShutDown);
+            }
+            let i = requester as usize;
+            if st.clients.len() <= i {
+                st.clients.resize(i + 1, None);
+            }
+            st.clients[i] = Some(reply_tx);
+        }
+        Ok(ClusterClient {
+            node,
+            requester,
+            stepper: Stepper::new(
+                Arc::clone(shared_node),
+                Arc::clone(&self.shared),
+                self.cfg.seed ^ (u64::from(requester) << 40),
+            ),
+            rx: reply_rx,
+            keys: self.cfg.cluster.keys,
+            wait: Duration::from_micros(self.cfg.cluster.reply_timeout_us) + Duration::from_secs(5),
+            acks: AckLog::new(self.cfg.cluster.keys),
+            shared: Arc::clone(&self.shared),
+        })
+    }
+
+    fn inspect(&self) -> Vec<(NodeSnapshot, NodeStats)> {
+        self.nodes
+            .iter()
+            .map(|n| {
+                let st = n.state.lock();
+                (NodeSnapshot::of(st.machine.as_ref()), st.machine.stats())
+            })
+            .collect()
+    }
+
+    /// Waits (polling every millisecond) until nothing is in flight and every node is idle.
+    pub fn quiesce(
+        &self,
+        max_wait: Duration,
+    ) -> Result<Vec<(NodeSnapshot, NodeStats)>, ThreadsError> {
+        let start = Instant::now();
+        loop {
+            // Acquire pairs with the transport threads' Release decrement after a delivery.
+            if self.shared.in_flight.load(AtomicOrdering::Acquire) == 0 {
+                let snaps = self.inspect();
+                let busy = snaps.iter().find_map(|(s, _)| s.busy.clone());
+                if busy.is_none() && self.shared.in_flight.load(AtomicOrdering::Acquire) == 0 {
+                    return Ok(snaps);
+                }
+            }
+            if start.elapsed() > max_wait {
+                let reason = self
+                    .inspect()
+                    .iter()
+                    .find_map(|(s, _)| s.busy.clone())
+                    .unwrap_or_else(|| "messages in flight".to_string());
+                return Err(ThreadsError::NotQuiescent {
+                    waited_ms: start.elapsed().as_millis() as u64,
+                    reason,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Quiesces, then verifies the cluster against `acks`; returns the report and summed stats.
+    /// Fails first if the history check found a stale read or a bad put reply among the
+    /// requesters' operations so far.
+    pub fn verify(
+        &self,
+        acks: &AckLog,
+        max_wait: Duration,
+    ) -> Result<(VerifyReport, NodeStats), String> {
+        self.shared.history.result().map_err(|e| e.to_string())?;
+        let snaps = self.quiesce(max_wait).map_err(|e| e.to_string())?;
+        let mut stats = NodeStats::default();
+        for (_, s) in &snaps {
+            stats.add(s);
+        }
+        let snaps: Vec<_> = snaps.into_iter().map(|(s, _)| s).collect();
+        verify_snapshots(&snaps, acks)
+            .map(|r| (r, stats))
+            .map_err(|e| e.to_string())
+    }
+
+    /// Gets the history check compared with the puts acknowledged before they were issued.
+    pub fn gets_checked(&self) -> u64 {
+        self.shared.history.gets_checked()
+    }
+
+    /// Node counters summed over the cluster.
+    pub fn stats(&self) -> Result<NodeStats, ThreadsError> {
+        let mut stats = NodeStats::default();
+        for (_, s) in self.inspect() {
+            stats.add(&s);
+        }
+        Ok(stats)
+    }
+
+    /// What the real pool threads did so far.
+    pub fn driver_stats(&self) -> DriverStats {
+        let mut d = DriverStats::default();
+        for n in &self.nodes {
+            let c = &n.counters;
+            let get = |a: &AtomicU64| a.load(AtomicOrdering::Relaxed);
+            d.pool_commands += get(&c.pool_commands);
+            d.oob_commands += get(&c.oob_commands);
+            d.blocked_waits += get(&c.blocked_waits);
+            d.resumes += get(&c.resumes);
+            d.transport_blocks += get(&c.transport_blocks);
+            d.max_busy_pool_threads = d
+                .max_busy_pool_threads
+                .max(c.pool_busy_max.load(AtomicOrdering::Relaxed) as u64);
+            d.max_busy_oob_threads = d
+                .max_busy_oob_threads
+                .max(c.oob_busy_max.load(AtomicOrdering::Relaxed) as u64);
+        }
+        d
+    }
+}
+
+impl Drop for ThreadCluster {
+    fn drop(&mut self) {
+        // Under each node mutex: no step runs from now on, so no new slot signal appears; every
+        // thread blocked in a command is told to stop, and requesters' reply channels close.
+        for n in &self.nodes {
+            let signals: Vec<_> = {
+                let mut st = n.state.lock();
+                st.stopping = true;
+                st.clients.clear();
+                st.signals.drain().map(|(_, s)| s).collect()
+            };
+            for s in signals {
+                s.post(SlotEvent::Stop);
+            }
+        }
+        let threads_per_node = self.cfg.cluster.pool_size + self.cfg.cluster.oob_pool_size;
+        for (n, inbox) in self.nodes.iter().zip(&self.shared.peers) {
+            for _ in 0..threads_per_node {
+                let _ = n.jobs.send(Job::Stop);
+                let _ = n.oob_jobs.send(Job::Stop);
+            }
+            let _ = inbox.send(Envelope::Stop);
+        }
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ProtocolKind;
+    use crate::message::Outcome;
+    use crate::message::{Value, Versioned};
+    use crate::node::ClusterConfig;
+    use critsec_sync::kind::StrategyKind;
+
+    #[test]
+    fn put_then_get_on_every_protocol_and_verify() {
+        for &kind in ProtocolKind::ALL {
+            let cfg = ThreadsConfig {
+                cluster: ClusterConfig {
+                    nodes: 3,
+                    keys: 64,
+                    ..ClusterConfig::default()
+                },
+                latency_us: 200,
+                jitter_us: 100,
+                ..ThreadsConfig::default()
+            };
+            let cluster = ThreadCluster::start(kind, cfg).unwrap();
+            let mut c = cluster.client(1).unwrap();
+            let mut acks = AckLog::new(64);
+            for key in 0..64u32 {
+                let value = Value::new((key as u64) << 32 | 1, 24);
+                let expected = Versioned { version: 1, value };
+                let put = c.put(key, expected.value.clone()).unwrap();
+                assert_eq!(put, Outcome::Put(expected.clone()), "{kind:?}");
+                assert_eq!(c.get(key).unwrap(), Outcome::Got(expected));
+            }
+            acks.merge(c.acks());
+            assert_eq!(
+                c.put(64, Value::new(0, 8)),
+                Err(ThreadsError::BadKey { key: 64, keys: 64 })
+            );
+            let (report, _) = cluster.verify(&acks, Duration::from_secs(10)).unwrap();
+            assert_eq!(report.keys_written, 64, "{kind:?}");
+        }
+    }
+
+    /// A put's bytes reach both owners intact, each in its own buffer (the transport copied them
+    /// on every hop), and the get that reads them back gets a copy too.
+    #[test]
+    fn each_owner_stores_its_own_copy_of_the_put_bytes() {
+        for &kind in ProtocolKind::ALL {
+            let cfg = ThreadsConfig {
+                cluster: ClusterConfig {
+                    nodes: 3,
+                    keys: 30,
+                    ..ClusterConfig::default()
+                },
+                ..ThreadsConfig::default()
+            };
+            let hash = cfg.cluster.hash().unwrap();
+            let key = (0..30).find(|&k| !hash.owners(k).contains(2)).unwrap();
+            let cluster = ThreadCluster::start(kind, cfg).unwrap();
+            let mut c = cluster.client(2).unwrap();
+            let value = Value::new(u64::from(key) << 32 | 1, 1000);
+            let Ok(Outcome::Put(acked)) = c.put(key, value.clone()) else {
+                panic!("{kind:?}: the put failed");
+            };
+            assert!(acked.value.shares_buffer(&value));
+            let Ok(Outcome::Got(read)) = c.get(key) else {
+                panic!("{kind:?}: the get failed");
+            };
+            assert_eq!(read.value, value);
+            assert!(!read.value.shares_buffer(&value));
+            let snaps = cluster.quiesce(Duration::from_secs(10)).unwrap();
+            let stored: Vec<_> = hash
+                .owners(key)
+                .all()
+                .iter()
+                .map(|&n| snaps[n as usize].0.data.get(key))
+                .collect();
+            for (i, e) in stored.iter().enumerate() {
+                assert_eq!((e.version, &e.value), (1, &value), "{kind:?}");
+                assert!(!e.value.shares_buffer(&value), "{kind:?}: owner {i} shares");
+                assert!(!e.value.shares_buffer(&read.value), "{kind:?}");
+                for other in &stored[..i] {
+                    assert!(!e.value.shares_buffer(&other.value), "{kind:?}");
+                }
+            }
+            let stats = cluster.stats().unwrap();
+            assert!(stats.payload_bytes_sent >= 2_000, "{stats:?}");
+        }
+    }
+
+    /// Two requesters on node 1 writing one key whose primary is node 0, over 1 ms links: node
+    /// 0's pool threads really block in lock-forwarding commands (backup round trips) and a
+    /// command queued for the key lock is continued on its own thread after the grant.
+    #[test]
+    fn lock_forwarding_commands_block_their_pool_threads() {
+        let cfg = ThreadsConfig {
+            cluster: ClusterConfig {
+                nodes: 2,
+                keys: 16,
+                pool_size: 4,
+                ..ClusterConfig::default()
+            },
+            latency_us: 1_000,
+            ..ThreadsConfig::default()
+        };
+        let hash = cfg.cluster.hash().unwrap();
+        let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+        let cluster = ThreadCluster::start(crate::ProtocolKind::LockForwarding, cfg).unwrap();
+        let mut acks = AckLog::new(16);
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2u64)
+                .map(|i| {
+                    let mut c = cluster.client(1).unwrap();
+                    s.spawn(move || {
+                        for n in 0..20 {
+                            let v = Value::new((key as u64) << 32 | i << 8 | n, 16);
+                            assert!(
+                                matches!(c.put(key, v.clone()).unwrap(), Outcome::Put(e) if e.value == v)
+                            );
+                        }
+                        c.take_acks()
+                    })
+                })
+                .collect();
+            for h in hs {
+                acks.merge(&h.join().unwrap());
+            }
+        });
+        let (report, stats) = cluster.verify(&acks, Duration::from_secs(10)).unwrap();
+        assert_eq!(report.acked_writes, 40);
+        assert_eq!(stats.pool_rejections + stats.lock_timeouts, 0);
+        let d = cluster.driver_stats();
+        // 40 remote puts at node 0 and 40 backup writes at node 1 ran on pool threads.
+        assert_eq!(d.pool_commands, 80, "{d:#?}");
+        assert!(d.blocked_waits > 0 && d.resumes > 0, "{d:#?}");
+        assert!(d.max_busy_pool_threads >= 2, "{d:#?}");
+    }
+}

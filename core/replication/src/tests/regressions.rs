@@ -1,0 +1,373 @@
+//! Regression tests for the simulation and protocol bugs of issue #18, one per bug, each named
+//! after what it checks.
+
+use super::*;
+use crate::message::{Key, Msg, NodeId, Output};
+use crate::node::{NodeBase, ProtocolNode};
+use crate::parts::timeouts::Deadline;
+use crate::protocol::{GetPlan, KeyQueueProtocol, WriteProtocol};
+use crate::{NodeMachine, VerifyError};
+
+/// A small cluster with the CPU model off (inputs cost no virtual time), `requesters` per node,
+/// and a 2 ms window.
+fn no_cpu(nodes: usize, num_owners: usize, keys: u32, requesters: u32) -> SimConfig {
+    SimConfig {
+        cluster: ClusterConfig {
+            nodes,
+            num_owners,
+            keys,
+            ..ClusterConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: requesters,
+            ..WorkloadConfig::default()
+        },
+        cpu: CpuConfig {
+            cores: 0,
+            ..CpuConfig::default()
+        },
+        duration_us: 2_000,
+        start_spread_us: 100,
+        ..SimConfig::default()
+    }
+}
+
+/// Issue #18, bug 4: when an operation takes no virtual time (one node and one owner with the
+/// CPU model off; zero latency and jitter; key-queue with one key and a requester on its
+/// primary), the next operation was issued at the same instant, forever: virtual time never
+/// passed the window and memory grew without bound. Every such run must end and verify.
+#[test]
+fn runs_whose_operations_take_no_virtual_time_still_end() {
+    for &p in ProtocolKind::ALL {
+        let single = no_cpu(1, 1, 100, 4);
+        let mut instant_links = no_cpu(3, 2, 100, 4);
+        instant_links.network.latency_us = 0;
+        instant_links.network.jitter_us = 0;
+        let one_key = no_cpu(2, 2, 1, 4);
+        for (case, cfg) in [
+            ("one node, one owner", single),
+            ("zero latency and jitter", instant_links),
+            ("one key", one_key),
+        ] {
+            let window = cfg.duration_us;
+            let r = run(p, cfg);
+            assert_verified(&r);
+            assert!(r.requesters.ok_ops() > 0, "{p:?}, {case}: {r:#?}");
+            // Virtual time reached the end of the window, where requesters stop issuing.
+            assert!(
+                r.end_us + 1 >= window,
+                "{p:?}, {case}: ended at {} µs",
+                r.end_us
+            );
+        }
+    }
+}
+
+/// A 4-node cluster whose node 1 receives every message 20 ms late, with 15 ms lock and reply
+/// timeouts (issue #18, bug 5).
+fn slow_acks(seed: u64) -> SimConfig {
+    SimConfig {
+        cluster: ClusterConfig {
+            nodes: 4,
+            keys: 200,
+            lock_timeout_us: 15_000,
+            reply_timeout_us: 15_000,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 500,
+            jitter_us: 100,
+            slow_node: Some(1),
+            slow_node_extra_us: 20_000,
+            ..NetworkConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 4,
+            ..WorkloadConfig::default()
+        },
+        cpu: CpuConfig::default(),
+        duration_us: 100_000,
+        start_spread_us: 1_000,
+        seed,
+    }
+}
+
+/// Issue #18, bug 5: with one node 20 ms slow and a 15 ms reply timeout, every key-queue batch to
+/// it timed out, its late ack was dropped and the requeued key's resend timed out again:
+/// thousands of replication timeouts, then the virtual-time cap and `NotQuiescent`, although the
+/// backups had applied the data. Lock forwarding and the triangle drained the same cluster.
+#[test]
+fn key_queue_drains_when_acks_are_slower_than_the_reply_timeout() {
+    for &p in ProtocolKind::ALL {
+        let r = run(p, slow_acks(3));
+        assert_verified(&r);
+    }
+    let r = run(ProtocolKind::KeyQueue, slow_acks(3));
+    let written = r.verify.as_ref().map(|v| v.keys_written).unwrap_or(0);
+    // A batch to the slow node times out once, then waits long enough for its ack.
+    assert!(
+        r.stats.repl_timeouts <= 2 * written,
+        "{} replication timeouts for {written} keys",
+        r.stats.repl_timeouts
+    );
+}
+
+/// Issue #18, bug 5, as the conformance suite's property test found it: key-queue with short
+/// timeouts (3 ms lock, 10 ms reply), a one-slot `block` pool, drops, latency spikes and GC pauses
+/// of 4.8 ms every 10 ms ended `NotQuiescent` ("1 batches in flight") at the drain cap.
+#[test]
+fn key_queue_drains_with_short_timeouts_gc_pauses_and_a_blocking_pool() {
+    let cfg = SimConfig {
+        cluster: ClusterConfig {
+            nodes: 2,
+            num_owners: 2,
+            keys: 50,
+            pool_size: 1,
+            oob_pool_size: 1,
+            rejection: RejectionPolicy::Block,
+            lock_timeout_us: 3_000,
+            reply_timeout_us: 10_000,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 1_960,
+            jitter_us: 929,
+            drop_per_mille: 15,
+            xmit_interval_us: 4_000,
+            spike_per_mille: 1,
+            spike_us: 20_000,
+            slow_node: Some(0),
+            slow_node_extra_us: 1_000,
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 4,
+            read_pct: 20,
+            hot_key_pct: 45,
+            ..WorkloadConfig::default()
+        },
+        cpu: CpuConfig {
+            cores: 1,
+            per_input_us: 26,
+            per_byte_ns: 0,
+            gc_interval_us: 10_000,
+            gc_pause_us: 4_810,
+        },
+        duration_us: 60_000,
+        start_spread_us: 500,
+        seed: 7_667_276_591_612_752_938,
+    };
+    assert_verified(&run(ProtocolKind::KeyQueue, cfg));
+}
+
+/// Found with bug 6's test: a node re-arms its wake-up for its earliest deadline whenever one of
+/// its wake-up events fires, and a stale one (armed for a deadline since cancelled) is no
+/// exception, so the simulation queued a second event for an instant that already had one, and
+/// both re-armed again when they fired. With deadlines far apart (key-queue batches backed off
+/// behind a 1 µs reply timeout) the stale events multiplied: millions of events and, over a
+/// 20 ms window, a failed allocation. One queued wake-up per node and instant is enough.
+#[test]
+fn stale_wake_ups_do_not_multiply() {
+    let mut cfg = small(5);
+    cfg.cluster.reply_timeout_us = 1;
+    cfg.network.latency_us = 3_000;
+    cfg.network.jitter_us = 300;
+    cfg.workload.requesters_per_node = 2;
+    cfg.duration_us = 3_000;
+    let r = run(ProtocolKind::KeyQueue, cfg);
+    assert_verified(&r);
+    // About 100k events: the messages, the wake-ups their deadlines need, and the issues.
+    assert!(r.events < 300_000, "{} events", r.events);
+}
+
+/// Issue #18, bug 6: the drain cap was `duration + 100 x (reply + lock timeout)`, blind to the
+/// links: with 1 µs timeouts it fell 200 µs after the window while a message takes 3 ms, so
+/// healthy lock-forwarding and triangle runs were cut off mid-drain and reported `NotQuiescent`
+/// (an uncapped run drains them shortly after and verifies).
+#[test]
+fn the_drain_cap_leaves_time_for_messages_still_in_flight() {
+    for &p in ProtocolKind::ALL {
+        let mut cfg = small(5);
+        cfg.cluster.lock_timeout_us = 1;
+        cfg.cluster.reply_timeout_us = 1;
+        cfg.network.latency_us = 3_000;
+        cfg.network.jitter_us = 300;
+        cfg.workload.requesters_per_node = 2;
+        cfg.duration_us = 10_000;
+        let r = run(p, cfg);
+        assert_verified(&r);
+        assert!(
+            r.end_us > r.window_us,
+            "{p:?}: the drain outlasts the window"
+        );
+    }
+}
+
+/// A key-queue variant for the tests only, as the key queue was before issue #18's bug 3 was
+/// fixed: its gets fall back to the next owner after the stagger and take the first answer,
+/// which may be a backup's stale one. Everything else is the key queue.
+#[derive(Debug)]
+struct StaggeredKeyQueue(KeyQueueProtocol);
+
+impl WriteProtocol for StaggeredKeyQueue {
+    const KIND: ProtocolKind = ProtocolKind::KeyQueue;
+
+    fn new(base: &NodeBase) -> Self {
+        StaggeredKeyQueue(KeyQueueProtocol::new(base))
+    }
+
+    fn get_plan(base: &NodeBase, key: Key) -> GetPlan {
+        if base.hash().primary(key) == base.id() {
+            GetPlan::Local
+        } else {
+            GetPlan::Staggered {
+                stagger_us: base.stagger_us(),
+            }
+        }
+    }
+
+    fn on_lock_granted(&mut self, base: &mut NodeBase, now: u64, op: u64, out: &mut Vec<Output>) {
+        self.0.on_lock_granted(base, now, op, out);
+    }
+
+    fn on_message(
+        &mut self,
+        base: &mut NodeBase,
+        now: u64,
+        from: NodeId,
+        msg: Msg,
+        out: &mut Vec<Output>,
+    ) {
+        self.0.on_message(base, now, from, msg, out);
+    }
+
+    fn on_deadline(&mut self, base: &mut NodeBase, now: u64, d: Deadline, out: &mut Vec<Output>) {
+        self.0.on_deadline(base, now, d, out);
+    }
+
+    fn busy_reason(&self) -> Option<String> {
+        self.0.busy_reason()
+    }
+
+    fn fill_stats(&self, stats: &mut NodeStats) {
+        self.0.fill_stats(stats);
+    }
+}
+
+/// Issue #18, bug 3's cluster: two nodes, two owners, the default settings (15 s reply timeout,
+/// so a 750 ms get stagger), one requester per node doing gets and puts of one key (so that
+/// every get follows a put of its key), with the CPU model off.
+fn bug3_cluster() -> SimConfig {
+    SimConfig {
+        cluster: ClusterConfig {
+            nodes: 2,
+            num_owners: 2,
+            keys: 1,
+            ..ClusterConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 1,
+            read_pct: 50,
+            ops_per_requester: Some(20),
+            ..WorkloadConfig::default()
+        },
+        cpu: CpuConfig::default(),
+        duration_us: 120_000_000,
+        start_spread_us: 100,
+        ..SimConfig::default()
+    }
+}
+
+/// Bug 3's schedule on `nodes`: every replicate takes 2 s and every get answer that crosses the
+/// network (the primary's, to a requester on the backup) 1 s; other messages take the default
+/// 3 ms links.
+fn run_bug3_schedule(nodes: Vec<Box<dyn NodeMachine>>) -> SimReport {
+    let mut sim = Simulation::with_machines(bug3_cluster(), nodes).expect("valid config");
+    sim.set_delay_hook(Box::new(|_from, _to, msg: &Msg| match msg {
+        Msg::Replicate { .. } => Some(2_000_000),
+        Msg::GetReply { .. } => Some(1_000_000),
+        _ => None,
+    }));
+    sim.run()
+}
+
+/// Issue #18, bug 3: a requester on the key's backup puts it (the primary applies v1, acks at
+/// once, queues the key); the replicate to the backup takes 2 s and the primary's answer to the
+/// requester's next get 1 s, so after the 750 ms stagger the get used to ask its own node, the
+/// backup, which answered v0: a stale read after an acknowledged put. Key-queue gets now wait
+/// for the primary: no get is staggered, the backup's gets take the primary's 1 s, and the
+/// history check finds no stale read.
+#[test]
+fn key_queue_gets_wait_for_the_primary_so_a_late_replicate_gives_no_stale_read() {
+    let nodes = ProtocolKind::KeyQueue
+        .build_cluster(&bug3_cluster().cluster)
+        .expect("config");
+    let r = run_bug3_schedule(nodes);
+    assert_verified(&r);
+    assert_eq!((r.stale_reads, r.bad_put_replies), (0, 0), "{r:#?}");
+    assert_eq!(r.stats.staggered_gets, 0, "{r:#?}");
+    assert!(r.gets_checked >= 5, "{r:#?}");
+    assert!(
+        r.requesters.gets.max() >= 1_000_000,
+        "a backup's get waited for the primary's late answer: {r:#?}"
+    );
+    assert_eq!(r.requesters.failed_reply, 0, "{r:#?}");
+}
+
+/// The read check catches the bug: the pre-fix key queue (gets staggered to the backup after
+/// 750 ms) on bug 3's schedule reads v0 after v1 was acknowledged, and the run fails its
+/// verification with a stale read.
+#[test]
+fn the_read_check_catches_a_key_queue_whose_gets_accept_a_backups_answer() {
+    let cfg = bug3_cluster().cluster;
+    let nodes = (0..cfg.nodes)
+        .map(|n| {
+            let base = NodeBase::new(n as NodeId, &cfg).expect("config");
+            Box::new(ProtocolNode::<StaggeredKeyQueue>::new(base)) as Box<dyn NodeMachine>
+        })
+        .collect();
+    let r = run_bug3_schedule(nodes);
+    assert!(r.stats.staggered_gets > 0, "{r:#?}");
+    assert!(r.stale_reads > 0, "{r:#?}");
+    match &r.verify {
+        Err(VerifyError::StaleRead {
+            floor, got, count, ..
+        }) => {
+            assert!(got < floor, "{r:#?}");
+            assert_eq!(*count, r.stale_reads);
+        }
+        other => panic!("expected a stale read, got {other:?}"),
+    }
+}
+
+/// Bug 3 as random runs found it: the default settings plus 1 s latency spikes on 1% of
+/// messages. Every protocol's gets keep the read guarantee (no stale read, consistent put acks)
+/// and the cluster verifies.
+#[test]
+fn random_runs_with_1s_spikes_on_1pct_of_messages_read_no_stale_value() {
+    for &p in ProtocolKind::ALL {
+        for seed in [1, 2] {
+            let cfg = SimConfig {
+                cluster: ClusterConfig {
+                    keys: 100,
+                    ..ClusterConfig::default()
+                },
+                network: NetworkConfig {
+                    spike_per_mille: 10,
+                    spike_us: 1_000_000,
+                    ..NetworkConfig::default()
+                },
+                workload: WorkloadConfig {
+                    requesters_per_node: 4,
+                    ..WorkloadConfig::default()
+                },
+                duration_us: 3_000_000,
+                seed,
+                ..SimConfig::default()
+            };
+            let r = run(p, cfg);
+            assert_verified(&r);
+            assert!(r.spikes > 0 && r.gets_checked > 1_000, "{p:?}: {r:#?}");
+            assert_eq!((r.stale_reads, r.bad_put_replies), (0, 0), "{p:?}: {r:#?}");
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! The verifier: after quiescence, checks the contract of [`WriteProtocol`](super::WriteProtocol)
+//! on a whole cluster. Ours: upstream has no such checker (IspnPerfTest counts requests only).
+//!
+//! Checks, in order: every node is quiescent (no request, op, lock, pool slot, queued key or
+//! buffered backup write left); no node applied an older version over a newer one; every owner
+//! of every key holds the primary's entry; every acknowledged write survives (the primary holds
+//! its version or a later one, and the same value at that version); for Triangle, every backup
+//! delivered exactly the sequence numbers its segment's primary handed out (no gap, no excess).
+
+use super::error::VerifyError;
+use super::message::{Key, NodeId, Versioned};
+use super::node::NodeMachine;
+use super::parts::data_container::DataContainer;
+use super::parts::hashing::ConsistentHash;
+use super::protocol::ProtocolKind;
+
+/// The newest acknowledged write per key, as the requesters saw it.
+#[derive(Debug, Clone, Default)]
+pub struct AckLog {
+    newest: Vec<Versioned>,
+    acked: u64,
+}
+
+impl AckLog {
+    /// An empty log for keys `0..keys`.
+    pub fn new(keys: u32) -> Self {
+        AckLog {
+            newest: vec![Versioned::default(); keys as usize],
+            acked: 0,
+        }
+    }
+
+    /// Records that a put of `key` was acknowledged with `entry` (kept, sharing its bytes, only
+    /// if it is the newest so far).
+    pub fn record(&mut self, key: Key, entry: &Versioned) {
+        self.acked += 1;
+        if let Some(slot) = self.newest.get_mut(key as usize) {
+            if entry.version > slot.version {
+                *slot = entry.clone();
+            }
+        }
+    }
+
+    /// Merges another requester's log into this one.
+    pub fn merge(&mut self, other: &AckLog) {
+        self.acked += other.acked;
+        for (slot, e) in self.newest.iter_mut().zip(&other.newest) {
+            if e.version > slot.version {
+                *slot = e.clone();
+            }
+        }
+    }
+
+    /// Acknowledged puts recorded.
+    pub fn acked(&self) -> u64 {
+        self.acked
+    }
+}
+
+/// What a successful verification covered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Keys whose owners were compared.
+    pub keys_checked: u64,
+    /// Keys that hold a value.
+    pub keys_written: u64,
+    /// Acknowledged puts checked against the owners.
+    pub acked_writes: u64,
+    /// The sum of the primaries' versions over all keys: a check value that any lost or extra
+    /// write changes.
+    pub version_sum: u64,
+    /// Triangle: segments whose sequence numbers were compared (0 for the other protocols).
+    pub segments_checked: u64,
+}
+
+impl std::fmt::Display for VerifyReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} keys agree on all owners ({} written, version sum {}), {} acked puts kept, {} segment sequences gap-free",
+            self.keys_checked,
+            self.keys_written,
+            self.version_sum,
+            self.acked_writes,
+            self.segments_checked
+        )
+    }
+}
+
+/// What the verifier needs of one node, copied out so a threads driver can send it across.
+#[derive(Debug, Clone)]
+pub struct NodeSnapshot {
+    /// The protocol.
+    pub kind: ProtocolKind,
+    /// The node's id.
+    pub id: NodeId,
+    /// Why it is not quiescent, if it is not.
+    pub busy: Option<String>,
+    /// The node's data container.
+    pub data: DataContainer,
+    /// Triangle's sequences (see [`NodeMachine::sequences`]).
+    pub sequences: (Vec<u64>, Vec<u64>),
+    /// The consistent hash.
+    pub hash: ConsistentHash,
+}
+
+impl NodeSnapshot {
+    /// Copies what the verifier needs out of `node`.
+    pub fn of(node: &dyn NodeMachine) -> Self {
+        NodeSnapshot {
+            kind: node.kind(),
+            id: node.base().id(),
+            busy: node.busy_reason(),
+            data: node.base().data().clone(),
+            sequences: node.sequences(),
+            hash: node.base().hash().clone(),
+        }
+    }
+}
+
+/// Verifies a quiescent cluster against the acknowledged writes in `acks`.
+pub fn verify(nodes: &[Box<dyn NodeMachine>], acks: &AckLog) -> Result<VerifyReport, VerifyError> {
+    let snapshots: Vec<_> = nodes.iter().map(|n| NodeSnapshot::of(n.as_ref())).collect();
+    verify_snapshots(&snapshots, acks)
+}
+
+/// [`verify`] over snapshots, ordered by node id.
+pub fn verify_snapshots(
+    nodes: &[NodeSnapshot],
+    acks: &AckLog,
+) -> Result<VerifyReport, VerifyError> {
+    let mut report = VerifyReport {
+        keys_checked: 0,
+        keys_written: 0,
+        acked_writes: acks.acked,
+        version_sum: 0,
+        segments_checked: 0,
+    };
+    let Some(first) = nodes.first() else {
+        return Ok(report);
+    };
+    for n in nodes {
+        let node = n.id;
+        if let Some(what) = n.busy.clone() {
+            return Err(VerifyError::NotQuiescent { node, what });
+        }
+        let count = n.data.regressions();
+        if count > 0 {
+            return Err(VerifyError::VersionRegression { node, count });
+        }
+    }
+    if nodes.len() != first.hash.nodes()
+        || nodes.iter().enumerate().any(|(i, n)| n.id as usize != i)
+    {
+        return Err(VerifyError::NotQuiescent {
+            node: first.id,
+            what: format!(
+                "{} snapshots given for a {}-node view, or out of order",
+                nodes.len(),
+                first.hash.nodes()
+            ),
+        });
+    }
+    let hash = first.hash.clone();
+    let keys = first.data.keys();
+    for key in 0..keys {
+        let owners = hash.owners(key);
+        let a = owners.primary();
+        let ea = nodes[a as usize].data.get(key);
+        for &b in owners.backups() {
+            let eb = nodes[b as usize].data.get(key);
+            if eb != ea {
+                return Err(VerifyError::OwnersDisagree { key, a, ea, b, eb });
+            }
+        }
+        let acked = acks.newest.get(key as usize).cloned().unwrap_or_default();
+        if ea.version < acked.version || (ea.version == acked.version && ea.value != acked.value) {
+            return Err(VerifyError::AckedWriteLost {
+                key,
+                acked,
+                found: ea,
+            });
+        }
+        report.keys_checked += 1;
+        report.keys_written += (ea.version > 0) as u64;
+        report.version_sum += ea.version;
+    }
+    if first.kind == ProtocolKind::Triangle {
+        let seqs: Vec<_> = nodes.iter().map(|n| &n.sequences).collect();
+        for segment in 0..hash.num_segments() as u16 {
+            let owners = hash.owners_of_segment(segment);
+            let primary = owners.primary();
+            let sent = seqs[primary as usize]
+                .0
+                .get(segment as usize)
+                .copied()
+                .unwrap_or(0);
+            for &backup in owners.backups() {
+                let delivered = seqs[backup as usize]
+                    .1
+                    .get(segment as usize)
+                    .copied()
+                    .unwrap_or(0);
+                if delivered != sent {
+                    return Err(VerifyError::SequenceGap {
+                        segment,
+                        primary,
+                        sent,
+                        backup,
+                        delivered,
+                    });
+                }
+            }
+            report.segments_checked += 1;
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ClusterConfig;
+    use crate::message::Value;
+
+    /// Two owners of key 0 (a 2-node, 2-owner view) holding `a` and `b` at version 1.
+    fn owners_holding(a: Value, b: Value) -> (Vec<NodeSnapshot>, AckLog) {
+        let cfg = ClusterConfig {
+            nodes: 2,
+            keys: 4,
+            ..ClusterConfig::default()
+        };
+        let hash = cfg.hash().unwrap();
+        let snapshots = [a, b]
+            .into_iter()
+            .enumerate()
+            .map(|(id, value)| {
+                let mut data = DataContainer::new(cfg.keys);
+                data.apply(0, Versioned { version: 1, value });
+                NodeSnapshot {
+                    kind: ProtocolKind::KeyQueue,
+                    id: id as NodeId,
+                    busy: None,
+                    data,
+                    sequences: (Vec::new(), Vec::new()),
+                    hash: hash.clone(),
+                }
+            })
+            .collect();
+        (snapshots, AckLog::new(cfg.keys))
+    }
+
+    #[test]
+    fn owners_agree_on_equal_bytes_in_separate_buffers() {
+        let v = Value::new(5, 100);
+        let (snaps, acks) = owners_holding(v.clone(), v.marshalled());
+        let r = verify_snapshots(&snaps, &acks).unwrap();
+        assert_eq!((r.keys_written, r.version_sum), (1, 1));
+    }
+
+    #[test]
+    fn owners_whose_payload_bytes_differ_disagree_though_version_and_tag_match() {
+        let v = Value::new(5, 100);
+        let mut bytes = v.bytes().to_vec();
+        bytes[99] ^= 0xff;
+        let (snaps, acks) = owners_holding(v, Value::from_bytes(&bytes));
+        match verify_snapshots(&snaps, &acks) {
+            Err(VerifyError::OwnersDisagree { key: 0, ea, eb, .. }) => {
+                assert_eq!((ea.version, ea.value.tag()), (eb.version, eb.value.tag()));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,529 @@
+//! The engine: a tantivy index written the way an Elasticsearch primary shard writes.
+//!
+//! [`Engine::index`] follows `InternalEngine.index` for provided ids: take the engine's read
+//! lock and the id's lock, resolve the current version (live version map first, then the lookup
+//! cache against the last refreshed reader), assign version + 1 (or 1), and write (update =
+//! delete by term + add). [`Engine::index_auto`] is the append-only path for auto-generated ids:
+//! no version map, no lookup. [`Engine::refresh`] commits and reopens the reader with the
+//! version map's refresh lifecycle around it.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+
+use arc_swap::ArcSwap;
+use tantivy::index::SegmentId;
+use tantivy::indexer::NoMergePolicy;
+use tantivy::schema::{BytesOptions, FAST, Field, Schema, TEXT};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use super::error::VersionLookupError;
+use super::leaf_lookup::{
+    BODY_FIELD, DocVersion, ID_FIELD, ReaderGeneration, SEQ_NO_FIELD, VERSION_FIELD,
+};
+use super::live_version_map::{LiveVersionMap, MapEntry};
+use super::lookup_cache::{LookupCache, LookupStats};
+use super::uid::Uid;
+use critsec_sync::{Mutex, RwLock};
+
+/// Engine settings.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// `None` keeps the index in RAM; a path puts it on disk, memory-mapped (the directory must
+    /// be empty or absent).
+    pub directory: Option<PathBuf>,
+    /// Refresh (commit and reopen) after every this many index/delete operations, which makes
+    /// the segment count a controlled parameter. `None`: only explicit refreshes.
+    pub refresh_every_ops: Option<u64>,
+    /// After a refresh, merge the smallest segments in the background whenever there are more
+    /// than this many (one merge at a time). `None`: never merge on our own.
+    pub max_segments: Option<usize>,
+    /// Tombstones are collected once they are this many refreshes old (`index.gc_deletes`).
+    pub gc_deletes_refreshes: u64,
+    /// tantivy's indexing memory budget, in bytes (at least 15 MB).
+    pub writer_memory_bytes: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            directory: None,
+            refresh_every_ops: None,
+            max_segments: None,
+            gc_deletes_refreshes: 4,
+            writer_memory_bytes: 64 << 20,
+        }
+    }
+}
+
+/// What an index operation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexResult {
+    /// The version written.
+    pub version: u64,
+    /// The operation's sequence number.
+    pub seq_no: u64,
+    /// True when no live document had this id.
+    pub created: bool,
+    /// True when the live version map answered and the reader was not consulted.
+    pub from_version_map: bool,
+    /// What the reader lookup cost (all zero when the map answered or for auto ids).
+    pub lookup: LookupStats,
+}
+
+/// What a delete did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeleteResult {
+    /// The version of the tombstone.
+    pub version: u64,
+    /// True when a live document was deleted.
+    pub found: bool,
+}
+
+/// Called around the version lookup of [`Engine::index_timed`], so a benchmark can time the
+/// lookup alone; core itself reads no clock.
+pub trait LookupTimer {
+    /// Just before the version map is consulted.
+    fn start(&mut self);
+    /// Just after the version is resolved.
+    fn stop(&mut self);
+}
+
+impl LookupTimer for () {
+    fn start(&mut self) {}
+    fn stop(&mut self) {}
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    id: Field,
+    version: Field,
+    seq_no: Field,
+    body: Field,
+}
+
+enum Resolved {
+    Live(DocVersion, bool),
+    Deleted(DocVersion),
+    Absent,
+}
+
+/// A shard's indexing engine over one tantivy index and one lookup-cache strategy.
+pub struct Engine {
+    index: Index,
+    fields: Fields,
+    /// Index operations hold it shared (Elasticsearch's engine `readLock`); a refresh holds it
+    /// exclusively because tantivy's commit needs `&mut IndexWriter`.
+    writer: RwLock<IndexWriter>,
+    reader: IndexReader,
+    current: ArcSwap<ReaderGeneration>,
+    cache: Box<dyn LookupCache>,
+    version_map: LiveVersionMap,
+    /// Only uniqueness matters, so `Relaxed`; the writer lock orders it against commits.
+    next_seq_no: AtomicU64,
+    /// Refreshes started; written under the exclusive writer lock and read under the shared
+    /// one, so the lock orders it and `Relaxed` suffices.
+    refreshes: AtomicU64,
+    /// Operations since creation, to trigger refreshes; a plain counter, `Relaxed`.
+    ops: AtomicU64,
+    refresh_lock: Mutex<()>,
+    /// Set while a background merge runs; `Acquire`/`Release` so the next merge sees its end.
+    merging: Arc<AtomicBool>,
+    /// The thread waiting for the last background merge, so `force_merge` can wait for it too.
+    /// A std mutex: it guards no protocol the benchmarks measure, and an instrumented
+    /// `versionlookup.` lock would add a lock-wait metric to every versionlookup result.
+    merge_thread: std::sync::Mutex<Option<JoinHandle<()>>>,
+    config: EngineConfig,
+}
+
+impl Engine {
+    /// A new, empty engine with `cache` as its lookup strategy.
+    pub fn open(
+        config: EngineConfig,
+        cache: Box<dyn LookupCache>,
+    ) -> Result<Self, VersionLookupError> {
+        if config.gc_deletes_refreshes == 0 {
+            return Err(VersionLookupError::BadConfig {
+                name: "gc_deletes_refreshes",
+                value: "0".into(),
+                reason: "tombstones must outlive the refresh that commits their delete: use >= 1",
+            });
+        }
+        if config.refresh_every_ops == Some(0) || config.max_segments == Some(0) {
+            return Err(VersionLookupError::BadConfig {
+                name: "refresh_every_ops/max_segments",
+                value: "0".into(),
+                reason: "use a positive number, or None",
+            });
+        }
+        let mut sb = Schema::builder();
+        let fields = Fields {
+            id: sb.add_bytes_field(ID_FIELD, BytesOptions::default().set_indexed()),
+            version: sb.add_u64_field(VERSION_FIELD, FAST),
+            seq_no: sb.add_u64_field(SEQ_NO_FIELD, FAST),
+            body: sb.add_text_field(BODY_FIELD, TEXT),
+        };
+        let schema = sb.build();
+        let index = match &config.directory {
+            None => Index::create_in_ram(schema),
+            Some(path) => {
+                let dir_err = |message: String| VersionLookupError::Directory {
+                    path: path.display().to_string(),
+                    message,
+                };
+                std::fs::create_dir_all(path).map_err(|e| dir_err(e.to_string()))?;
+                Index::create_in_dir(path, schema).map_err(|e| dir_err(e.to_string()))?
+            }
+        };
+        let memory = config.writer_memory_bytes.max(15_000_000);
+        let writer: IndexWriter = index.writer_with_num_threads(1, memory)?;
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let first = ReaderGeneration::new(reader.searcher())?;
+        cache.on_refresh(&first)?;
+        Ok(Engine {
+            index,
+            fields,
+            writer: RwLock::new("versionlookup.engine", writer),
+            reader,
+            current: ArcSwap::from_pointee(first),
+            cache,
+            version_map: LiveVersionMap::new(),
+            next_seq_no: AtomicU64::new(0),
+            refreshes: AtomicU64::new(0),
+            ops: AtomicU64::new(0),
+            refresh_lock: Mutex::new("versionlookup.refresh", ()),
+            merging: Arc::new(AtomicBool::new(false)),
+            merge_thread: std::sync::Mutex::new(None),
+            config,
+        })
+    }
+
+    /// The lookup strategy.
+    pub fn cache(&self) -> &dyn LookupCache {
+        &*self.cache
+    }
+
+    /// The last refreshed reader generation.
+    pub fn reader(&self) -> Arc<ReaderGeneration> {
+        self.current.load_full()
+    }
+
+    /// Segments in the last refreshed reader.
+    pub fn segment_count(&self) -> usize {
+        self.current.load().segment_count()
+    }
+
+    /// Entries in the version map's (current, old, tombstones).
+    pub fn version_map_sizes(&self) -> (usize, usize, usize) {
+        self.version_map.sizes()
+    }
+
+    fn document(&self, uid: &[u8], version: u64, seq_no: u64, body: &str) -> TantivyDocument {
+        let mut doc = TantivyDocument::new();
+        doc.add_bytes(self.fields.id, uid);
+        doc.add_u64(self.fields.version, version);
+        doc.add_u64(self.fields.seq_no, seq_no);
+        doc.add_text(self.fields.body, body);
+        doc
+    }
+
+    /// `resolveDocVersion`: the version map, then the lookup cache on the last reader.
+    fn resolve(&self, uid: &[u8], stats: &mut LookupStats) -> Result<Resolved, VersionLookupError> {
+        match self.version_map.get_under_lock(uid) {
+            Some(MapEntry::Indexed(v)) => return Ok(Resolved::Live(v, true)),
+            Some(MapEntry::Deleted(v)) => return Ok(Resolved::Deleted(v)),
+            None => {}
+        }
+        // Loaded after the map was checked: a refresh publishes its reader before it drops the
+        // old map, so an entry that left the map is in the reader we load here.
+        let reader = self.current.load();
+        Ok(match self.cache.lookup(&reader, uid, stats)? {
+            Some(v) => Resolved::Live(v, false),
+            None => Resolved::Absent,
+        })
+    }
+
+    /// Indexes a document with a provided id; see [`Engine::index_timed`].
+    pub fn index(&self, id: &str, body: &str) -> Result<IndexResult, VersionLookupError> {
+        self.index_timed(id, body, &mut ())
+    }
+
+    /// Indexes a document with a provided id, calling `timer` around the version lookup.
+    pub fn index_timed(
+        &self,
+        id: &str,
+        body: &str,
+        timer: &mut impl LookupTimer,
+    ) -> Result<IndexResult, VersionLookupError> {
+        let uid = Uid::encode_id(id)?;
+        let result = {
+            let writer = self.writer.read();
+            let _id_lock = self.version_map.acquire_lock(&uid);
+            let mut lookup = LookupStats::default();
+            timer.start();
+            let resolved = self.resolve(&uid, &mut lookup);
+            timer.stop();
+            let (version, live, from_version_map) = match resolved? {
+                Resolved::Live(v, from_map) => (v.version + 1, true, from_map),
+                Resolved::Deleted(v) => (v.version + 1, false, true),
+                Resolved::Absent => (1, false, false),
+            };
+            let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
+            if live {
+                writer.delete_term(Term::from_field_bytes(self.fields.id, &uid));
+            }
+            writer.add_document(self.document(&uid, version, seq_no, body))?;
+            self.version_map
+                .put_index_under_lock(&uid, DocVersion { version, seq_no });
+            IndexResult {
+                version,
+                seq_no,
+                created: !live,
+                from_version_map,
+                lookup,
+            }
+        };
+        self.after_op()?;
+        Ok(result)
+    }
+
+    /// The append-only path for an auto-generated id (`planIndexingAsPrimary` with
+    /// `canOptimizeAddDocument`): no version map entry and no lookup; the version is 1.
+    ///
+    /// Deviation: Elasticsearch also handles retries of auto-id requests (the unsafe version map
+    /// mode and `maxUnsafeAutoIdTimestamp`); we do not, so auto ids must be unique and must not
+    /// be reused as provided ids.
+    pub fn index_auto(&self, id: &str, body: &str) -> Result<IndexResult, VersionLookupError> {
+        let uid = Uid::encode_id(id)?;
+        let seq_no = {
+            let writer = self.writer.read();
+            let _id_lock = self.version_map.acquire_lock(&uid);
+            let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
+            writer.add_document(self.document(&uid, 1, seq_no, body))?;
+            seq_no
+        };
+        self.after_op()?;
+        Ok(IndexResult {
+            version: 1,
+            seq_no,
+            created: true,
+            from_version_map: false,
+            lookup: LookupStats::default(),
+        })
+    }
+
+    /// Deletes a document, leaving a tombstone with the next version.
+    pub fn delete(&self, id: &str) -> Result<DeleteResult, VersionLookupError> {
+        let uid = Uid::encode_id(id)?;
+        let result = {
+            let writer = self.writer.read();
+            let _id_lock = self.version_map.acquire_lock(&uid);
+            let (version, found) = match self.resolve(&uid, &mut LookupStats::default())? {
+                Resolved::Live(v, _) => (v.version + 1, true),
+                Resolved::Deleted(v) => (v.version + 1, false),
+                Resolved::Absent => (1, false),
+            };
+            let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
+            if found {
+                writer.delete_term(Term::from_field_bytes(self.fields.id, &uid));
+            }
+            let stamp = self.refreshes.load(Ordering::Relaxed);
+            self.version_map
+                .put_delete_under_lock(&uid, DocVersion { version, seq_no }, stamp);
+            DeleteResult { version, found }
+        };
+        self.after_op()?;
+        Ok(result)
+    }
+
+    /// The current version of `id` as an index operation would see it (a realtime get):
+    /// `None` when absent or deleted.
+    pub fn get_version(&self, id: &str) -> Result<Option<u64>, VersionLookupError> {
+        let uid = Uid::encode_id(id)?;
+        let _writer = self.writer.read();
+        let _id_lock = self.version_map.acquire_lock(&uid);
+        Ok(match self.resolve(&uid, &mut LookupStats::default())? {
+            Resolved::Live(v, _) => Some(v.version),
+            Resolved::Deleted(_) | Resolved::Absent => None,
+        })
+    }
+
+    /// Looks an encoded id up in the last refreshed reader through the cache alone, bypassing
+    /// the version map (the lookup benchmark's operation).
+    pub fn lookup_in_reader(
+        &self,
+        uid: &[u8],
+        stats: &mut LookupStats,
+    ) -> Result<Option<DocVersion>, VersionLookupError> {
+        let reader = self.current.load();
+        self.cache.lookup(&reader, uid, stats)
+    }
+
+    fn after_op(&self) -> Result<(), VersionLookupError> {
+        if let Some(every) = self.config.refresh_every_ops {
+            let n = self.ops.fetch_add(1, Ordering::Relaxed) + 1;
+            if n % every == 0 {
+                self.refresh()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Commits, reopens the reader and moves the version map's entries out (Elasticsearch
+    /// refresh, with `LiveVersionMap` as a refresh listener).
+    ///
+    /// Deviation: tantivy has no near-real-time reader, so a refresh is also a commit; each
+    /// refresh that saw writes adds one segment.
+    pub fn refresh(&self) -> Result<(), VersionLookupError> {
+        let _one_at_a_time = self.refresh_lock.lock();
+        let now = {
+            let mut writer = self.writer.write();
+            // No index operation is in flight: current -> old is atomic with respect to writes,
+            // and every entry in old is in the commit below.
+            self.version_map.before_refresh();
+            let now = self.refreshes.fetch_add(1, Ordering::Relaxed) + 1;
+            writer.commit()?;
+            self.maybe_merge(&mut writer)?;
+            now
+        };
+        self.publish()?;
+        self.version_map.after_refresh();
+        self.version_map
+            .prune_tombstones(now, self.config.gc_deletes_refreshes);
+        Ok(())
+    }
+
+    fn publish(&self) -> Result<(), VersionLookupError> {
+        self.reader.reload()?;
+        let generation = ReaderGeneration::new(self.reader.searcher())?;
+        self.cache.on_refresh(&generation)?;
+        self.current.store(Arc::new(generation));
+        Ok(())
+    }
+
+    /// Starts a background merge of the smallest segments when there are too many.
+    fn maybe_merge(&self, writer: &mut IndexWriter) -> Result<(), VersionLookupError> {
+        let Some(max) = self.config.max_segments else {
+            return Ok(());
+        };
+        let mut metas = self.index.searchable_segment_metas()?;
+        if metas.len() <= max || self.merging.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        metas.sort_by_key(|m| m.num_docs());
+        let ids: Vec<SegmentId> = metas
+            .iter()
+            .take(metas.len() - max + 1)
+            .map(|m| m.id())
+            .collect();
+        let merge = writer.merge(&ids);
+        self.merging.store(true, Ordering::Release);
+        let merging = Arc::clone(&self.merging);
+        let thread = std::thread::spawn(move || {
+            // The result is only a segment meta; a failed merge leaves the segments as they
+            // were, which is still a correct index.
+            let _ = merge.wait();
+            merging.store(false, Ordering::Release);
+        });
+        // The previous merge has ended (`merging` was false), so its handle can be dropped.
+        *self.merge_thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+        Ok(())
+    }
+
+    /// Waits until the background merge running now, if any, has finished (a new one starts
+    /// only at a later refresh). A paired run's idle side calls this so that its merges do not
+    /// compete with the side being measured.
+    pub fn wait_for_background_merge(&self) {
+        let running = self
+            .merge_thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(thread) = running {
+            // A panic in the merging thread leaves the segments as they were: still an index.
+            let _ = thread.join();
+        }
+    }
+
+    /// Refreshes, then merges every segment into one and publishes the result. A background
+    /// merge still running is waited for first (issue #18), so its segments are merged too.
+    pub fn force_merge(&self) -> Result<(), VersionLookupError> {
+        self.refresh()?;
+        {
+            // Background merges start only in `refresh`, under this lock, so none starts while
+            // we wait for the running one; index operations go on meanwhile.
+            let _one_at_a_time = self.refresh_lock.lock();
+            self.wait_for_background_merge();
+            let mut writer = self.writer.write();
+            let ids = self.index.searchable_segment_ids()?;
+            if ids.len() > 1 && !self.merging.load(Ordering::Acquire) {
+                writer.merge(&ids).wait()?;
+            }
+        }
+        let _one_at_a_time = self.refresh_lock.lock();
+        self.publish()
+    }
+
+    /// Loads documents with known, distinct ids and versions into an empty engine, committing
+    /// every `per_segment` documents so the result has a chosen number of segments; no lookups
+    /// (the path of a recovery that replays operations with their versions).
+    pub fn bulk_load<'a>(
+        &self,
+        docs: impl IntoIterator<Item = (&'a str, u64)>,
+        per_segment: usize,
+    ) -> Result<u64, VersionLookupError> {
+        if self.next_seq_no.load(Ordering::Relaxed) != 0 || per_segment == 0 {
+            return Err(VersionLookupError::BadConfig {
+                name: "bulk_load",
+                value: format!("per_segment={per_segment}"),
+                reason: "bulk_load needs an empty engine and per_segment >= 1",
+            });
+        }
+        let mut seen = HashSet::new();
+        let mut loaded = 0u64;
+        {
+            let mut writer = self.writer.write();
+            for (id, version) in docs {
+                let uid = Uid::encode_id(id)?;
+                if !seen.insert(uid.clone()) {
+                    return Err(VersionLookupError::BadConfig {
+                        name: "bulk_load",
+                        value: id.to_string(),
+                        reason: "ids must be distinct",
+                    });
+                }
+                let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
+                writer.add_document(self.document(&uid, version.max(1), seq_no, "bulk loaded"))?;
+                loaded += 1;
+                if loaded % per_segment as u64 == 0 {
+                    writer.commit()?;
+                }
+            }
+            writer.commit()?;
+        }
+        let _one_at_a_time = self.refresh_lock.lock();
+        self.publish()?;
+        Ok(loaded)
+    }
+
+    /// Live documents and the sum of their versions in the last refreshed reader: the check
+    /// value benchmarks verify.
+    pub fn checksum(&self) -> Result<(u64, u64), VersionLookupError> {
+        let reader = self.current.load();
+        let (mut docs, mut sum) = (0u64, 0u64);
+        for seg in reader.searcher().segment_readers() {
+            let versions = seg.fast_fields().u64(VERSION_FIELD)?;
+            for doc in seg.doc_ids_alive() {
+                docs += 1;
+                sum += versions.first(doc).unwrap_or(0);
+            }
+        }
+        Ok((docs, sum))
+    }
+}
