@@ -11,15 +11,15 @@ use std::borrow::Cow;
 use super::ast::{Field, Query};
 use super::char_stream::FastCharStream;
 use super::error::{Cause, ParseError};
-use super::expected::{LookaheadMark, javacc_expected};
+use super::grammar::{
+    self, LookaheadMark, QUERY_END_GROUP, QUERY_END_TOP, QUERY_START, RANGE_END, RANGE_ENDPOINT,
+    allowed_post_multi_term, boost_tail, clause_body_expected, continues_query, javacc_expected,
+    term_tail,
+};
 use super::kind::ParserKind;
 use super::lexer::{Lexer, Token, TokenKind};
 use super::options::ParserOptions;
-use super::parser_base::{
-    self, Clauses, Conj, MAX_DEPTH, Mods, ParserBase, QUERY_END_GROUP, QUERY_END_TOP, QUERY_START,
-    RANGE_END, RANGE_ENDPOINT, allowed_post_multi_term, boost_tail, clause_body_expected,
-    continues_query, handle_boost, term_tail,
-};
+use super::parser_base::{self, Clauses, Conj, MAX_DEPTH, Mods, ParserBase, handle_boost};
 use super::query_parser::{ParseStats, QueryParser};
 use critsec_sync::kind::StrategyKind;
 
@@ -335,7 +335,7 @@ impl<'a> Jj<'a> {
             self.multi_term(field, &mut clauses)?;
         } else {
             let k = self.jj_ntk()?;
-            if !parser_base::starts_query(k) {
+            if !grammar::starts_query(k) {
                 return Err(self.unexpected_next(QUERY_START));
             }
             let mods = self.modifiers()?;
@@ -475,7 +475,7 @@ impl<'a> Jj<'a> {
                 self.tail = boost_tail(boost.is_some());
                 Ok(handle_boost(q, boost))
             }
-            k if parser_base::starts_clause_body(k) => self.term(field),
+            k if grammar::starts_clause_body(k) => self.term(field),
             _ => Err(self.unexpected_next(clause_body_expected(modifier || prefixed))),
         }
     }

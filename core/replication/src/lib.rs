@@ -13,7 +13,7 @@
 //!   and the event loop ([`node::ProtocolNode`]) that dispatches each input to it or to a protocol.
 //! - [`protocol`]: the trait the protocols implement ([`WriteProtocol`]), the catalog that names
 //!   them and builds their machines ([`ProtocolKind`]), and one module per protocol.
-//! - [`parts`]: what every node is built from: consistent hashing, the data container, key locks
+//! - [`components`]: what every node is built from: consistent hashing, the data container, key locks
 //!   with FIFO waiters, bounded pools whose slots a command holds while it waits, deadlines.
 //! - [`driver`]: what runs the machines: a seeded discrete-event simulation in virtual time
 //!   ([`driver::sim`]) for 100-node clusters; real threads with real bounded pools whose threads
@@ -44,12 +44,12 @@
 
 #![deny(missing_docs)]
 
+mod components;
 pub mod driver;
 mod error;
 mod history;
 mod message;
 mod node;
-mod parts;
 mod protocol;
 mod verifier;
 pub mod workload;
@@ -57,12 +57,12 @@ pub mod workload;
 #[cfg(test)]
 mod tests;
 
+pub use components::hashing::ConsistentHash;
+pub use components::pool::RejectionPolicy;
 pub use error::{ConfigError, VerifyError};
 pub use history::HistoryCheck;
 pub use message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, Value, Versioned};
 pub use node::{ClusterConfig, NodeBase, NodeMachine, NodeStats};
-pub use parts::hashing::ConsistentHash;
-pub use parts::pool::RejectionPolicy;
 pub use protocol::{
     DeDupQueue, GetPlan, GetPlanChoice, KeyQueueProtocol, LockForwardingProtocol, ProtocolKind,
     TriangleProtocol, WriteProtocol,

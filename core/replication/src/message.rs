@@ -15,7 +15,7 @@
 // cannot hold an unsized `[u8]`.
 use std::sync::Arc;
 
-use super::parts::pool::SlotKind;
+use super::components::pool::SlotKind;
 
 /// A node's index in the cluster view (0-based).
 pub type NodeId = u16;

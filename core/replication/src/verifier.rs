@@ -7,11 +7,11 @@
 //! its version or a later one, and the same value at that version); for Triangle, every backup
 //! delivered exactly the sequence numbers its segment's primary handed out (no gap, no excess).
 
+use super::components::data_container::DataContainer;
+use super::components::hashing::ConsistentHash;
 use super::error::VerifyError;
 use super::message::{Key, NodeId, Versioned};
 use super::node::NodeMachine;
-use super::parts::data_container::DataContainer;
-use super::parts::hashing::ConsistentHash;
 use super::protocol::ProtocolKind;
 
 /// The newest acknowledged write per key, as the requesters saw it.

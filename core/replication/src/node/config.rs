@@ -2,9 +2,9 @@
 //! (`clustering().hash().numOwners()`, `locking().lockAcquisitionTimeout()`,
 //! `clustering().remoteTimeout()`, the transport's thread pools), and their validation.
 
+use crate::components::hashing::ConsistentHash;
+use crate::components::pool::RejectionPolicy;
 use crate::error::ConfigError;
-use crate::parts::hashing::ConsistentHash;
-use crate::parts::pool::RejectionPolicy;
 use crate::protocol::GetPlanChoice;
 
 /// Settings every node of a cluster shares.

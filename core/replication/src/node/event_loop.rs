@@ -3,13 +3,13 @@
 //! lock grants, queued commands, held messages) until none is left. This is where the `block`
 //! policy holds the inbound path and where real slots park commands (see the module header).
 
-use super::base::{NodeBase, Work};
 use super::machine::NodeMachine;
+use super::node_base::{NodeBase, Work};
 use super::primary::Origin;
 use super::stats::NodeStats;
+use crate::components::pool::Slot;
+use crate::components::timeouts::Deadline;
 use crate::message::{ClientOp, Input, Msg, NodeId, OpError, Output};
-use crate::parts::pool::Slot;
-use crate::parts::timeouts::Deadline;
 use crate::protocol::ProtocolKind;
 use crate::protocol::WriteProtocol;
 
@@ -280,10 +280,10 @@ impl<P: WriteProtocol> NodeMachine for ProtocolNode<P> {
 mod tests {
     use super::*;
     use crate::ProtocolKind;
+    use crate::components::pool::RejectionPolicy;
+    use crate::components::pool::SlotKind;
     use crate::message::Value;
     use crate::node::ClusterConfig;
-    use crate::parts::pool::RejectionPolicy;
-    use crate::parts::pool::SlotKind;
 
     fn step(m: &mut dyn NodeMachine, input: Input) -> Vec<Output> {
         let mut out = Vec::new();

@@ -3,7 +3,7 @@
 //! threads driver and the local driver run the same protocol code. Upstream, a member is a cache
 //! manager with its JGroups channel; here the channel's threads belong to the driver.
 
-use super::base::NodeBase;
+use super::node_base::NodeBase;
 use super::stats::NodeStats;
 use crate::message::{Input, Output};
 use crate::protocol::ProtocolKind;

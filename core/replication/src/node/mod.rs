@@ -23,24 +23,24 @@
 //! messages a node sends itself, which do not come through the transport (a command looped back
 //! to a full pool waits in the pool's own queue). Under `abort` and `caller-runs` nothing is held.
 //!
-//! Files, one role each: [`config`] (the cluster settings and their validation), `base.rs` (the
+//! Files, one role each: [`config`] (the cluster settings and their validation), `node_base.rs` (the
 //! protocol-independent state of a node), `originator.rs` (client requests of this node's
 //! requesters: gets, put routing, acks, reply timeouts), `primary.rs` (a write at its primary:
 //! lock, apply, unlock, answer), `event_loop.rs` (input dispatch: which half handles what, the
 //! held inbound path, real slots), `machine.rs` (the interface drivers use) and `stats.rs` (the
 //! node's counters).
 
-mod base;
 pub mod config;
 mod event_loop;
 mod machine;
+mod node_base;
 mod originator;
 mod primary;
 mod stats;
 
-pub use base::NodeBase;
 pub use config::ClusterConfig;
 pub use event_loop::ProtocolNode;
 pub use machine::NodeMachine;
+pub use node_base::NodeBase;
 pub(crate) use primary::Origin;
 pub use stats::NodeStats;

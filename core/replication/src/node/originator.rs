@@ -5,11 +5,11 @@
 //! to the key's primary and completes on its result plus the backup acks a protocol asks for
 //! (Triangle's `CommandAckCollector`), or fails on the reply timeout.
 
-use super::base::NodeBase;
+use super::node_base::NodeBase;
 use super::primary::Origin;
+use crate::components::hashing::Owners;
+use crate::components::timeouts::{Deadline, DeadlineKey};
 use crate::message::{ClientOp, Key, Msg, OpError, Outcome, Output, PutResult, Value, Versioned};
-use crate::parts::hashing::Owners;
-use crate::parts::timeouts::{Deadline, DeadlineKey};
 use crate::protocol::GetPlan;
 
 #[derive(Debug)]

@@ -3,11 +3,11 @@
 //! for it with a lock-acquisition deadline), apply at the next version, unlock, and answer the
 //! originator. What happens between apply and unlock is the protocol's business.
 
-use super::base::{NodeBase, Work};
+use super::node_base::{NodeBase, Work};
+use crate::components::key_lock::LockAttempt;
+use crate::components::pool::Slot;
+use crate::components::timeouts::{Deadline, DeadlineKey};
 use crate::message::{Key, Msg, NodeId, Output, PutResult, Value, Versioned};
-use crate::parts::key_lock::LockAttempt;
-use crate::parts::pool::Slot;
-use crate::parts::timeouts::{Deadline, DeadlineKey};
 
 /// Who waits for a primary op's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,11 +35,11 @@ use std::collections::VecDeque;
 
 use super::kind::ProtocolKind;
 use super::write_protocol::{GetPlan, WriteProtocol};
+use crate::components::collections::{IdMap, Slab};
+use crate::components::pool::Slot;
+use crate::components::timeouts::{Deadline, DeadlineKey};
 use crate::message::{Key, Msg, NodeId, Output};
 use crate::node::{NodeBase, NodeStats};
-use crate::parts::collections::{IdMap, Slab};
-use crate::parts::pool::Slot;
-use crate::parts::timeouts::{Deadline, DeadlineKey};
 
 /// A backup applies a replicated entry if it is newer than its own (it never waits) and acks it.
 fn apply_replicate(

@@ -20,10 +20,10 @@
 
 use super::kind::ProtocolKind;
 use super::write_protocol::{GetPlan, WriteProtocol};
+use crate::components::pool::Slot;
+use crate::components::timeouts::Deadline;
 use crate::message::{Key, Msg, NodeId, OpError, Output};
 use crate::node::{NodeBase, NodeStats};
-use crate::parts::pool::Slot;
-use crate::parts::timeouts::Deadline;
 
 /// The lock-forwarding strategy (`lock-forwarding`): it keeps no per-node state of its own.
 #[derive(Debug, Clone, Copy, Default)]

@@ -49,10 +49,10 @@
 //!   a higher version (both checked during simulated runs).
 
 use super::kind::ProtocolKind;
+use crate::components::pool::Slot;
+use crate::components::timeouts::Deadline;
 use crate::message::{Key, Msg, NodeId, Output};
 use crate::node::{NodeBase, NodeStats};
-use crate::parts::pool::Slot;
-use crate::parts::timeouts::Deadline;
 
 /// How an originator reads a key it may not own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,11 +14,11 @@
 //! | [`DIVERGE_PAYLOAD`] | a backup applies a write with one payload byte flipped |
 
 use super::*;
+use crate::components::pool::Slot;
+use crate::components::timeouts::Deadline;
 use crate::driver::threads::{ThreadCluster, ThreadsConfig};
 use crate::message::{Key, Msg, NodeId, Output};
 use crate::node::{NodeBase, ProtocolNode};
-use crate::parts::pool::Slot;
-use crate::parts::timeouts::Deadline;
 use crate::protocol::{GetPlan, KeyQueueProtocol, TriangleProtocol, WriteProtocol};
 use crate::verifier::verify_snapshots;
 use crate::{

@@ -2,9 +2,9 @@
 //! after what it checks.
 
 use super::*;
+use crate::components::timeouts::Deadline;
 use crate::message::{Key, Msg, NodeId, Output};
 use crate::node::{NodeBase, ProtocolNode};
-use crate::parts::timeouts::Deadline;
 use crate::protocol::{GetPlan, KeyQueueProtocol, WriteProtocol};
 use crate::{NodeMachine, VerifyError};
 

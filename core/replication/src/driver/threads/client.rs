@@ -7,7 +7,7 @@ use std::time::Duration;
 use crossbeam::channel::{Receiver, RecvTimeoutError};
 
 use super::ThreadsError;
-use super::shared::{ClusterRuntime, Reply};
+use super::runtime::{ClusterRuntime, Reply};
 use super::stepper::Stepper;
 use crate::message::{ClientOp, Input, Key, NodeId, Outcome, Value};
 use crate::verifier::AckLog;

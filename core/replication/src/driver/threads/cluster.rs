@@ -8,18 +8,20 @@ use std::time::{Duration, Instant};
 use crossbeam::channel;
 
 use super::client::ClusterClient;
-use super::pool_threads::{Job, pool_thread};
-use super::shared::{ClusterRuntime, Counters, NodeRuntime, NodeState, SharedHistory};
+use super::pool_threads::pool_thread;
+use super::runtime::{
+    ClusterRuntime, Counters, Envelope, Job, NodeRuntime, NodeState, SharedHistory,
+};
 use super::signal::SlotEvent;
 use super::stepper::Stepper;
-use super::transport::{Envelope, Transport};
+use super::transport::Transport;
 use super::{ThreadsConfig, ThreadsError};
+use crate::components::collections::IdMap;
+use crate::components::pool::RejectionPolicy;
 use crate::driver::retransmission::LinkFaults;
 use crate::error::ConfigError;
 use crate::message::NodeId;
 use crate::node::{NodeMachine, NodeStats};
-use crate::parts::collections::IdMap;
-use crate::parts::pool::RejectionPolicy;
 use crate::protocol::ProtocolKind;
 use crate::verifier::{AckLog, NodeSnapshot, VerifyReport, verify_snapshots};
 use critsec_sync::Mutex;

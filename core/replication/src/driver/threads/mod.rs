@@ -12,7 +12,7 @@
 //!   and block on their reply channel.
 //!
 //! The machine stays the single source of truth: it admits, queues or rejects a command
-//! ([`Pool`](crate::parts::pool::Pool)), grants key locks in FIFO order and runs
+//! ([`Pool`](crate::components::pool::Pool)), grants key locks in FIFO order and runs
 //! every timeout, exactly as in the simulation. The machine is switched to real slots
 //! ([`NodeMachine::use_real_slots`](crate::NodeMachine::use_real_slots)), so an
 //! admitted command is not run by whoever delivered it but parked and announced
@@ -57,14 +57,14 @@
 //! Files, one role each: `cluster.rs` starts the threads and inspects, quiesces and verifies the
 //! cluster; `client.rs` is a requester's handle; `stepper.rs` feeds one input to a node's machine
 //! under its mutex and carries out the effects outside it; `transport.rs` and `pool_threads.rs`
-//! are the two kinds of node thread; `shared.rs` holds what they share; [`signal`] is the
+//! are the two kinds of node thread; `runtime.rs` holds what they share and what they send each other; [`signal`] is the
 //! wait/wake hand-off between a blocked pool thread and the thread that ends its wait
 //! (loom-checked).
 
 mod client;
 mod cluster;
 mod pool_threads;
-mod shared;
+mod runtime;
 pub mod signal;
 mod stepper;
 mod transport;

@@ -7,14 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 use crossbeam::channel::Receiver;
 
-use super::signal::{SlotEvent, SlotSignal};
+use super::runtime::Job;
+use super::signal::SlotEvent;
 use super::stepper::Stepper;
 use crate::message::Input;
-
-pub(super) enum Job {
-    Run { slot: u64, signal: Arc<SlotSignal> },
-    Stop,
-}
 
 /// Adds one to a busy gauge and raises its maximum.
 fn enter(busy: &AtomicUsize, max: &AtomicUsize) {

@@ -24,13 +24,12 @@ use crossbeam::channel::Sender;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
-use super::pool_threads::Job;
-use super::shared::{ClusterRuntime, NodeRuntime, Reply};
+use super::runtime::{ClusterRuntime, Envelope, Job, NodeRuntime, Reply};
 use super::signal::{SlotEvent, SlotSignal};
-use super::transport::Envelope;
+
+use crate::components::pool::SlotKind;
 use crate::driver::retransmission::{ResentInput, repair_tick, resent_arrival, sent_arrival};
 use crate::message::{Input, Msg, NodeId, Output};
-use crate::parts::pool::SlotKind;
 
 /// Something a step produced, carried out after the node mutex is released.
 enum Action {

@@ -27,23 +27,9 @@ use std::time::Duration;
 
 use crossbeam::channel::{Receiver, RecvTimeoutError};
 
+use super::runtime::Envelope;
 use super::stepper::Stepper;
 use crate::message::Input;
-
-pub(super) enum Envelope {
-    Input {
-        at: u64,
-        input: Input,
-        /// A message resent on request (see [`Stepper::step_message`]).
-        resent: bool,
-    },
-    Timer {
-        at: u64,
-    },
-    /// The machine's inbound path, blocked under the `block` policy, delivers again.
-    Unblocked,
-    Stop,
-}
 
 struct Delayed {
     at: u64,

@@ -31,10 +31,10 @@ use std::collections::BTreeMap;
 
 use super::kind::ProtocolKind;
 use super::write_protocol::{GetPlan, WriteProtocol};
+use crate::components::pool::Slot;
+use crate::components::timeouts::Deadline;
 use crate::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Versioned};
 use crate::node::{NodeBase, NodeStats, Origin};
-use crate::parts::pool::Slot;
-use crate::parts::timeouts::Deadline;
 use order::TriangleOrderManager;
 
 #[derive(Debug, Clone)]

@@ -1,7 +1,8 @@
-//! The machine parts every node is built from, whatever its protocol: consistent hashing, the
-//! data container, per-key locks, bounded pools, deadlines, and the small containers they use.
+//! The components every node is built from, whatever its protocol (Infinispan's component
+//! registry holds their counterparts): consistent hashing, the data container, per-key locks,
+//! bounded pools, deadlines, and the small containers they use.
 //!
-//! Each part is a plain data structure with no clock and no I/O; the node machine
+//! Each is a plain data structure with no clock and no I/O; the node machine
 //! ([`node`](super::node)) owns one of each and decides when to use it.
 //!
 //! - [`hashing`]: `ConsistentHash` (key -> segment -> owners), as Infinispan's `ConsistentHash`.

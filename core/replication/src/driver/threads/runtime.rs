@@ -8,14 +8,12 @@ use std::time::Instant;
 
 use crossbeam::channel::Sender;
 
-use super::pool_threads::Job;
 use super::signal::SlotSignal;
-use super::transport::Envelope;
+use crate::components::collections::IdMap;
 use crate::driver::retransmission::LinkFaults;
 use crate::error::VerifyError;
-use crate::message::{ClientOp, NodeId, Outcome, Output};
+use crate::message::{ClientOp, Input, NodeId, Outcome, Output};
 use crate::node::NodeMachine;
-use crate::parts::collections::IdMap;
 use critsec_sync::Mutex;
 // Plain std types for the driver's own bookkeeping: the driver is measured, not model-checked
 // (the wait/wake hand-off it relies on is [`SlotSignal`], which loom checks).
@@ -24,6 +22,29 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// What a requester's reply channel carries: its op and the outcome.
 pub(super) type Reply = (ClientOp, Outcome);
+
+/// What a transport thread's inbox carries.
+pub(super) enum Envelope {
+    Input {
+        at: u64,
+        input: Input,
+        /// A message resent on request (see `Stepper::step_message`).
+        resent: bool,
+    },
+    Timer {
+        at: u64,
+    },
+    /// The machine's inbound path, blocked under the `block` policy, delivers again.
+    Unblocked,
+    Stop,
+}
+
+/// What a pool (or OOB) thread's job queue carries: run a parked command in slot `slot`,
+/// woken through `signal` while it waits.
+pub(super) enum Job {
+    Run { slot: u64, signal: Arc<SlotSignal> },
+    Stop,
+}
 
 /// What every thread of the cluster shares (behind an `Arc`): the clock's epoch, the count of
 /// messages in flight, every node's transport inbox and the link settings. Was `Shared` before

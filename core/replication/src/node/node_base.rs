@@ -7,14 +7,14 @@ use super::config::ClusterConfig;
 use super::originator::ClientState;
 use super::primary::PrimaryOp;
 use super::stats::NodeStats;
+use crate::components::collections::{IdMap, Slab};
+use crate::components::data_container::DataContainer;
+use crate::components::hashing::ConsistentHash;
+use crate::components::key_lock::KeyLockTable;
+use crate::components::pool::{Pool, Slot};
+use crate::components::timeouts::Timeouts;
 use crate::error::ConfigError;
 use crate::message::{Msg, NodeId, Output};
-use crate::parts::collections::{IdMap, Slab};
-use crate::parts::data_container::DataContainer;
-use crate::parts::hashing::ConsistentHash;
-use crate::parts::key_lock::KeyLockTable;
-use crate::parts::pool::{Pool, Slot};
-use crate::parts::timeouts::Timeouts;
 
 /// Work a node still has to do within the current input.
 #[derive(Debug, Clone)]
