@@ -7,7 +7,7 @@ use std::backtrace::{Backtrace, BacktraceStatus};
 use bench_parser::corpus::Class;
 use bench_parser::parse::ParseTrial;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use critsec_harness::{Params, Trial};
+use critsec_harness::{Choice, Params, WorkerSource};
 
 fn bench(c: &mut Criterion) {
     let backtrace = if Backtrace::capture().status() == BacktraceStatus::Captured {
@@ -15,7 +15,7 @@ fn bench(c: &mut Criterion) {
     } else {
         "0"
     };
-    for class in Class::ALL {
+    for &class in Class::ALL {
         let mut group =
             c.benchmark_group(format!("parser/parse/{}/backtrace={backtrace}", class.id()));
         group.throughput(Throughput::Elements(1));

@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::sync::LazyLock;
 
 use bench_parser::parse::{ParseTrial, strategies};
-use critsec_harness::{Params, Trial, Worker};
+use critsec_harness::{Params, Worker, WorkerSource};
 
 fn main() {
     divan::main();

@@ -13,7 +13,7 @@
 use std::hint::black_box;
 
 use bench_parser::parse::ParseTrial;
-use critsec_harness::{Params, Trial};
+use critsec_harness::{Params, WorkerSource};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

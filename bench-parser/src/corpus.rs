@@ -8,6 +8,7 @@
 //! and no mix of `AND` with `OR` or `AND NOT`, where tantivy's precedence and its unary `NOT`
 //! build other trees); setup checks each one node by node ([`crate::peer::means_the_same`]).
 
+use critsec_harness::Choice;
 use critsec_parser::{Analyzer, ErrorClass, ParserOptions};
 
 /// A query class, the `class` parameter.
@@ -23,23 +24,15 @@ pub enum Class {
     Long,
 }
 
-impl Class {
-    /// Every class, in parameter order.
-    pub const ALL: [Class; 4] = [Class::Simple, Class::Medium, Class::Complex, Class::Long];
-
-    /// The parameter value.
-    pub fn id(self) -> &'static str {
+impl Choice for Class {
+    const ALL: &'static [Self] = &[Class::Simple, Class::Medium, Class::Complex, Class::Long];
+    fn id(self) -> &'static str {
         match self {
             Class::Simple => "simple",
             Class::Medium => "medium",
             Class::Complex => "complex",
             Class::Long => "long",
         }
-    }
-
-    /// The class with parameter value `id`.
-    pub fn from_id(id: &str) -> Option<Class> {
-        Class::ALL.into_iter().find(|c| c.id() == id)
     }
 }
 

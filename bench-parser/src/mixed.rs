@@ -6,11 +6,14 @@
 //! class, each thread with its own parser, each result checked as in `parser/parse`. The
 //! groups' throughputs are the secondary metrics `group.simple` and `group.complex`.
 
-use critsec_harness::{GroupSpec, ParamSpec, Params, Scenario, ScenarioError, Trial, Worker};
+use critsec_harness::{
+    CheckFailed, Choice, GroupSpec, Iterations, ParamSpec, Params, Scenario, ScenarioError, Trial,
+    Worker, WorkerSource,
+};
 use critsec_parser::ParserKind;
 use critsec_sync::kind::ids;
 
-use crate::parse::{ParseScenario, ParseTrial};
+use crate::parse::{BacktraceEnv, ParseScenario, ParseTrial};
 
 /// The `parser/mixed_load` scenario.
 #[derive(Debug, Default)]
@@ -43,10 +46,9 @@ impl Scenario for MixedLoadScenario {
                 &ids::<ParserKind>(),
                 "our parser (both groups)",
             ),
-            ParamSpec::choice(
+            ParamSpec::choices(
                 "backtrace",
-                &["0", "1"],
-                &["0", "1"],
+                BacktraceEnv::ALL,
                 "RUST_BACKTRACE in the fork (1 = the JDWP analogue)",
             ),
         ]
@@ -98,7 +100,7 @@ struct MixedTrial {
 }
 
 impl Trial for MixedTrial {
-    fn verify(&self) -> Result<String, String> {
+    fn verify(&self) -> Result<String, CheckFailed> {
         Ok(format!(
             "simple: {}; complex: {}",
             self.simple.verify()?,
@@ -106,6 +108,12 @@ impl Trial for MixedTrial {
         ))
     }
 
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::Workers(self)
+    }
+}
+
+impl WorkerSource for MixedTrial {
     fn worker(&self, group: &str, index: usize) -> Box<dyn Worker + '_> {
         if group == "simple" {
             self.simple.worker("op", index)
@@ -138,7 +146,7 @@ mod tests {
                 .starts_with("simple: 16 simple")
         );
         for group in ["simple", "complex"] {
-            let mut w = trial.worker(group, 0);
+            let mut w = trial.expect_workers().worker(group, 0);
             for _ in 0..30 {
                 w.op();
             }

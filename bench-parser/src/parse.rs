@@ -13,7 +13,8 @@ use std::backtrace::{Backtrace, BacktraceStatus};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use critsec_harness::{
-    GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Window, Worker,
+    CheckFailed, Choice, GroupSpec, Iterations, Metric, ParamSpec, Params, Probe, Scenario,
+    ScenarioError, Trial, Window, Worker, WorkerSource,
 };
 use critsec_parser::{
     self as parser, BacktrackingParser, ParseError, ParseStats, ParserKind, Query, QueryParser,
@@ -62,22 +63,15 @@ impl Scenario for ParseScenario {
                 &strategies(),
                 "parser: ours (backtracking, predictive) or tantivy's grammar",
             ),
-            ParamSpec::choice(
-                "class",
-                &["simple", "medium", "complex", "long"],
-                &["simple", "medium", "complex", "long"],
-                "query class of the corpus",
-            ),
-            ParamSpec::choice(
+            ParamSpec::choices("class", Class::ALL, "query class of the corpus"),
+            ParamSpec::choices(
                 "backtrace",
-                &["0", "1"],
-                &["0", "1"],
+                BacktraceEnv::ALL,
                 "RUST_BACKTRACE in the fork (1 = the JDWP analogue)",
             ),
-            ParamSpec::choice(
+            ParamSpec::choices(
                 "subset",
-                &["auto"],
-                &["auto", "all", "shared"],
+                &[Subset::Auto],
                 "queries run: auto = shared for tantivy, all for ours",
             ),
         ]
@@ -193,6 +187,45 @@ impl Probe for ThrowProbe {
     }
 }
 
+/// `RUST_BACKTRACE` in the fork: `0`, or `1` (the JDWP analogue: every throw captures).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BacktraceEnv {
+    /// `RUST_BACKTRACE=0`.
+    Off,
+    /// `RUST_BACKTRACE=1`.
+    On,
+}
+
+impl Choice for BacktraceEnv {
+    const ALL: &'static [Self] = &[BacktraceEnv::Off, BacktraceEnv::On];
+    fn id(self) -> &'static str {
+        match self {
+            BacktraceEnv::Off => "0",
+            BacktraceEnv::On => "1",
+        }
+    }
+}
+
+/// Which queries of the class run: the subset tantivy's grammar shares with ours, or all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Subset {
+    /// `shared` for tantivy, `all` for ours.
+    Auto,
+    All,
+    Shared,
+}
+
+impl Choice for Subset {
+    const ALL: &'static [Self] = &[Subset::Auto, Subset::All, Subset::Shared];
+    fn id(self) -> &'static str {
+        match self {
+            Subset::Auto => "auto",
+            Subset::All => "all",
+            Subset::Shared => "shared",
+        }
+    }
+}
+
 impl ParseTrial {
     /// Builds and verifies a trial for `params` (the scenario's parameters).
     pub fn new(params: &Params) -> Result<Self, ScenarioError> {
@@ -206,30 +239,20 @@ impl ParseTrial {
                 )
             })?),
         };
-        let class_id = params.get("class")?;
-        let class = Class::from_id(class_id).ok_or_else(|| {
-            ScenarioError::bad("class", class_id, "valid: simple, medium, complex, long")
-        })?;
-        let backtrace = match params.get("backtrace")? {
-            "0" => false,
-            "1" => true,
-            other => return Err(ScenarioError::bad("backtrace", other, "valid: 0, 1")),
+        let class = params.choice("class")?;
+        let backtrace = params.choice::<BacktraceEnv>("backtrace")? == BacktraceEnv::On;
+        let subset = match params.get("subset") {
+            Ok(_) => params.choice("subset")?,
+            Err(_) => Subset::Auto,
         };
-        let shared_only = match (params.get("subset").unwrap_or("auto"), strategy) {
-            ("auto", Strategy::Tantivy) | ("shared", _) => true,
-            ("auto", _) | ("all", Strategy::Ours(_)) => false,
-            ("all", Strategy::Tantivy) => {
+        let shared_only = match (subset, strategy) {
+            (Subset::Auto, Strategy::Tantivy) | (Subset::Shared, _) => true,
+            (Subset::Auto, _) | (Subset::All, Strategy::Ours(_)) => false,
+            (Subset::All, Strategy::Tantivy) => {
                 return Err(ScenarioError::bad(
                     "subset",
                     "all",
                     "tantivy only runs the shared subset; use auto or shared",
-                ));
-            }
-            (other, _) => {
-                return Err(ScenarioError::bad(
-                    "subset",
-                    other,
-                    "valid: auto, all, shared",
                 ));
             }
         };
@@ -334,7 +357,7 @@ impl ParseTrial {
 }
 
 impl Trial for ParseTrial {
-    fn verify(&self) -> Result<String, String> {
+    fn verify(&self) -> Result<String, CheckFailed> {
         // A fork whose environment does not match the parameter would measure the wrong thing.
         let status = Backtrace::capture().status();
         let captured = status == BacktraceStatus::Captured;
@@ -342,18 +365,31 @@ impl Trial for ParseTrial {
             return Err(format!(
                 "backtrace={} but Backtrace::capture() is {status:?}: the fork's RUST_BACKTRACE / RUST_LIB_BACKTRACE do not match",
                 u8::from(self.backtrace)
-            ));
+            ).into());
         }
         let (our_trees, peer_trees, summary) = self.check_all()?;
         if our_trees != self.our_trees {
-            return Err("our trees changed since setup".to_string());
+            return Err("our trees changed since setup".into());
         }
         if peer_trees != self.peer_trees {
-            return Err("tantivy's trees changed since setup".to_string());
+            return Err("tantivy's trees changed since setup".into());
         }
         Ok(summary)
     }
 
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::Workers(self)
+    }
+
+    fn probe(&self) -> Option<&dyn Probe> {
+        match self.strategy {
+            Strategy::Ours(_) => Some(&self.throws),
+            Strategy::Tantivy => None,
+        }
+    }
+}
+
+impl WorkerSource for ParseTrial {
     fn worker(&self, _group: &str, index: usize) -> Box<dyn Worker + '_> {
         // Each worker owns its parser, as each request handler would.
         let parser = self.parser();
@@ -366,13 +402,6 @@ impl Trial for ParseTrial {
             thrown: ParseStats::default(),
             counted: 0,
         })
-    }
-
-    fn probe(&self) -> Option<&dyn Probe> {
-        match self.strategy {
-            Strategy::Ours(_) => Some(&self.throws),
-            Strategy::Tantivy => None,
-        }
     }
 }
 
@@ -428,7 +457,7 @@ impl Worker for ParseWorker<'_> {
         size as u64
     }
 
-    fn check(&mut self) -> Result<(), String> {
+    fn check(&mut self) -> Result<(), CheckFailed> {
         let t = &self.trial.throws;
         t.parses.fetch_add(self.counted, Ordering::Relaxed);
         t.lookahead_successes
@@ -437,13 +466,14 @@ impl Worker for ParseWorker<'_> {
             .fetch_add(u64::from(self.thrown.read_past_eof), Ordering::Relaxed);
         (self.thrown, self.counted) = (ParseStats::default(), 0);
         if self.trial.strategy != Strategy::Tantivy && self.parser.is_none() {
-            return Err("worker has no parser".to_string());
+            return Err("worker has no parser".into());
         }
         if self.mismatches > 0 {
             return Err(format!(
                 "{} of {} parses differed from the verified result",
                 self.mismatches, self.ops
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -468,14 +498,14 @@ mod tests {
     fn every_default_combination_sets_up_verifies_and_runs() {
         let s = ParseScenario;
         for strategy in strategies() {
-            for class in Class::ALL {
+            for &class in Class::ALL {
                 let p = params(strategy, class.id(), "auto");
                 let groups = s.groups(&p, 2);
                 let trial = s.setup(&p, &groups).unwrap_or_else(|e| panic!("{p}: {e}"));
                 let summary = trial.verify().unwrap_or_else(|e| panic!("{p}: {e}"));
                 assert!(summary.contains("verified"), "{summary}");
                 for index in 0..2 {
-                    let mut w = trial.worker("op", index);
+                    let mut w = trial.expect_workers().worker("op", index);
                     for _ in 0..40 {
                         w.op();
                     }

@@ -1,7 +1,7 @@
 //! criterion bench: single-threaded `get_core` + close per strategy and logging-context model,
 //! 10 SolrCloud cores, Solr's five puts per open (and, with log4j2, four removes per close). The
 //! uncontended cost of one request; the JVM's on this machine is about 337 ns with log4j2.
-use bench_registry::{Mode, Setup, build_registry, verify_registry};
+use bench_registry::{RegistrySetup, SolrMode, build_registry, verify_registry};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use critsec_registry::{MdcKind, RegistryKind};
 use critsec_sync::kind::StrategyKind;
@@ -13,10 +13,10 @@ fn bench(c: &mut Criterion) {
         .iter()
         .flat_map(|k| MdcKind::ALL.iter().map(move |m| (*k, *m)))
     {
-        let (registry, names) = build_registry(Setup {
+        let (registry, names) = build_registry(RegistrySetup {
             kind,
             cores: 10,
-            mode: Mode::Cloud,
+            mode: SolrMode::Cloud,
             mdc,
             mdc_puts: None,
         })

@@ -1,7 +1,7 @@
 //! divan bench: `get_core` + close of a pseudo-random core per strategy, swept over thread counts,
 //! 10 SolrCloud cores with Solr's five log4j2 logging-context puts per open (the micro-benchmark with
 //! realistic work inside the critical section).
-use bench_registry::{Mode, Setup, build_registry, verify_registry};
+use bench_registry::{RegistrySetup, SolrMode, build_registry, verify_registry};
 use critsec_registry::{MdcKind, RegistryKind};
 use critsec_sync::kind::StrategyKind;
 use divan::Bencher;
@@ -36,10 +36,10 @@ fn next_index() -> usize {
 
 #[divan::bench(args = RegistryKind::ALL, threads = [1, 2, 4, 8])]
 fn get_close(bencher: Bencher, kind: RegistryKind) {
-    let (registry, names) = build_registry(Setup {
+    let (registry, names) = build_registry(RegistrySetup {
         kind,
         cores: CORES,
-        mode: Mode::Cloud,
+        mode: SolrMode::Cloud,
         mdc: MdcKind::Log4j2,
         mdc_puts: None,
     })

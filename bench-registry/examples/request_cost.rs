@@ -9,7 +9,7 @@
 //! valgrind --tool=callgrind target/release/examples/request_cost mutex log4j2 20000
 //! ```
 
-use bench_registry::{Mode, Setup, build_registry};
+use bench_registry::{RegistrySetup, SolrMode, build_registry};
 use critsec_registry::{MdcKind, RegistryKind};
 use std::hint::black_box;
 
@@ -27,10 +27,10 @@ fn main() {
         eprintln!("usage: request_cost <strategy> <cheap|log4j2> <requests>");
         std::process::exit(2);
     };
-    let (registry, names) = build_registry(Setup {
+    let (registry, names) = build_registry(RegistrySetup {
         kind,
         cores: 10,
-        mode: Mode::Cloud,
+        mode: SolrMode::Cloud,
         mdc,
         mdc_puts: None,
     })

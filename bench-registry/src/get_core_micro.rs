@@ -20,9 +20,10 @@
 //! `verify` checks what the shape allows: with closes every count is back at 1; without, every
 //! core's count is 1 plus the opens the workers made of it, summed.
 
-use crate::fixture::{self, Setup};
+use crate::registry_setup::{self, RegistrySetup, SolrMode};
 use critsec_harness::{
-    GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
+    CheckFailed, Choice, GroupSpec, Iterations, ParamSpec, Params, Probe, Scenario, ScenarioError,
+    Trial, Worker, WorkerSource,
 };
 use critsec_registry::{CoreRegistry, Mdc};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -72,23 +73,21 @@ impl Scenario for GetCoreMicro {
 
     fn params(&self) -> Vec<ParamSpec> {
         vec![
-            fixture::strategy_param(),
+            registry_setup::strategy_param(),
             ParamSpec::free("cores", &["10"], "number of loaded cores"),
-            ParamSpec::choice(
+            ParamSpec::choices(
                 "close",
-                &["no"],
-                &["yes", "no"],
+                &[false],
                 "close each handle (yes) or never, as the reviewer (no)",
             ),
-            ParamSpec::choice(
+            ParamSpec::choices(
                 "rng",
-                &["shared"],
-                &["shared", "per-thread"],
+                &[Rng::Shared],
                 "one racy SplittableRandom for all threads (shared, the reviewer's) or one each",
             ),
-            fixture::mode_param("standalone"),
-            fixture::mdc_param("log4j2"),
-            fixture::mdc_puts_param("solr"),
+            registry_setup::mode_param(SolrMode::Standalone),
+            registry_setup::mdc_param("log4j2"),
+            registry_setup::mdc_puts_param("solr"),
         ]
     }
 
@@ -101,41 +100,37 @@ impl Scenario for GetCoreMicro {
         params: &Params,
         _groups: &[GroupSpec],
     ) -> Result<Box<dyn Trial>, ScenarioError> {
-        let setup = Setup::from_params(params)?;
-        let close = yes_no(params, "close")?;
-        let shared_rng = match params.get("rng")? {
-            "shared" => true,
-            "per-thread" => false,
-            other => {
-                return Err(ScenarioError::bad(
-                    "rng",
-                    other,
-                    "valid are shared, per-thread".to_string(),
-                ));
-            }
-        };
-        let (registry, names) = fixture::build(setup)?;
+        let setup = RegistrySetup::from_params(params)?;
+        let close = params.choice("close")?;
+        let shared_rng = params.choice::<Rng>("rng")? == Rng::Shared;
+        let (registry, names) = registry_setup::build(setup)?;
         Ok(Box::new(MicroTrial {
             registry,
             names,
             close,
             shared_seed: shared_rng.then(|| SeedWord(AtomicU64::new(0x5017_16497))),
-            probe: fixture::lock_probe(),
+            probe: registry_setup::lock_probe(),
             verified_ops: AtomicU64::new(0),
         }))
     }
 }
 
-/// A `yes|no` parameter.
-fn yes_no(params: &Params, name: &str) -> Result<bool, ScenarioError> {
-    match params.get(name)? {
-        "yes" => Ok(true),
-        "no" => Ok(false),
-        other => Err(ScenarioError::bad(
-            name,
-            other,
-            "valid are yes, no".to_string(),
-        )),
+/// Where the threads draw core names from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rng {
+    /// One racy `SplittableRandom` for all threads, as the reviewer's benchmark.
+    Shared,
+    /// One generator per thread.
+    PerThread,
+}
+
+impl Choice for Rng {
+    const ALL: &'static [Self] = &[Rng::Shared, Rng::PerThread];
+    fn id(self) -> &'static str {
+        match self {
+            Rng::Shared => "shared",
+            Rng::PerThread => "per-thread",
+        }
     }
 }
 
@@ -152,10 +147,10 @@ struct MicroTrial {
 }
 
 impl Trial for MicroTrial {
-    fn verify(&self) -> Result<String, String> {
+    fn verify(&self) -> Result<String, CheckFailed> {
         let ops = self.verified_ops.load(Ordering::Relaxed);
         if self.close {
-            let summary = fixture::verify(&*self.registry, self.names.len(), &[])?;
+            let summary = registry_setup::verify(&*self.registry, self.names.len(), &[])?;
             return Ok(format!("{summary}, {ops} ops verified"));
         }
         // Never closed: each op left one reference, so the counts above 1 add up to the ops.
@@ -166,14 +161,15 @@ impl Trial for MicroTrial {
                 .get_loaded_core_without_increment(name)
                 .ok_or_else(|| format!("{name} vanished"))?;
             if core.closes_run() != 0 || core.over_closes() != 0 {
-                return Err(format!("{name} was closed though no op closes"));
+                return Err(format!("{name} was closed though no op closes").into());
             }
             held += core.ref_count() - 1;
         }
         if held != ops as i64 {
             return Err(format!(
                 "{held} references held beyond the registry's, but {ops} ops opened one each"
-            ));
+            )
+            .into());
         }
         Ok(format!(
             "{} cores hold the {ops} unclosed references of {ops} ops verified",
@@ -181,6 +177,16 @@ impl Trial for MicroTrial {
         ))
     }
 
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::Workers(self)
+    }
+
+    fn probe(&self) -> Option<&dyn Probe> {
+        Some(&self.probe)
+    }
+}
+
+impl WorkerSource for MicroTrial {
     fn worker(&self, _group: &str, index: usize) -> Box<dyn Worker + '_> {
         Box::new(MicroWorker {
             trial: self,
@@ -188,10 +194,6 @@ impl Trial for MicroTrial {
             ops: 0,
             mismatches: 0,
         })
-    }
-
-    fn probe(&self) -> Option<&dyn Probe> {
-        Some(&self.probe)
     }
 }
 
@@ -225,7 +227,7 @@ impl Worker for MicroWorker<'_> {
         }
     }
 
-    fn check(&mut self) -> Result<(), String> {
+    fn check(&mut self) -> Result<(), CheckFailed> {
         if self.trial.close {
             crate::check_thread_balanced()?;
         }
@@ -233,7 +235,8 @@ impl Worker for MicroWorker<'_> {
             return Err(format!(
                 "{} of {} get_core calls returned the wrong core",
                 self.mismatches, self.ops
-            ));
+            )
+            .into());
         }
         self.trial
             .verified_ops
@@ -294,7 +297,7 @@ mod tests {
                     .map(|i| {
                         let trial = &trial;
                         s.spawn(move || {
-                            let mut w = trial.worker("op", i);
+                            let mut w = trial.expect_workers().worker("op", i);
                             let ids: Vec<u64> = (0..500).map(|_| w.op()).collect();
                             w.check().unwrap();
                             ids

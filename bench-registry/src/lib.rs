@@ -12,16 +12,18 @@
 
 #![deny(missing_docs)]
 
-mod fixture;
 mod get_core_micro;
+mod registry_setup;
 mod request_mix;
 mod transient_cores;
 
 #[cfg(test)]
 mod mutants;
 
-pub use fixture::{Mode, Setup, build as build_registry, verify as verify_registry};
 pub use get_core_micro::GetCoreMicro;
+pub use registry_setup::{
+    RegistrySetup, SolrMode, build as build_registry, verify as verify_registry,
+};
 pub use request_mix::RequestMix;
 pub use transient_cores::TransientCores;
 

@@ -1,5 +1,5 @@
 //! Mutation tests of the registry scenarios' check (issue #16): a strategy that leaks a
-//! reference or closes a core twice must fail `fixture::verify`, the check value both scenarios
+//! reference or closes a core twice must fail `registry_setup::verify`, the check value both scenarios
 //! compute before and after every trial. A check that passes them checks nothing.
 
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use critsec_registry::{
 };
 use critsec_sync::kind::ids;
 
-use crate::fixture;
+use crate::registry_setup;
 
 /// What a broken registry does on its third `get_core`.
 #[derive(Clone, Copy, Debug)]
@@ -123,10 +123,10 @@ impl CoreRegistry for Broken {
 /// a registry of strategy `kind` with `fault` (a core closed twice is not looked up again: a
 /// lookup of a closed core may wait for it for good).
 fn verify_after_gets(fault: Option<Fault>, kind: RegistryKind) -> Result<String, String> {
-    let (inner, names) = fixture::build(fixture::Setup {
+    let (inner, names) = registry_setup::build(registry_setup::RegistrySetup {
         kind,
         cores: 4,
-        mode: fixture::Mode::Cloud,
+        mode: registry_setup::SolrMode::Cloud,
         mdc: critsec_registry::MdcKind::Log4j2,
         mdc_puts: None,
     })
@@ -141,7 +141,7 @@ fn verify_after_gets(fault: Option<Fault>, kind: RegistryKind) -> Result<String,
             assert_eq!(h.name(), names[i % names.len()]);
         }
     }
-    fixture::verify(&broken, names.len(), &[])
+    registry_setup::verify(&broken, names.len(), &[])
 }
 
 #[test]

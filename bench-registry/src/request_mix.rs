@@ -13,9 +13,10 @@
 //! and swaps a fixed pair (`core0`<->`core1`, `core2`<->`core3`, ...). Readers therefore accept a
 //! core created under the requested name or under its pair partner's.
 
-use crate::fixture::{self, Setup};
+use crate::registry_setup::{self, RegistrySetup, SolrMode};
 use critsec_harness::{
-    GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
+    CheckFailed, GroupSpec, Iterations, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial,
+    Worker, WorkerSource,
 };
 use critsec_registry::{CONTAINER_HANDLERS, Core, CoreId, CoreRegistry};
 use rand::rngs::SmallRng;
@@ -57,11 +58,11 @@ impl Scenario for RequestMix {
 
     fn params(&self) -> Vec<ParamSpec> {
         vec![
-            fixture::strategy_param(),
+            registry_setup::strategy_param(),
             ParamSpec::free("cores", &["10"], "number of loaded cores"),
-            fixture::mdc_puts_param("5"),
-            fixture::mode_param("cloud"),
-            fixture::mdc_param("log4j2"),
+            registry_setup::mdc_puts_param("5"),
+            registry_setup::mode_param(SolrMode::Cloud),
+            registry_setup::mdc_param("log4j2"),
             ParamSpec::free(
                 "writer_interval_ms",
                 &["0", "10"],
@@ -93,15 +94,15 @@ impl Scenario for RequestMix {
         params: &Params,
         _groups: &[GroupSpec],
     ) -> Result<Box<dyn Trial>, ScenarioError> {
-        let setup = Setup::from_params(params)?;
+        let setup = RegistrySetup::from_params(params)?;
         let writer_ms: u64 = params.parse("writer_interval_ms")?;
-        let (registry, names) = fixture::build(setup)?;
+        let (registry, names) = registry_setup::build(setup)?;
         Ok(Box::new(MixTrial {
             registry,
             names,
             writer: (writer_ms > 0).then(|| Duration::from_millis(writer_ms)),
             retired: Mutex::new(Vec::new()),
-            probe: fixture::lock_probe(),
+            probe: registry_setup::lock_probe(),
             verified_ops: AtomicU64::new(0),
             stale_ids: AtomicU64::new(0),
         }))
@@ -134,12 +135,12 @@ impl MixTrial {
 }
 
 impl Trial for MixTrial {
-    fn verify(&self) -> Result<String, String> {
+    fn verify(&self) -> Result<String, CheckFailed> {
         let retired = self
             .retired
             .lock()
             .map_err(|_| "a writer panicked".to_string())?;
-        let summary = fixture::verify(&*self.registry, self.names.len(), &retired)?;
+        let summary = registry_setup::verify(&*self.registry, self.names.len(), &retired)?;
         Ok(format!(
             "{summary}, {} ops verified, {} id lookups outdated by the writer",
             self.verified_ops.load(Ordering::Relaxed),
@@ -147,6 +148,16 @@ impl Trial for MixTrial {
         ))
     }
 
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::Workers(self)
+    }
+
+    fn probe(&self) -> Option<&dyn Probe> {
+        Some(&self.probe)
+    }
+}
+
+impl WorkerSource for MixTrial {
     fn worker(&self, group: &str, index: usize) -> Box<dyn Worker + '_> {
         let rng = SmallRng::seed_from_u64(0x1155 ^ ((index as u64) << 8) ^ group.len() as u64);
         if group == "writer" {
@@ -174,10 +185,6 @@ impl Trial for MixTrial {
             stale: 0,
             mismatches: Vec::new(),
         })
-    }
-
-    fn probe(&self) -> Option<&dyn Probe> {
-        Some(&self.probe)
     }
 }
 
@@ -241,10 +248,10 @@ impl Worker for RequestWorker<'_> {
         }
     }
 
-    fn check(&mut self) -> Result<(), String> {
+    fn check(&mut self) -> Result<(), CheckFailed> {
         crate::check_thread_balanced()?;
         if !self.mismatches.is_empty() {
-            return Err(format!("wrong answers: {}", self.mismatches.join("; ")));
+            return Err(format!("wrong answers: {}", self.mismatches.join("; ")).into());
         }
         self.trial
             .verified_ops
@@ -291,11 +298,11 @@ impl Worker for WriterWorker<'_> {
         })
     }
 
-    fn check(&mut self) -> Result<(), String> {
+    fn check(&mut self) -> Result<(), CheckFailed> {
         if self.errors.is_empty() {
             Ok(())
         } else {
-            Err(format!("writer failed: {}", self.errors.join("; ")))
+            Err(format!("writer failed: {}", self.errors.join("; ")).into())
         }
     }
 }
@@ -323,7 +330,7 @@ mod tests {
                 for i in 0..g.threads {
                     let (trial, name) = (&trial, g.name.as_str());
                     s.spawn(move || {
-                        let mut w = trial.worker(name, i);
+                        let mut w = trial.expect_workers().worker(name, i);
                         let n = if name == "writer" { 6 } else { 3000 };
                         for _ in 0..n {
                             std::hint::black_box(w.op());

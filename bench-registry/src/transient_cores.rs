@@ -15,10 +15,11 @@
 //! closed exactly once (created = closed + loaded, no over-close); the workers check that every
 //! request got an open core of the name it asked for.
 
-use crate::fixture::{self, Setup};
 use crate::get_core_micro::{GOLDEN_GAMMA, bounded, mix64};
+use crate::registry_setup::{self, RegistrySetup, SolrMode};
 use critsec_harness::{
-    GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
+    CheckFailed, GroupSpec, Iterations, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial,
+    Worker, WorkerSource,
 };
 use critsec_registry::CoreRegistry;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,16 +40,16 @@ impl Scenario for TransientCores {
 
     fn params(&self) -> Vec<ParamSpec> {
         vec![
-            fixture::strategy_param(),
+            registry_setup::strategy_param(),
             ParamSpec::free("cores", &["20"], "number of registered transient cores"),
             ParamSpec::free(
                 "cache",
                 &["8"],
                 "transient cache size (Solr's transientCacheSize), at least 1",
             ),
-            fixture::mode_param("cloud"),
-            fixture::mdc_param("log4j2"),
-            fixture::mdc_puts_param("solr"),
+            registry_setup::mode_param(SolrMode::Cloud),
+            registry_setup::mdc_param("log4j2"),
+            registry_setup::mdc_puts_param("solr"),
         ]
     }
 
@@ -61,14 +62,14 @@ impl Scenario for TransientCores {
         params: &Params,
         _groups: &[GroupSpec],
     ) -> Result<Box<dyn Trial>, ScenarioError> {
-        let setup = Setup::from_params(params)?;
+        let setup = RegistrySetup::from_params(params)?;
         let cache: usize = params.parse_in("cache", 1..)?;
         let registry = build(setup, cache)?;
         Ok(Box::new(TransientTrial {
             names: (0..setup.cores).map(name).collect(),
             registry,
             cache,
-            probe: fixture::lock_probe(),
+            probe: registry_setup::lock_probe(),
             verified_ops: AtomicU64::new(0),
         }))
     }
@@ -80,13 +81,15 @@ fn name(i: usize) -> String {
 
 /// A registry of `setup.kind` with a transient cache of `cache` and `setup.cores` registered,
 /// unloaded transient cores, deployed as `setup.mode` says.
-fn build(setup: Setup, cache: usize) -> Result<Box<dyn CoreRegistry>, ScenarioError> {
-    let mut config = fixture::config(setup)?;
+fn build(setup: RegistrySetup, cache: usize) -> Result<Box<dyn CoreRegistry>, ScenarioError> {
+    let mut config = registry_setup::config(setup)?;
     config.transient_cache_size = cache;
     let registry = setup.kind.build(config);
     for i in 0..setup.cores {
         registry
-            .add_core_descriptor(fixture::descriptor(setup.mode, i, &name(i)).into_transient())
+            .add_core_descriptor(
+                registry_setup::descriptor(setup.mode, i, &name(i)).into_transient(),
+            )
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;
     }
     Ok(registry)
@@ -102,7 +105,7 @@ struct TransientTrial {
 }
 
 impl Trial for TransientTrial {
-    fn verify(&self) -> Result<String, String> {
+    fn verify(&self) -> Result<String, CheckFailed> {
         let r = &*self.registry;
         r.clean_up_transient();
         let loaded = r.loaded_names();
@@ -111,21 +114,23 @@ impl Trial for TransientTrial {
                 "{} transient cores loaded with no request running, the cache holds {}",
                 loaded.len(),
                 self.cache
-            ));
+            )
+            .into());
         }
-        fixture::check_at_rest(r, &loaded)?;
+        registry_setup::check_at_rest(r, &loaded)?;
         let created = r.container().cores_created();
         let tally = r.container().close_tally();
         let (closed, over) = (tally.closed(), tally.over_closed());
         if over != 0 {
-            return Err(format!("{over} closes found a core already closed"));
+            return Err(format!("{over} closes found a core already closed").into());
         }
         if created != closed + loaded.len() as u64 {
             return Err(format!(
                 "{created} cores created, {closed} closed and {} loaded: {} leaked",
                 loaded.len(),
                 created as i64 - closed as i64 - loaded.len() as i64
-            ));
+            )
+            .into());
         }
         let ops = self.verified_ops.load(Ordering::Relaxed);
         Ok(format!(
@@ -135,6 +140,16 @@ impl Trial for TransientTrial {
         ))
     }
 
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::Workers(self)
+    }
+
+    fn probe(&self) -> Option<&dyn Probe> {
+        Some(&self.probe)
+    }
+}
+
+impl WorkerSource for TransientTrial {
     fn worker(&self, _group: &str, index: usize) -> Box<dyn Worker + '_> {
         Box::new(TransientWorker {
             trial: self,
@@ -142,10 +157,6 @@ impl Trial for TransientTrial {
             ops: 0,
             mismatches: 0,
         })
-    }
-
-    fn probe(&self) -> Option<&dyn Probe> {
-        Some(&self.probe)
     }
 }
 
@@ -172,13 +183,14 @@ impl Worker for TransientWorker<'_> {
         }
     }
 
-    fn check(&mut self) -> Result<(), String> {
+    fn check(&mut self) -> Result<(), CheckFailed> {
         crate::check_thread_balanced()?;
         if self.mismatches > 0 {
             return Err(format!(
                 "{} of {} get_core calls returned no core, another core or a closed one",
                 self.mismatches, self.ops
-            ));
+            )
+            .into());
         }
         self.trial
             .verified_ops
@@ -215,7 +227,7 @@ mod tests {
                 for i in 0..2 {
                     let trial = &trial;
                     s.spawn(move || {
-                        let mut w = trial.worker("op", i);
+                        let mut w = trial.expect_workers().worker("op", i);
                         for _ in 0..2000 {
                             assert_ne!(w.op(), 0, "{strategy}: a request failed");
                         }

@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use critsec_harness::{
-    GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
+    CheckFailed, Choice, GroupSpec, Iterations, Metric, ParamSpec, Params, Probe, Scenario,
+    ScenarioError, Trial, Worker, WorkerSource,
 };
 use critsec_sync::kind::ids;
 use critsec_versionlookup::{
@@ -84,6 +85,25 @@ fn seed() -> u64 {
     19_856
 }
 
+/// Where documents' ids come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IdSource {
+    /// Rally's ids, some of them conflicting: every index op looks its id up.
+    Provided,
+    /// Auto-generated ids: Elasticsearch skips the lookup.
+    Auto,
+}
+
+impl Choice for IdSource {
+    const ALL: &'static [Self] = &[IdSource::Provided, IdSource::Auto];
+    fn id(self) -> &'static str {
+        match self {
+            IdSource::Provided => "provided",
+            IdSource::Auto => "auto",
+        }
+    }
+}
+
 impl Scenario for IndexScenario {
     fn name(&self) -> &'static str {
         "versionlookup/index"
@@ -106,10 +126,9 @@ impl Scenario for IndexScenario {
                 &["1", "10", "30"],
                 "segments in the prepared index",
             ),
-            ParamSpec::choice(
+            ParamSpec::choices(
                 "ids",
-                &["provided", "auto"],
-                &["provided", "auto"],
+                IdSource::ALL,
                 "Rally ids with conflicts, or auto ids",
             ),
             ParamSpec::free(
@@ -134,11 +153,7 @@ impl Scenario for IndexScenario {
         let segments: u64 = params.parse_in("segments", 1..)?;
         let per_segment: u64 = params.parse_in("docs_per_segment", 1..)?;
         let refresh_every: u64 = params.parse_in("refresh_every", 1..)?;
-        let provided = match params.get("ids")? {
-            "provided" => true,
-            "auto" => false,
-            other => return Err(ScenarioError::bad("ids", other, "valid: provided, auto")),
-        };
+        let provided = params.choice::<IdSource>("ids")? == IdSource::Provided;
         let threads = groups.iter().map(|g| g.threads).sum::<usize>().max(1) as u64;
         let config = EngineConfig {
             refresh_every_ops: Some(refresh_every),
@@ -204,7 +219,7 @@ impl Trial for IndexTrial {
         self.engine.wait_for_background_merge();
     }
 
-    fn verify(&self) -> Result<String, String> {
+    fn verify(&self) -> Result<String, CheckFailed> {
         self.engine.refresh().map_err(|e| e.to_string())?;
         let (docs, version_sum) = self.engine.checksum().map_err(|e| e.to_string())?;
         let ops = self.slots.sum(Counter::Ops);
@@ -216,7 +231,8 @@ impl Trial for IndexTrial {
             return Err(format!(
                 "index holds {docs} docs with version sum {version_sum}, expected {} and {}",
                 want.0, want.1
-            ));
+            )
+            .into());
         }
         Ok(format!(
             "{docs} live docs, version sum {version_sum}, {} segments",
@@ -224,6 +240,16 @@ impl Trial for IndexTrial {
         ))
     }
 
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::Workers(self)
+    }
+
+    fn probe(&self) -> Option<&dyn Probe> {
+        Some(&self.probe)
+    }
+}
+
+impl WorkerSource for IndexTrial {
     fn worker(&self, _group: &str, index: usize) -> Box<dyn Worker + '_> {
         let taken = self
             .clients
@@ -261,10 +287,6 @@ impl Trial for IndexTrial {
             mismatches: 0,
             errors: 0,
         })
-    }
-
-    fn probe(&self) -> Option<&dyn Probe> {
-        Some(&self.probe)
     }
 }
 
@@ -336,12 +358,13 @@ impl Worker for IndexWorker<'_> {
         v
     }
 
-    fn check(&mut self) -> Result<(), String> {
+    fn check(&mut self) -> Result<(), CheckFailed> {
         if self.mismatches + self.errors > 0 {
             return Err(format!(
                 "{} wrong versions, {} index errors",
                 self.mismatches, self.errors
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -382,7 +405,9 @@ mod tests {
         trial.verify().unwrap();
         let probe = trial.probe().unwrap();
         probe.reset();
-        let mut workers: Vec<_> = (0..2).map(|i| trial.worker("op", i)).collect();
+        let mut workers: Vec<_> = (0..2)
+            .map(|i| trial.expect_workers().worker("op", i))
+            .collect();
         for w in &mut workers {
             for _ in 0..400 {
                 w.op();

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use critsec_harness::{
-    GroupSpec, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Worker,
+    CheckFailed, GroupSpec, Iterations, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial,
+    Worker, WorkerSource,
 };
 use critsec_sync::kind::ids;
 use critsec_versionlookup::{CacheKind, LookupCache, LookupStats};
@@ -114,7 +115,7 @@ impl LookupScenario {
 }
 
 impl Trial for LookupTrial {
-    fn verify(&self) -> Result<String, String> {
+    fn verify(&self) -> Result<String, CheckFailed> {
         let (mut found, mut sum) = (0u64, 0u64);
         let mut stats = LookupStats::default();
         for (uid, expected) in &self.probes {
@@ -125,14 +126,14 @@ impl Trial for LookupTrial {
                 .map_err(|e| e.to_string())?;
             let v = got.map_or(0, |d| d.version);
             if v != *expected {
-                return Err(format!("id {uid:02x?}: version {v}, expected {expected}"));
+                return Err(format!("id {uid:02x?}: version {v}, expected {expected}").into());
             }
             found += u64::from(v != 0);
             sum += v;
         }
         let want: u64 = self.probes.iter().map(|p| p.1).sum();
         if sum != want {
-            return Err(format!("version sum {sum}, expected {want}"));
+            return Err(format!("version sum {sum}, expected {want}").into());
         }
         Ok(format!(
             "{found} of {} ids found, version sum {sum}, {} segments",
@@ -141,6 +142,16 @@ impl Trial for LookupTrial {
         ))
     }
 
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::Workers(self)
+    }
+
+    fn probe(&self) -> Option<&dyn Probe> {
+        Some(&self.probe)
+    }
+}
+
+impl WorkerSource for LookupTrial {
     fn worker(&self, _group: &str, index: usize) -> Box<dyn Worker + '_> {
         Box::new(LookupWorker {
             trial: self,
@@ -150,10 +161,6 @@ impl Trial for LookupTrial {
             mismatches: 0,
             errors: 0,
         })
-    }
-
-    fn probe(&self) -> Option<&dyn Probe> {
-        Some(&self.probe)
     }
 }
 
@@ -178,12 +185,13 @@ impl Worker for LookupWorker<'_> {
         v
     }
 
-    fn check(&mut self) -> Result<(), String> {
+    fn check(&mut self) -> Result<(), CheckFailed> {
         if self.mismatches + self.errors > 0 {
             return Err(format!(
                 "{} wrong versions, {} lookup errors",
                 self.mismatches, self.errors
-            ));
+            )
+            .into());
         }
         Ok(())
     }
@@ -209,7 +217,9 @@ mod tests {
                 trial.verify().unwrap();
                 let probe = trial.probe().unwrap();
                 probe.reset();
-                let mut workers: Vec<_> = (0..2).map(|i| trial.worker("op", i)).collect();
+                let mut workers: Vec<_> = (0..2)
+                    .map(|i| trial.expect_workers().worker("op", i))
+                    .collect();
                 for w in &mut workers {
                     for _ in 0..50 {
                         w.op();

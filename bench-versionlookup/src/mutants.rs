@@ -65,12 +65,12 @@ fn a_cache_returning_stale_versions_fails_verify_and_the_workers_check() {
             .setup_with(Box::new(StaleCache(kind.build())), &params, &groups)
             .unwrap();
         let e = trial.verify().unwrap_err();
-        assert!(e.contains("expected"), "{strategy}: {e}");
-        let mut w = trial.worker("op", 0);
+        assert!(e.0.contains("expected"), "{strategy}: {e}");
+        let mut w = trial.expect_workers().worker("op", 0);
         for _ in 0..200 {
             w.op();
         }
         let e = w.check().unwrap_err();
-        assert!(e.contains("wrong versions"), "{strategy}: {e}");
+        assert!(e.0.contains("wrong versions"), "{strategy}: {e}");
     }
 }

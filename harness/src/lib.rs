@@ -42,7 +42,7 @@ pub use run::probe::{LockWaitProbe, LockWaits};
 pub use run::result::{BenchmarkResult, ForkRecord, IterationResult, TrialSpec};
 pub use run::runner::{Launcher, Observer, Selection};
 pub use run::scenario::{
-    ExternalSample, GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial,
-    Window, Worker,
+    CheckFailed, Choice, ExternalSample, GroupSpec, Iterations, Metric, ParamSpec, Params, Probe,
+    Scenario, ScenarioError, SelfTimed, Trial, Window, Worker, WorkerSource,
 };
 pub use run::settings::{Mode, RunSettings};

@@ -28,7 +28,7 @@ fn a_parser_rendering_one_clause_wrong_fails_the_corpus_check() {
     let opts = corpus::options();
     let parser = PredictiveParser::new(opts.clone());
     let (mut broken, mut caught) = (0, 0);
-    for class in Class::ALL {
+    for &class in Class::ALL {
         for e in corpus::entries(class, false) {
             let mut r = parser.parse(e.query);
             check_expect(&e, &r, &opts.default_field).expect("the real parser passes");

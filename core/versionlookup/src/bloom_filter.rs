@@ -68,11 +68,6 @@ impl BloomFilter {
             self.bits[(bit >> 6) as usize] & (1 << (bit & 63)) != 0
         })
     }
-
-    /// Size in bytes.
-    pub fn size_bytes(&self) -> usize {
-        self.bits.len() * 8
-    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ use super::reproduce::{PairedSettings, Verdict, reproduce_claims};
 use crate::run::fork::Catalog;
 use crate::run::runner::{Launcher, Silent};
 use crate::run::scenario::{
-    ExternalSample, GroupSpec, Metric, ParamSpec, Params, Scenario, ScenarioError, Trial, Worker,
+    CheckFailed, ExternalSample, GroupSpec, Iterations, Metric, ParamSpec, Params, Scenario,
+    ScenarioError, SelfTimed, Trial,
 };
 
 /// `synthetic/score`: each iteration scores `score` (times a small deterministic wobble) and
@@ -91,25 +92,21 @@ struct SyntheticTrial {
     ran: Arc<AtomicU64>,
 }
 
-struct NoWorker;
-impl Worker for NoWorker {
-    fn op(&mut self) -> u64 {
-        0
-    }
-}
-
 impl Trial for SyntheticTrial {
-    fn verify(&self) -> Result<String, String> {
+    fn verify(&self) -> Result<String, CheckFailed> {
         if self.broken {
             Err("the synthetic check failed".into())
         } else {
             Ok("ok".into())
         }
     }
-    fn worker(&self, _: &str, _: usize) -> Box<dyn Worker + '_> {
-        Box::new(NoWorker)
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::SelfTimed(self)
     }
-    fn run_iteration(&self, _: bool, _: Duration) -> Option<Result<ExternalSample, String>> {
+}
+
+impl SelfTimed for SyntheticTrial {
+    fn run_iteration(&self, _: bool, _: Duration) -> Result<ExternalSample, CheckFailed> {
         let n = self.n.fetch_add(1, Ordering::Relaxed);
         self.ran.fetch_add(1, Ordering::Relaxed);
         // ±1% wobble, so intervals have a spread.
@@ -119,14 +116,14 @@ impl Trial for SyntheticTrial {
         } else {
             -self.spread
         };
-        Some(Ok(ExternalSample {
+        Ok(ExternalSample {
             score: self.score * wobble * spread.exp(),
             unit: "ops/s".into(),
             secondary: vec![
                 Metric::new("timeouts", self.timeouts, "count"),
                 Metric::new("requests", 1000.0, "count"),
             ],
-        }))
+        })
     }
 }
 

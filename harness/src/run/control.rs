@@ -202,7 +202,7 @@ pub fn worker_loop(control: &Control, slot: &Slot, worker: &mut dyn Worker, samp
             } else {
                 run_iteration(control, k, worker)
             };
-            let check = worker.check().err();
+            let check = worker.check().err().map(|e| e.0);
             Report {
                 ops,
                 histogram,

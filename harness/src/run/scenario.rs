@@ -45,6 +45,12 @@ impl ParamSpec {
         }
     }
 
+    /// A parameter whose values are the variants of `E`, with `defaults` run by default.
+    pub fn choices<E: Choice>(name: &'static str, defaults: &[E], help: &'static str) -> Self {
+        let ids = |all: &[E]| all.iter().map(|e| e.id()).collect::<Vec<_>>();
+        Self::choice(name, &ids(defaults), &ids(E::ALL), help)
+    }
+
     /// A parameter that takes any value the scenario can parse (numbers, durations).
     pub fn free(name: &'static str, defaults: &[&str], help: &'static str) -> Self {
         ParamSpec {
@@ -53,6 +59,23 @@ impl ParamSpec {
             accepted: Vec::new(),
             help,
         }
+    }
+}
+
+/// A parameter whose values name the variants of an enum: the valid set and the parsing come
+/// from the enum, so a scenario never lists its values twice.
+pub trait Choice: Copy + PartialEq + 'static {
+    /// Every variant, in the order `critsec list` shows them.
+    const ALL: &'static [Self];
+    /// The variant's value on the command line and in JMH's `params`.
+    fn id(self) -> &'static str;
+}
+
+/// `yes` and `no`.
+impl Choice for bool {
+    const ALL: &'static [Self] = &[true, false];
+    fn id(self) -> &'static str {
+        if self { "yes" } else { "no" }
     }
 }
 
@@ -92,6 +115,19 @@ impl Params {
         let raw = self.get(name)?;
         raw.parse::<T>()
             .map_err(|e| ScenarioError::bad(name, raw, e.to_string()))
+    }
+
+    /// The variant of `E` that `name` names; the error lists the valid values.
+    pub fn choice<E: Choice>(&self, name: &str) -> Result<E, ScenarioError> {
+        let raw = self.get(name)?;
+        E::ALL
+            .iter()
+            .copied()
+            .find(|e| e.id() == raw)
+            .ok_or_else(|| {
+                let valid: Vec<&str> = E::ALL.iter().map(|e| e.id()).collect();
+                ScenarioError::bad(name, raw, format!("valid are {}", valid.join(", ")))
+            })
     }
 
     /// The value of `name` parsed as `T` and checked against `valid`; the error names the
@@ -195,8 +231,26 @@ pub trait Worker: Send {
     fn op(&mut self) -> u64;
 
     /// Called by the worker's own thread after each iteration; an `Err` fails the run.
-    fn check(&mut self) -> Result<(), String> {
+    fn check(&mut self) -> Result<(), CheckFailed> {
         Ok(())
+    }
+}
+
+/// A failed verification or check: the scenario's own account of what it found wrong. It
+/// fails the trial; the run reports it and never counts the trial's numbers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CheckFailed(pub String);
+
+impl From<String> for CheckFailed {
+    fn from(message: String) -> Self {
+        CheckFailed(message)
+    }
+}
+
+impl From<&str> for CheckFailed {
+    fn from(message: &str) -> Self {
+        CheckFailed(message.to_string())
     }
 }
 
@@ -204,24 +258,13 @@ pub trait Worker: Send {
 pub trait Trial: Send + Sync {
     /// Checks the state and returns a short summary of what was checked (the check value).
     /// Runs before the first iteration and after the last.
-    fn verify(&self) -> Result<String, String>;
+    fn verify(&self) -> Result<String, CheckFailed>;
 
-    /// A worker for thread `index` (0-based within its group) of group `group`.
-    fn worker(&self, group: &str, index: usize) -> Box<dyn Worker + '_>;
+    /// How the trial's iterations are measured.
+    fn iterations(&self) -> Iterations<'_>;
 
     /// Extra measurements to take around each window.
     fn probe(&self) -> Option<&dyn Probe> {
-        None
-    }
-
-    /// For scenarios whose score is not "operations of measuring threads per second", such as a
-    /// simulation in virtual time: runs one iteration itself and returns its score. When this
-    /// returns `Some`, no worker threads are started for the iteration.
-    fn run_iteration(
-        &self,
-        _warmup: bool,
-        _budget: std::time::Duration,
-    ) -> Option<Result<ExternalSample, String>> {
         None
     }
 
@@ -231,7 +274,55 @@ pub trait Trial: Send + Sync {
     fn quiesce(&self) {}
 }
 
-/// The result of an iteration a [`Trial`] ran itself (see [`Trial::run_iteration`]).
+impl dyn Trial + '_ {
+    /// The worker source of a trial measured by worker threads, for code that drives a trial
+    /// by hand (tests, criterion and divan benches); panics for a self-timed trial.
+    pub fn expect_workers(&self) -> &dyn WorkerSource {
+        match self.iterations() {
+            Iterations::Workers(source) => source,
+            Iterations::SelfTimed(_) => panic!("a self-timed trial has no workers"),
+        }
+    }
+
+    /// The iterations of a self-timed trial, for code that drives a trial by hand; panics for
+    /// a trial measured by worker threads.
+    pub fn expect_self_timed(&self) -> &dyn SelfTimed {
+        match self.iterations() {
+            Iterations::SelfTimed(runs) => runs,
+            Iterations::Workers(_) => {
+                panic!("a worker-driven trial does not run iterations itself")
+            }
+        }
+    }
+}
+
+/// How a trial's iterations are measured: by measuring threads in a timed window, or by the
+/// trial itself (a simulation in virtual time, whose score is not operations per second).
+pub enum Iterations<'t> {
+    /// Worker threads run [`Worker::op`] in synchronized windows.
+    Workers(&'t dyn WorkerSource),
+    /// The trial runs each iteration and scores it.
+    SelfTimed(&'t dyn SelfTimed),
+}
+
+/// A trial measured by worker threads.
+pub trait WorkerSource: Sync {
+    /// A worker for thread `index` (0-based within its group) of group `group`, built on the
+    /// thread that will run it.
+    fn worker(&self, group: &str, index: usize) -> Box<dyn Worker + '_>;
+}
+
+/// A trial that runs its iterations itself.
+pub trait SelfTimed: Sync {
+    /// Runs one iteration within about `budget` of wall time and returns its score.
+    fn run_iteration(
+        &self,
+        warmup: bool,
+        budget: std::time::Duration,
+    ) -> Result<ExternalSample, CheckFailed>;
+}
+
+/// The result of an iteration a trial ran itself (see [`SelfTimed::run_iteration`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ExternalSample {
     /// The primary score of the iteration.

@@ -11,7 +11,8 @@
 //!   refuses them there).
 
 use crate::run::scenario::{
-    GroupSpec, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError, Trial, Window, Worker,
+    CheckFailed, GroupSpec, Iterations, Metric, ParamSpec, Params, Probe, Scenario, ScenarioError,
+    Trial, Window, Worker, WorkerSource,
 };
 
 /// The self-test scenarios.
@@ -40,9 +41,16 @@ struct EmptyTrial;
 struct EmptyWorker;
 
 impl Trial for EmptyTrial {
-    fn verify(&self) -> Result<String, String> {
+    fn verify(&self) -> Result<String, CheckFailed> {
         Ok("nothing to verify".into())
     }
+
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::Workers(self)
+    }
+}
+
+impl WorkerSource for EmptyTrial {
     fn worker(&self, _: &str, _: usize) -> Box<dyn Worker + '_> {
         Box::new(EmptyWorker)
     }
@@ -84,14 +92,21 @@ impl Scenario for EnvReport {
 struct EnvTrial;
 
 impl Trial for EnvTrial {
-    fn verify(&self) -> Result<String, String> {
+    fn verify(&self) -> Result<String, CheckFailed> {
         Ok("nothing to verify".into())
     }
-    fn worker(&self, _: &str, _: usize) -> Box<dyn Worker + '_> {
-        Box::new(EmptyWorker)
+
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::Workers(self)
     }
     fn probe(&self) -> Option<&dyn Probe> {
         Some(self)
+    }
+}
+
+impl WorkerSource for EnvTrial {
+    fn worker(&self, _: &str, _: usize) -> Box<dyn Worker + '_> {
+        Box::new(EmptyWorker)
     }
 }
 
@@ -147,9 +162,16 @@ struct FaultWorker<'a> {
 }
 
 impl Trial for FaultTrial {
-    fn verify(&self) -> Result<String, String> {
+    fn verify(&self) -> Result<String, CheckFailed> {
         Ok("nothing to verify".into())
     }
+
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::Workers(self)
+    }
+}
+
+impl WorkerSource for FaultTrial {
     fn worker(&self, _: &str, _: usize) -> Box<dyn Worker + '_> {
         Box::new(FaultWorker {
             fault: &self.0,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::run::control::{Control, Slot, panic_message, report_panic, worker_loop};
 use crate::run::cpu::process_cpu_time;
 use crate::run::result::{IterationResult, TrialSpec};
-use crate::run::scenario::{Metric, Scenario, Trial, Window};
+use crate::run::scenario::{Iterations, Metric, Scenario, Trial, Window, WorkerSource};
 use crate::run::settings::{Mode, available_cores};
 use crate::stats::{Summary, median};
 
@@ -87,7 +87,7 @@ pub fn run_trial(
         .collect();
     let mut failed = None;
     std::thread::scope(|scope| {
-        // Should this thread panic (a scenario's `run_iteration`, probe or `quiesce`), the
+        // Should this thread panic (a self-timed iteration, a probe or `quiesce`), the
         // workers are told to exit as it unwinds: the scope waits for them before the panic
         // goes on, and parked workers would otherwise keep it waiting forever.
         let _exit = ExitOnDrop(&control);
@@ -100,23 +100,23 @@ pub fn run_trial(
         {
             iteration += 1;
             let duration = Duration::from_nanos(duration_ns);
-            let result = match (!workers_started)
-                .then(|| trial.run_iteration(warmup, duration))
-                .flatten()
-            {
-                Some(external) => external.map(|s| IterationResult {
-                    score: s.score,
-                    unit: s.unit,
-                    window_ns: duration_ns,
-                    ops: 0,
-                    thread_ops: Vec::new(),
-                    secondary: s.secondary,
-                    histogram: None,
-                }),
-                None => {
+            let result = match trial.iterations() {
+                Iterations::SelfTimed(runs) => runs
+                    .run_iteration(warmup, duration)
+                    .map(|s| IterationResult {
+                        score: s.score,
+                        unit: s.unit,
+                        window_ns: duration_ns,
+                        ops: 0,
+                        thread_ops: Vec::new(),
+                        secondary: s.secondary,
+                        histogram: None,
+                    })
+                    .map_err(|e| e.0),
+                Iterations::Workers(source) => {
                     if !workers_started {
                         workers_started = true;
-                        spawn_workers(scope, trial, spec, &control, &slots);
+                        spawn_workers(scope, source, spec, &control, &slots);
                     }
                     measure(trial, spec, &control, &slots, iteration, duration)
                 }
@@ -157,7 +157,7 @@ impl Drop for ExitOnDrop<'_> {
 
 fn spawn_workers<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
-    trial: &'env dyn Trial,
+    source: &'env dyn WorkerSource,
     spec: &'env TrialSpec,
     control: &'env Control,
     slots: &'env [(String, Slot)],
@@ -176,7 +176,7 @@ fn spawn_workers<'scope, 'env>(
                     // The worker is built on its own thread so thread-local state (caches,
                     // logging contexts) belongs to the thread that measures with it.
                     let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        trial.worker(group, index)
+                        source.worker(group, index)
                     }));
                     match built {
                         Ok(mut worker) => worker_loop(control, slot, &mut *worker, sample),

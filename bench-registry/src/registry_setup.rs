@@ -2,7 +2,7 @@
 //! `mode`, `mdc` and `mdc_puts` parameters, the lock-wait probe, and the post-run verification
 //! of reference counts and closes.
 
-use critsec_harness::{LockWaitProbe, LockWaits, ParamSpec, Params, ScenarioError};
+use critsec_harness::{Choice, LockWaitProbe, LockWaits, ParamSpec, Params, ScenarioError};
 use critsec_registry::{Core, CoreDescriptor, CoreRegistry, MdcKind, RegistryConfig, RegistryKind};
 use critsec_sync::kind::ids;
 use critsec_sync::{lock_stats, reset_lock_stats};
@@ -11,22 +11,32 @@ use std::sync::Arc;
 /// How the cores are deployed: SolrCloud (a node name from ZooKeeper, cloud descriptors: 5
 /// logging-context puts per open) or standalone (1 put, the core name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum SolrMode {
     /// SolrCloud.
     Cloud,
     /// Standalone Solr.
     Standalone,
 }
 
+impl Choice for SolrMode {
+    const ALL: &'static [Self] = &[SolrMode::Cloud, SolrMode::Standalone];
+    fn id(self) -> &'static str {
+        match self {
+            SolrMode::Cloud => "cloud",
+            SolrMode::Standalone => "standalone",
+        }
+    }
+}
+
 /// What a registry is built from.
 #[derive(Debug, Clone, Copy)]
-pub struct Setup {
+pub struct RegistrySetup {
     /// The strategy.
     pub kind: RegistryKind,
     /// Number of loaded cores.
     pub cores: usize,
     /// Deployment mode.
-    pub mode: Mode,
+    pub mode: SolrMode,
     /// The logging-context model.
     pub mdc: MdcKind,
     /// Puts per outermost open; `None` = Solr's own count for the mode.
@@ -34,11 +44,10 @@ pub struct Setup {
 }
 
 /// The `mode` parameter.
-pub fn mode_param(default: &str) -> ParamSpec {
-    ParamSpec::choice(
+pub fn mode_param(default: SolrMode) -> ParamSpec {
+    ParamSpec::choices(
         "mode",
         &[default],
-        &["cloud", "standalone"],
         "SolrCloud (5 logging-context puts per open) or standalone (1)",
     )
 }
@@ -72,29 +81,18 @@ pub fn mdc_param(default: &str) -> ParamSpec {
     )
 }
 
-impl Setup {
+impl RegistrySetup {
     /// Reads `strategy`, `cores` (at least 1), `mode`, `mdc` and `mdc_puts` (`solr` = the mode's
     /// own count) from `params`.
-    pub fn from_params(params: &Params) -> Result<Setup, ScenarioError> {
-        let mode = match params.get("mode")? {
-            "cloud" => Mode::Cloud,
-            "standalone" => Mode::Standalone,
-            other => {
-                return Err(ScenarioError::bad(
-                    "mode",
-                    other,
-                    "valid are cloud, standalone".to_string(),
-                ));
-            }
-        };
+    pub fn from_params(params: &Params) -> Result<RegistrySetup, ScenarioError> {
         let mdc_puts = match params.get("mdc_puts")? {
             "solr" => None,
             _ => Some(params.parse("mdc_puts")?),
         };
-        Ok(Setup {
+        Ok(RegistrySetup {
             kind: params.parse("strategy")?,
             cores: params.parse_in("cores", 1..)?,
-            mode,
+            mode: params.choice("mode")?,
             mdc: params.parse("mdc")?,
             mdc_puts,
         })
@@ -103,8 +101,8 @@ impl Setup {
 
 /// The registry configuration `setup` asks for: its logging context, and in cloud mode a node
 /// with a name (so an open can put all five of Solr's logging-context keys).
-pub fn config(setup: Setup) -> Result<RegistryConfig, ScenarioError> {
-    let cloud = setup.mode == Mode::Cloud;
+pub fn config(setup: RegistrySetup) -> Result<RegistryConfig, ScenarioError> {
+    let cloud = setup.mode == SolrMode::Cloud;
     let mdc_puts = setup
         .mdc_puts
         .unwrap_or_else(|| RegistryConfig::solr_mdc_puts(cloud, cloud));
@@ -117,21 +115,21 @@ pub fn config(setup: Setup) -> Result<RegistryConfig, ScenarioError> {
 
 /// The descriptor of the `i`-th core, `name`: in cloud mode in its own shard of one collection,
 /// standalone without either.
-pub fn descriptor(mode: Mode, i: usize, name: &str) -> CoreDescriptor {
+pub fn descriptor(mode: SolrMode, i: usize, name: &str) -> CoreDescriptor {
     match mode {
-        Mode::Cloud => CoreDescriptor::cloud(
+        SolrMode::Cloud => CoreDescriptor::cloud(
             name,
             "collection1",
             format!("shard{i}"),
             format!("core_node{i}"),
         ),
-        Mode::Standalone => CoreDescriptor::new(name),
+        SolrMode::Standalone => CoreDescriptor::new(name),
     }
 }
 
 /// A registry of `setup.kind` with `setup.cores` (the scenarios require at least one) loaded
 /// cores `core0..`, deployed as `setup.mode` says.
-pub fn build(setup: Setup) -> Result<(Box<dyn CoreRegistry>, Vec<String>), ScenarioError> {
+pub fn build(setup: RegistrySetup) -> Result<(Box<dyn CoreRegistry>, Vec<String>), ScenarioError> {
     let registry = setup.kind.build(config(setup)?);
     let names: Vec<String> = (0..setup.cores).map(|i| format!("core{i}")).collect();
     for (i, name) in names.iter().enumerate() {

@@ -1,0 +1,385 @@
+//! `replication/ispn_perf`: IspnPerfTest's workload against the three write protocols.
+//!
+//! Requesters loop over uniform random keys (80% gets, 20% puts) with no think time. The `sim`
+//! driver runs a seeded discrete-event simulation in virtual time and scores requests per second
+//! per node; every iteration is verified before its score counts. The `threads` driver runs per
+//! node a transport thread and real bounded pools (`pool_size` threads, plus `oob_pool_size`
+//! with caller-runs) whose threads block in key-lock waits and sync replies, and one harness
+//! thread per requester (`nodes x requesters`), each checking its replies; the quiescent
+//! cluster is verified after the last iteration.
+
+use critsec_harness::{
+    Choice, GroupSpec, Metric, ParamSpec, Params, Scenario, ScenarioError, Trial,
+};
+use critsec_replication::driver::sim::CpuConfig;
+use critsec_replication::driver::sim::NetworkConfig;
+use critsec_replication::driver::sim::SimConfig;
+use critsec_replication::workload::{MIN_VALUE_SIZE, RequesterStats, WorkloadConfig};
+use critsec_replication::{
+    ClusterConfig, ConfigError, GetPlanChoice, NodeStats, ProtocolKind, RejectionPolicy,
+};
+use critsec_sync::kind::{StrategyKind, ids};
+
+mod sim_trial;
+#[cfg(test)]
+mod tests;
+mod threads_trial;
+
+use sim_trial::SimTrial;
+use threads_trial::ThreadsTrial;
+
+/// The scenario.
+#[derive(Debug, Default)]
+pub struct IspnPerf;
+
+/// Which driver runs the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Driver {
+    Sim,
+    Threads,
+}
+
+impl Choice for Driver {
+    const ALL: &'static [Self] = &[Driver::Sim, Driver::Threads];
+    fn id(self) -> &'static str {
+        match self {
+            Driver::Sim => "sim",
+            Driver::Threads => "threads",
+        }
+    }
+}
+
+/// Parsed parameters.
+#[derive(Debug, Clone)]
+struct IspnPerfParams {
+    protocol: ProtocolKind,
+    driver: Driver,
+    cluster: ClusterConfig,
+    workload: WorkloadConfig,
+    link_latency_us: u64,
+    jitter_us: u64,
+    cpu: CpuConfig,
+    duration_ms: u64,
+    seed: u64,
+}
+
+impl IspnPerfParams {
+    fn parse(p: &Params) -> Result<IspnPerfParams, ScenarioError> {
+        let raw = p.get("protocol")?;
+        let protocol = ProtocolKind::from_id(raw)
+            .map_err(|e| ScenarioError::bad("protocol", raw, e.to_string()))?;
+        let driver = p.choice("driver")?;
+        let raw = p.get("rejection")?;
+        let rejection: RejectionPolicy = raw
+            .parse()
+            .map_err(|e: ConfigError| ScenarioError::bad("rejection", raw, e.to_string()))?;
+        let nodes: usize = match driver {
+            // The threads driver runs real threads per node: `nodes x (1 + pool_size + ...)`.
+            Driver::Threads => p.parse_in("nodes", 1..=16)?,
+            Driver::Sim => p.parse("nodes")?,
+        };
+        let read_pct: u32 = p.parse_in("read_pct", 0..=100)?;
+        let hot_key_pct: u32 = p.parse_in("hot_key_pct", 0..=100)?;
+        // A value's first 8 bytes hold its tag.
+        let value_size: u32 = p.parse_in("value_size", MIN_VALUE_SIZE as u32..=u32::MAX)?;
+        let duration_ms: u64 = p.parse_in("duration_ms", 1..)?;
+        let raw = p.get("get_plan")?;
+        let get_plan: GetPlanChoice = raw
+            .parse()
+            .map_err(|e: ConfigError| ScenarioError::bad("get_plan", raw, e.to_string()))?;
+        let requests_per_node: u64 = p.parse("requests_per_node")?;
+        if requests_per_node > 0 && driver == Driver::Threads {
+            return Err(ScenarioError::bad(
+                "requests_per_node",
+                p.get("requests_per_node")?,
+                "the fixed-request run shape is simulated only (threads: 0)",
+            ));
+        }
+        let cluster = ClusterConfig {
+            nodes,
+            num_owners: p.parse("num_owners")?,
+            keys: p.parse("keys")?,
+            lock_timeout_us: p.parse::<u64>("lock_timeout_ms")? * 1000,
+            reply_timeout_us: p.parse::<u64>("reply_timeout_ms")? * 1000,
+            pool_size: p.parse("pool_size")?,
+            oob_pool_size: p.parse("oob_pool_size")?,
+            rejection,
+            get_plan,
+            ..ClusterConfig::default()
+        };
+        cluster
+            .hash()
+            .map_err(|e| ScenarioError::Setup(e.to_string()))?;
+        // A get plan the protocol cannot keep its read guarantee under is a bad parameter.
+        protocol.new_node(0, &cluster).map_err(|e| {
+            ScenarioError::bad(
+                "get_plan",
+                p.get("get_plan").unwrap_or_default(),
+                e.to_string(),
+            )
+        })?;
+        let cpu = CpuConfig {
+            cores: p.parse("cores")?,
+            per_input_us: p.parse("cpu_us_per_msg")?,
+            per_byte_ns: p.parse("cpu_ns_per_byte")?,
+            gc_interval_us: p.parse::<u64>("gc_interval_ms")? * 1000,
+            gc_pause_us: p.parse::<u64>("gc_pause_ms")? * 1000,
+        };
+        cpu.check().map_err(|e| {
+            ScenarioError::bad(
+                "gc_pause_ms",
+                p.get("gc_pause_ms").unwrap_or_default(),
+                e.to_string(),
+            )
+        })?;
+        let workload = WorkloadConfig {
+            requesters_per_node: p.parse("requesters")?,
+            read_pct,
+            value_size,
+            hot_key_pct,
+            requests_per_node: (requests_per_node > 0).then_some(requests_per_node),
+            ..WorkloadConfig::default()
+        };
+        Ok(IspnPerfParams {
+            protocol,
+            driver,
+            cluster,
+            workload,
+            link_latency_us: p.parse("link_latency_us")?,
+            jitter_us: p.parse("jitter_us")?,
+            cpu,
+            duration_ms,
+            seed: p.parse("seed")?,
+        })
+    }
+
+    fn sim_config(&self, seed: u64, duration_us: u64) -> SimConfig {
+        SimConfig {
+            cluster: self.cluster.clone(),
+            network: NetworkConfig {
+                latency_us: self.link_latency_us,
+                jitter_us: self.jitter_us,
+                ..NetworkConfig::default()
+            },
+            cpu: self.cpu.clone(),
+            workload: self.workload.clone(),
+            duration_us,
+            start_spread_us: 1_000,
+            seed,
+        }
+    }
+}
+
+impl Scenario for IspnPerf {
+    fn name(&self) -> &'static str {
+        "replication/ispn_perf"
+    }
+
+    /// The simulation is seeded and runs in virtual time: a claim's replicate is a seed.
+    fn deterministic(&self, params: &Params) -> bool {
+        matches!(params.choice("driver"), Ok(Driver::Sim))
+    }
+
+    fn description(&self) -> &'static str {
+        "IspnPerfTest: requesters on every node loop over uniform keys, 80% get / 20% put, against \
+         a DIST-SYNC cache. Inside the critical section (the primary's key lock): lock-forwarding \
+         applies and waits for a synchronous backup round trip; key-queue and triangle only apply \
+         (and take a sequence number). Score: successful requests/s per node (virtual time for sim)."
+    }
+
+    fn params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec::choice(
+                "protocol",
+                &ids::<ProtocolKind>(),
+                &ids::<ProtocolKind>(),
+                "write protocol",
+            ),
+            ParamSpec::choices(
+                "driver",
+                &[Driver::Sim],
+                "simulation (virtual time) or real threads",
+            ),
+            ParamSpec::choice(
+                "get_plan",
+                &["protocol"],
+                &["protocol", "all-owners", "primary-first", "staggered"],
+                "remote gets: the protocol's own plan, every owner at once, the primary only, or \
+                 owners staggered primary first (key-queue: protocol or primary-first only)",
+            ),
+            ParamSpec::free("nodes", &["10"], "cluster members (threads: 1..=16)"),
+            ParamSpec::free("requesters", &["25"], "requester threads per node"),
+            ParamSpec::free("num_owners", &["2"], "owners per key (numOwners)"),
+            ParamSpec::free("keys", &["20000"], "keys 0..keys"),
+            ParamSpec::free(
+                "value_size",
+                &["1000"],
+                "value size in bytes (>= 8): each put allocates, sends and stores real bytes",
+            ),
+            ParamSpec::free("read_pct", &["80"], "percentage of gets"),
+            ParamSpec::free("link_latency_us", &["3000"], "one-way link latency in µs"),
+            ParamSpec::free("jitter_us", &["300"], "uniform extra latency in µs"),
+            ParamSpec::free("lock_timeout_ms", &["5000"], "key lock acquisition timeout"),
+            ParamSpec::free(
+                "reply_timeout_ms",
+                &["15000"],
+                "sync reply / ack timeout (replTimeout, remoteTimeout)",
+            ),
+            ParamSpec::free("hot_key_pct", &["0"], "percentage of puts that go to key 0"),
+            ParamSpec::free("pool_size", &["32"], "remote-command pool slots per node"),
+            ParamSpec::free("oob_pool_size", &["8"], "JGroups OOB pool slots per node"),
+            ParamSpec::choice(
+                "rejection",
+                &["caller-runs"],
+                &["block", "abort", "caller-runs"],
+                "full-pool policy",
+            ),
+            ParamSpec::free(
+                "cores",
+                &["4"],
+                "sim: processors per node (0: no CPU model, inputs cost no time)",
+            ),
+            ParamSpec::free(
+                "cpu_us_per_msg",
+                &["30"],
+                "sim: core time per handled message or client op, in µs",
+            ),
+            ParamSpec::free(
+                "cpu_ns_per_byte",
+                &["2"],
+                "sim: extra core time per payload byte carried, in ns",
+            ),
+            ParamSpec::free(
+                "gc_interval_ms",
+                &["0"],
+                "sim: time between a node's stop-the-world pauses (0: none)",
+            ),
+            ParamSpec::free("gc_pause_ms", &["0"], "sim: length of each pause"),
+            ParamSpec::free("duration_ms", &["500"], "sim: virtual window per iteration"),
+            ParamSpec::free(
+                "requests_per_node",
+                &["0"],
+                "sim: IspnPerfTest's run shape, each node's requesters perform this many requests \
+                 and the window ends when the last completes (0: a window of duration_ms)",
+            ),
+            ParamSpec::free(
+                "seed",
+                &["42"],
+                "sim: seed of the first iteration (then +1 per iteration)",
+            ),
+        ]
+    }
+
+    fn default_threads(&self) -> Vec<String> {
+        vec!["1".to_string()]
+    }
+
+    fn groups(&self, params: &Params, threads: usize) -> Vec<GroupSpec> {
+        match IspnPerfParams::parse(params) {
+            Ok(s) if s.driver == Driver::Threads => {
+                // One harness thread per requester, so `requesters` means the same in both drivers.
+                vec![GroupSpec::new(
+                    "requesters",
+                    s.cluster.nodes * s.workload.requesters_per_node as usize,
+                )]
+            }
+            _ => vec![GroupSpec::new("op", threads)],
+        }
+    }
+
+    fn setup(
+        &self,
+        params: &Params,
+        _groups: &[GroupSpec],
+    ) -> Result<Box<dyn Trial>, ScenarioError> {
+        let s = IspnPerfParams::parse(params)?;
+        match s.driver {
+            Driver::Sim => Ok(Box::new(SimTrial::new(s))),
+            Driver::Threads => ThreadsTrial::start(s).map(|t| Box::new(t) as Box<dyn Trial>),
+        }
+    }
+}
+
+/// Secondary metrics shared by both drivers; `payload_seconds` is the span (s) over which
+/// `stats.payload_bytes_sent` was counted.
+fn metrics(
+    req_per_s_cluster: f64,
+    nodes: usize,
+    req: &RequesterStats,
+    stats: &NodeStats,
+    payload_seconds: f64,
+) -> Vec<Metric> {
+    let mut m = vec![
+        Metric::new("req_per_s_cluster", req_per_s_cluster, "req/s"),
+        Metric::new(
+            "req_per_s_node",
+            req_per_s_cluster / nodes.max(1) as f64,
+            "req/s",
+        ),
+        // IspnPerfTest's "reqs/sec/node (bytes/sec)": here the value bytes each node sent to
+        // other nodes per second (puts, backup writes, replication, get replies).
+        Metric::new(
+            "bytes_per_s_per_node",
+            stats.payload_bytes_sent as f64 / payload_seconds.max(1e-9) / nodes.max(1) as f64,
+            "B/s",
+        ),
+    ];
+    for (name, h) in [("get", &req.gets), ("put", &req.puts)] {
+        for (q, label) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")] {
+            m.push(Metric::new(
+                format!("{name}.{label}"),
+                h.quantile(q) as f64,
+                "us",
+            ));
+        }
+    }
+    m.push(Metric::new(
+        "lock_timeouts",
+        stats.lock_timeouts as f64,
+        "count",
+    ));
+    // The exposure of count claims: every request that ended in the window, failed or not.
+    m.push(Metric::new(
+        "requests",
+        (req.ok_ops() + req.failed_lock + req.failed_reply) as f64,
+        "count",
+    ));
+    m.push(Metric::new(
+        "reply_timeouts",
+        (stats.reply_timeouts + stats.backup_timeouts + stats.repl_timeouts) as f64,
+        "count",
+    ));
+    m.push(Metric::new(
+        "pool_rejections",
+        stats.pool_rejections as f64,
+        "count",
+    ));
+    m.push(Metric::new(
+        "repl_queue_depth",
+        stats.repl_queue_max as f64,
+        "keys",
+    ));
+    m.push(Metric::new(
+        "failed_ops",
+        (req.failed_lock + req.failed_reply) as f64,
+        "count",
+    ));
+    m.push(Metric::new(
+        "lock_hold_max_us",
+        stats.max_lock_hold_us as f64,
+        "us",
+    ));
+    // `block` only: how long inbound paths were held behind a command waiting for a slot,
+    // summed over nodes (virtual ms in the simulation, real ms with threads).
+    m.push(Metric::new(
+        "inbound_blocked_ms",
+        stats.inbound_blocked_us as f64 / 1e3,
+        "ms",
+    ));
+    m.push(Metric::new(
+        "blocked_deliveries",
+        stats.blocked_deliveries as f64,
+        "count",
+    ));
+    m
+}
