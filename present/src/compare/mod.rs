@@ -250,11 +250,6 @@ pub fn fork_scores(m: &JmhMetric) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// The iteration scores of a metric over all forks (see [`fork_scores`]).
-pub fn iteration_scores(m: &JmhMetric) -> Vec<f64> {
-    fork_scores(m).into_iter().flatten().collect()
-}
-
 /// The significance rule of this module (see the module doc) applied to two values.
 pub fn significance(base: &Value, contender: &Value) -> Significance {
     // Forks are the unit when both sides have several: iterations of one fork are not
