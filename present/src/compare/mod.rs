@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use critsec_harness::format::jmh::{JmhEntry, JmhMetric};
+use critsec_harness::format::jmh::{JmhEntry, JmhKey, JmhMetric};
 use critsec_harness::stats::hierarchy::components;
 use critsec_harness::stats::welch::{Significance, Test, welch};
 use critsec_harness::stats::{CONFIDENCE, t_quantile};
@@ -356,7 +356,8 @@ impl Versus {
 /// One metric of one benchmark compared across the runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    /// The entry's [`JmhEntry::key`].
+    /// The entry's [`JmhEntry::key`] as printed (entries are matched on the key itself: two
+    /// different entries may print alike).
     pub key: String,
     /// Benchmark name.
     pub benchmark: String,
@@ -489,9 +490,9 @@ pub fn compare(runs: &[Run]) -> Result<Comparison, CompareError> {
     }
     let labels: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let mut notes = Vec::new();
-    let mut order: Vec<String> = Vec::new();
-    let mut seen: BTreeSet<String> = BTreeSet::new();
-    let indexed: Vec<HashMap<String, &JmhEntry>> = runs
+    let mut order: Vec<JmhKey> = Vec::new();
+    let mut seen: BTreeSet<JmhKey> = BTreeSet::new();
+    let indexed: Vec<HashMap<JmhKey, &JmhEntry>> = runs
         .iter()
         .map(|run| {
             let mut map = HashMap::new();
@@ -588,7 +589,7 @@ pub fn compare(runs: &[Run]) -> Result<Comparison, CompareError> {
             let better = better(metric.map_or(&base.mode, |m| m), &unit);
             let baseline = Value::of(bm);
             Some(Row {
-                key: key.clone(),
+                key: key.to_string(),
                 benchmark: base.benchmark.clone(),
                 mode: base.mode.clone(),
                 threads: base.threads,
@@ -666,9 +667,9 @@ fn params_of(e: &JmhEntry) -> BTreeMap<String, String> {
 
 fn geomean(
     label: &str,
-    keys: &[String],
-    base: &HashMap<String, &JmhEntry>,
-    contender: &HashMap<String, &JmhEntry>,
+    keys: &[JmhKey],
+    base: &HashMap<JmhKey, &JmhEntry>,
+    contender: &HashMap<JmhKey, &JmhEntry>,
 ) -> GeoMean {
     let pairs: Vec<(Better, f64)> = keys
         .iter()

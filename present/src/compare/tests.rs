@@ -451,3 +451,25 @@ fn forks_are_the_unit_and_disagreeing_forks_are_flagged() {
     );
     assert!(v.value.forks_disagree());
 }
+
+/// Regression (bug 13): entries whose parameters joined to the same `k=v,k=v` text were matched
+/// as one benchmark, giving one row and a geometric mean of 2.0 between different benchmarks.
+#[test]
+fn regression_13_entries_with_different_params_are_not_matched() {
+    let file = |params: &str, score: f64| {
+        format!(
+            r#"[{{"benchmark":"b.B.m","mode":"thrpt","threads":1,"params":{params},"primaryMetric":{{"score":{score},
+            "scoreError":"NaN","scoreConfidence":["NaN","NaN"],"scoreUnit":"ops/s"}}}}]"#
+        )
+    };
+    let c = compare(&[
+        run("a.json", &file(r#"{"a":"1,b=2"}"#, 100.0)),
+        run("b.json", &file(r#"{"a":"1","b":"2"}"#, 200.0)),
+    ])
+    .unwrap();
+    assert!(c.rows.is_empty(), "{:?}", c.rows);
+    assert_eq!(c.intersection, 0);
+    assert_eq!(c.geomeans[0].ratio, None);
+    let only: Vec<&[String]> = c.unmatched.iter().map(|u| &u.present_in[..]).collect();
+    assert_eq!(only, [["a.json".to_string()], ["b.json".to_string()]]);
+}
