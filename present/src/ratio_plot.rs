@@ -13,10 +13,10 @@
 //! when there are several), not the replicated verdict interval of `critsec reproduce`; the
 //! charts say so under their titles.
 
-use crate::plot::{
-    Axis, FONT, PALETTE, PlotError, chart_on, compact, draw_err, draw_line, draw_mesh, finish,
-    param, titled_page,
-};
+use crate::plot::axes::{Axis, compact};
+use crate::plot::select::param;
+use crate::plot::style::{FONT, PALETTE, chart_on, draw_line, draw_mesh, finish, titled_page};
+use crate::plot::{PlotError, draw_err};
 use critsec_harness::format::jmh::JmhEntry;
 use plotters::prelude::*;
 

@@ -153,21 +153,54 @@ pub struct JmhEntry {
 }
 
 impl JmhEntry {
-    /// A key that identifies the same benchmark across runs: name, mode, threads, parameters.
-    pub fn key(&self) -> String {
-        let params = self
+    /// What identifies the same benchmark across runs: name, mode, threads, parameters.
+    pub fn key(&self) -> JmhKey {
+        JmhKey {
+            benchmark: self.benchmark.clone(),
+            mode: self.mode.clone(),
+            threads: self.threads,
+            params: self
+                .params
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// The identity of a benchmark across runs ([`JmhEntry::key`]), compared field by field.
+///
+/// Matching on fields rather than on a joined string means no parameter value can make two
+/// different benchmarks look alike: `{a: "1,b=2"}` and `{a: "1", b: "2"}` are different keys
+/// even though both print as `a=1,b=2`. The [`Display`](fmt::Display) form is for people only.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JmhKey {
+    /// Benchmark name.
+    pub benchmark: String,
+    /// JMH mode.
+    pub mode: String,
+    /// Total threads.
+    pub threads: u64,
+    /// Parameters sorted by name; empty when the entry has none.
+    pub params: Vec<(String, String)>,
+}
+
+impl fmt::Display for JmhKey {
+    /// `name mode t=threads [k=v,k=v]`, unescaped: two keys may print alike.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let params: Vec<String> = self
             .params
-            .as_ref()
-            .map(|p| {
-                p.iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
-            .unwrap_or_default();
-        format!(
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        write!(
+            f,
             "{} {} t={} [{}]",
-            self.benchmark, self.mode, self.threads, params
+            self.benchmark,
+            self.mode,
+            self.threads,
+            params.join(",")
         )
     }
 }
@@ -401,6 +434,36 @@ mod tests {
         let mut r = result();
         r.error = Some("check failed".into());
         assert!(to_entry(&r, "x", "y").is_none());
+    }
+
+    /// Regression (bug 13): the key joined parameters as `k=v,k=v` without escaping, so a value
+    /// holding `,` and `=` made `{a: "1,b=2"}` and `{a: "1", b: "2"}` one benchmark.
+    #[test]
+    fn regression_13_keys_of_different_params_never_collide() {
+        let entry = |params: &[(&str, &str)]| {
+            let mut e = to_entry(&result(), "x", "y").unwrap();
+            e.params = Some(
+                params
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            );
+            e
+        };
+        let joined = entry(&[("a", "1,b=2")]);
+        let split = entry(&[("a", "1"), ("b", "2")]);
+        assert_ne!(joined.key(), split.key());
+        // Nor can a parameter value imitate the name, mode and threads of another entry.
+        let imitating = entry(&[("a", "1] x thrpt t=2 [c=3")]);
+        let mut named = entry(&[("c", "3")]);
+        named.benchmark.push_str(" thrpt t=2 [a=1] x");
+        assert_ne!(imitating.key(), named.key());
+        // The same parameters, however the file orders them, are the same benchmark; no
+        // parameters and an empty map are too.
+        assert_eq!(split.key(), entry(&[("b", "2"), ("a", "1")]).key());
+        let mut none = entry(&[]);
+        none.params = None;
+        assert_eq!(none.key(), entry(&[]).key());
     }
 
     #[test]

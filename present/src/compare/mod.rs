@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use critsec_harness::format::jmh::{JmhEntry, JmhMetric};
+use critsec_harness::format::jmh::{JmhEntry, JmhKey, JmhMetric};
 use critsec_harness::stats::hierarchy::components;
 use critsec_harness::stats::welch::{Significance, Test, welch};
 use critsec_harness::stats::{CONFIDENCE, t_quantile};
@@ -250,11 +250,6 @@ pub fn fork_scores(m: &JmhMetric) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// The iteration scores of a metric over all forks (see [`fork_scores`]).
-pub fn iteration_scores(m: &JmhMetric) -> Vec<f64> {
-    fork_scores(m).into_iter().flatten().collect()
-}
-
 /// The significance rule of this module (see the module doc) applied to two values.
 pub fn significance(base: &Value, contender: &Value) -> Significance {
     // Forks are the unit when both sides have several: iterations of one fork are not
@@ -299,6 +294,10 @@ pub enum Change {
     Same,
     /// Untestable, or the units cannot be compared.
     Unknown,
+    /// A score or the difference is not a finite number (JMH writes a `NaN` score when one
+    /// iteration was `NaN`): whatever a test on the finite iterations says, better or worse is
+    /// unknown.
+    NotFinite,
 }
 
 /// A contender's cell of a row.
@@ -310,13 +309,13 @@ pub struct Versus {
     pub unit: String,
     /// Whether the units are equal or convertible; when not, nothing below is computed.
     pub comparable: bool,
-    /// Contender minus baseline.
+    /// Contender minus baseline; `None` when the units do not convert or it is not finite.
     pub diff: Option<f64>,
     /// `(contender - baseline) / |baseline| * 100`; `None` when the baseline is 0 or not finite.
     pub diff_pct: Option<f64>,
     /// The significance test's outcome.
     pub significance: Significance,
-    /// Better, worse, changed, same or unknown.
+    /// Better, worse, changed, same, unknown or not finite.
     pub change: Change,
 }
 
@@ -335,6 +334,19 @@ impl Versus {
         };
         let value = Value::of(m).scaled(factor);
         let diff = value.score - base.score;
+        // A NaN or infinite score makes the difference so, and no comparison of it with 0 may
+        // decide the cell, however significant the finite iterations are.
+        if !diff.is_finite() {
+            return Versus {
+                value,
+                unit: m.score_unit.clone(),
+                comparable: true,
+                diff: None,
+                diff_pct: None,
+                significance: Significance::untestable(),
+                change: Change::NotFinite,
+            };
+        }
         let diff_pct = (base.score != 0.0 && base.score.is_finite() && diff.is_finite())
             .then(|| diff / base.score.abs() * 100.0);
         let significance = significance(base, &value);
@@ -361,7 +373,8 @@ impl Versus {
 /// One metric of one benchmark compared across the runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    /// The entry's [`JmhEntry::key`].
+    /// The entry's [`JmhEntry::key`] as printed (entries are matched on the key itself: two
+    /// different entries may print alike).
     pub key: String,
     /// Benchmark name.
     pub benchmark: String,
@@ -445,6 +458,10 @@ pub struct GeoMean {
     /// Entries of the intersection left out: a score not positive and finite, or units that
     /// do not convert, or (when directions are mixed) a neutral metric.
     pub skipped: usize,
+    /// How many of the skipped entries have a score that is `NaN` or infinite (written only
+    /// when there are some).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_finite: usize,
     /// Which way the mean improves. When the entries mix directions (thrpt and avgt), each
     /// ratio is oriented so that above 1 is better (baseline/contender for lower-is-better).
     pub better: Better,
@@ -494,9 +511,9 @@ pub fn compare(runs: &[Run]) -> Result<Comparison, CompareError> {
     }
     let labels: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
     let mut notes = Vec::new();
-    let mut order: Vec<String> = Vec::new();
-    let mut seen: BTreeSet<String> = BTreeSet::new();
-    let indexed: Vec<HashMap<String, &JmhEntry>> = runs
+    let mut order: Vec<JmhKey> = Vec::new();
+    let mut seen: BTreeSet<JmhKey> = BTreeSet::new();
+    let indexed: Vec<HashMap<JmhKey, &JmhEntry>> = runs
         .iter()
         .map(|run| {
             let mut map = HashMap::new();
@@ -593,7 +610,7 @@ pub fn compare(runs: &[Run]) -> Result<Comparison, CompareError> {
             let better = better(metric.map_or(&base.mode, |m| m), &unit);
             let baseline = Value::of(bm);
             Some(Row {
-                key: key.clone(),
+                key: key.to_string(),
                 benchmark: base.benchmark.clone(),
                 mode: base.mode.clone(),
                 threads: base.threads,
@@ -671,15 +688,20 @@ fn params_of(e: &JmhEntry) -> BTreeMap<String, String> {
 
 fn geomean(
     label: &str,
-    keys: &[String],
-    base: &HashMap<String, &JmhEntry>,
-    contender: &HashMap<String, &JmhEntry>,
+    keys: &[JmhKey],
+    base: &HashMap<JmhKey, &JmhEntry>,
+    contender: &HashMap<JmhKey, &JmhEntry>,
 ) -> GeoMean {
+    let mut not_finite = 0;
     let pairs: Vec<(Better, f64)> = keys
         .iter()
         .filter_map(|k| {
             let (b, c) = (base.get(k)?, contender.get(k)?);
             let (bm, cm) = (&b.primary_metric, &c.primary_metric);
+            if !(bm.score.0.is_finite() && cm.score.0.is_finite()) {
+                not_finite += 1;
+                return None;
+            }
             let factor = unit_factor(&cm.score_unit, &bm.score_unit)?;
             let ratio = cm.score.0 * factor / bm.score.0;
             (ratio.is_finite() && ratio > 0.0).then(|| (better(&b.mode, &bm.score_unit), ratio))
@@ -705,9 +727,14 @@ fn geomean(
         ratio: (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp()),
         entries: logs.len(),
         skipped: keys.len() - logs.len(),
+        not_finite,
         better,
         oriented,
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 mod render;

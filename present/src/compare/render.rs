@@ -75,8 +75,20 @@ fn mark(s: &Significance) -> &'static str {
     }
 }
 
-/// The cells of one contender: value, diff, diff %, and the change for colouring.
-fn contender_cells(v: Option<&Versus>) -> (String, String, String, Change) {
+/// Why a cell's change is unknown when a number is not finite, naming the side and the value.
+fn not_finite(base: &Value, v: &Versus) -> String {
+    let (side, score) = if !base.score.is_finite() {
+        ("baseline", base.score)
+    } else if !v.value.score.is_finite() {
+        ("contender", v.value.score)
+    } else {
+        return "unknown: the difference is not finite".into();
+    };
+    format!("unknown: {side} score is {}", fmt_num(score))
+}
+
+/// The cells of one contender against `base`: value, diff, diff %, and the change for colouring.
+fn contender_cells(base: &Value, v: Option<&Versus>) -> (String, String, String, Change) {
     let Some(v) = v else {
         return ("-".into(), "-".into(), "-".into(), Change::Unknown);
     };
@@ -87,6 +99,9 @@ fn contender_cells(v: Option<&Versus>) -> (String, String, String, Change) {
             "units differ".into(),
             Change::Unknown,
         );
+    }
+    if v.change == Change::NotFinite {
+        return (cell(&v.value), "-".into(), not_finite(base, v), v.change);
     }
     let diff = v.diff.map(signed).unwrap_or_else(|| "-".into());
     let mut pct = v
@@ -132,7 +147,7 @@ fn table_cells(c: &Comparison) -> (Vec<Vec<String>>, Vec<Vec<Change>>) {
         ];
         let mut ch = vec![Change::Unknown; 3];
         for v in &row.contenders {
-            let (value, diff, pct, change) = contender_cells(v.as_ref());
+            let (value, diff, pct, change) = contender_cells(&row.baseline, v.as_ref());
             if two {
                 line.extend([value, diff, row.unit.clone(), pct]);
                 ch.extend([Change::Unknown, change, Change::Unknown, change]);
@@ -207,10 +222,12 @@ fn summary_line(c: &Comparison) -> String {
                 .ratio
                 .map(|r| format!("{r:.3}x"))
                 .unwrap_or_else(|| "-".into());
-            let skipped = if g.skipped > 0 {
-                format!(" ({} skipped)", g.skipped)
-            } else {
-                String::new()
+            const NOT_FINITE: &str = "a score is NaN or infinite";
+            let skipped = match (g.skipped, g.not_finite) {
+                (0, _) => String::new(),
+                (s, 0) => format!(" ({s} skipped)"),
+                (s, n) if s == n => format!(" ({s} skipped: {NOT_FINITE})"),
+                (s, n) => format!(" ({s} skipped, {n} of them because {NOT_FINITE})"),
             };
             let dir = match (g.oriented, g.better) {
                 (true, _) => " (directions mixed: each ratio oriented so > 1 is better)",

@@ -451,3 +451,84 @@ fn forks_are_the_unit_and_disagreeing_forks_are_flagged() {
     );
     assert!(v.value.forks_disagree());
 }
+
+/// Regression (bug 13): entries whose parameters joined to the same `k=v,k=v` text were matched
+/// as one benchmark, giving one row and a geometric mean of 2.0 between different benchmarks.
+#[test]
+fn regression_13_entries_with_different_params_are_not_matched() {
+    let file = |params: &str, score: f64| {
+        format!(
+            r#"[{{"benchmark":"b.B.m","mode":"thrpt","threads":1,"params":{params},"primaryMetric":{{"score":{score},
+            "scoreError":"NaN","scoreConfidence":["NaN","NaN"],"scoreUnit":"ops/s"}}}}]"#
+        )
+    };
+    let c = compare(&[
+        run("a.json", &file(r#"{"a":"1,b=2"}"#, 100.0)),
+        run("b.json", &file(r#"{"a":"1","b":"2"}"#, 200.0)),
+    ])
+    .unwrap();
+    assert!(c.rows.is_empty(), "{:?}", c.rows);
+    assert_eq!(c.intersection, 0);
+    assert_eq!(c.geomeans[0].ratio, None);
+    let only: Vec<&[String]> = c.unmatched.iter().map(|u| &u.present_in[..]).collect();
+    assert_eq!(only, [["a.json".to_string()], ["b.json".to_string()]]);
+}
+
+/// Regression (bug 14): a baseline whose score is `NaN` (JMH writes it when one iteration is
+/// `NaN`) against a contender twice as fast: the diff was `NaN`, Welch's test on the finite
+/// iterations was significant, and the cell fell through to "worse".
+#[test]
+fn regression_14_a_nan_score_is_unknown_never_better_or_worse() {
+    let entry = |name: &str, score: &str, raw: &str| {
+        format!(
+            r#"{{"benchmark":"b.B.{name}","mode":"thrpt","threads":1,"primaryMetric":{{"score":{score},
+            "scoreError":"NaN","scoreConfidence":["NaN","NaN"],"scoreUnit":"ops/s","rawData":[{raw}]}}}}"#
+        )
+    };
+    let base = format!(
+        "[{},{}]",
+        entry("nan", r#""NaN""#, r#"[100, "NaN", 101, 99]"#),
+        entry("ok", "100", "[100, 101, 99]")
+    );
+    let contender = format!(
+        "[{},{}]",
+        entry("nan", "200", "[200, 201, 199, 200]"),
+        entry("ok", "200", "[200, 201, 199]")
+    );
+    let line = |c: &Comparison| {
+        let t = text(c, false);
+        t.lines()
+            .find(|l| l.contains("b.B.nan"))
+            .unwrap()
+            .to_string()
+    };
+    let c = compare(&[run("a.json", &base), run("b.json", &contender)]).unwrap();
+    let v = find(&c, "b.B.nan (t=1)", None).contenders[0]
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        (v.change, v.diff, v.diff_pct),
+        (Change::NotFinite, None, None)
+    );
+    let l = line(&c);
+    assert!(l.contains("unknown: baseline score is NaN"), "{l}");
+    assert!(!l.contains("worse") && !l.contains("better"), "{l}");
+    assert!(csv(&c).contains(",not-finite,"));
+    assert!(json(&c).contains("\"change\": \"not-finite\""));
+    // The other way round: a NaN contender is neither better nor worse either.
+    let swapped = compare(&[run("b.json", &contender), run("a.json", &base)]).unwrap();
+    let w = find(&swapped, "b.B.nan (t=1)", None).contenders[0]
+        .as_ref()
+        .unwrap();
+    assert_eq!(w.change, Change::NotFinite);
+    assert!(line(&swapped).contains("unknown: contender score is NaN"));
+    // The geometric mean leaves the entry out and says why.
+    let g = &c.geomeans[0];
+    assert_eq!((g.entries, g.skipped, g.not_finite), (1, 1, 1));
+    assert!(close(g.ratio.unwrap(), 2.0, 1e-12));
+    let t = text(&c, false);
+    assert!(
+        t.contains("b.json 2.000x (higher is better) (1 skipped: a score is NaN or infinite)"),
+        "{t}"
+    );
+}
