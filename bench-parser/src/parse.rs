@@ -177,12 +177,14 @@ impl Probe for ThrowProbe {
                 "throws.lookahead_success",
                 per_parse(&self.lookahead_successes),
                 "/parse",
-            ),
+            )
+            .lower_is_better(),
             Metric::new(
                 "throws.read_past_eof",
                 per_parse(&self.reads_past_eof),
                 "/parse",
-            ),
+            )
+            .lower_is_better(),
         ]
     }
 }

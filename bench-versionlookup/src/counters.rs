@@ -168,22 +168,26 @@ impl Probe for CountersProbe {
                 format!("map_gets_per_{}", self.unit),
                 per(Counter::MapGets),
                 &unit,
-            ),
+            )
+            .lower_is_better(),
             Metric::new(
                 format!("thread_local_gets_per_{}", self.unit),
                 per(Counter::ThreadLocalGets),
                 &unit,
-            ),
+            )
+            .lower_is_better(),
             Metric::new(
                 format!("gets_per_{}", self.unit),
                 per(Counter::MapGets) + per(Counter::ThreadLocalGets),
                 &unit,
-            ),
+            )
+            .lower_is_better(),
             Metric::new(
                 format!("term_seeks_per_{}", self.unit),
                 per(Counter::TermSeeks),
                 &unit,
-            ),
+            )
+            .lower_is_better(),
             Metric::new(
                 format!("segments_skipped_per_{}", self.unit),
                 per(Counter::SegmentsSkipped),
@@ -193,16 +197,22 @@ impl Probe for CountersProbe {
         if self.timings {
             let sampled = d(Counter::SampledLookups).max(1.0);
             let ns_unit = format!("ns/{}", self.unit);
-            out.push(Metric::new(
-                format!("lookup_ns_per_{}", self.unit),
-                d(Counter::SampledLookupNs) / sampled,
-                &ns_unit,
-            ));
-            out.push(Metric::new(
-                format!("total_ns_per_{}", self.unit),
-                window.nanos as f64 * self.threads as f64 / ops,
-                &ns_unit,
-            ));
+            out.push(
+                Metric::new(
+                    format!("lookup_ns_per_{}", self.unit),
+                    d(Counter::SampledLookupNs) / sampled,
+                    &ns_unit,
+                )
+                .lower_is_better(),
+            );
+            out.push(
+                Metric::new(
+                    format!("total_ns_per_{}", self.unit),
+                    window.nanos as f64 * self.threads as f64 / ops,
+                    &ns_unit,
+                )
+                .lower_is_better(),
+            );
         }
         out.extend(self.locks.read(window));
         out.extend((self.extra)());

@@ -32,11 +32,13 @@
 #![deny(missing_docs)]
 
 pub mod claims;
+pub mod direction;
 pub mod format;
 pub mod run;
 pub mod stats;
 
-pub use claims::claim::{Claim, ClaimError, Direction, Side};
+pub use claims::claim::{Claim, ClaimError, Side};
+pub use direction::Direction;
 pub use run::fork::{Catalog, FORK_ARG, TrialHandle, fork_child_main};
 pub use run::probe::{LockWaitProbe, LockWaits};
 pub use run::result::{BenchmarkResult, ForkRecord, IterationResult, TrialSpec};

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use critsec_harness::format::jmh::read_entries;
-use critsec_harness::format::write_atomically;
+use critsec_harness::format::meta::RunMeta;
+use critsec_harness::format::{meta_path, write_atomically};
 use critsec_present::compare::{Format, Run, compare, render};
 
 use super::UsageError;
@@ -59,7 +60,8 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
                 error
             }
         })?;
-        runs.push(Run { label, entries });
+        let meta = read_meta(path);
+        runs.push(Run::new(label, entries, meta.as_ref()));
     }
     let comparison = compare(&runs)?;
     match &args.out {
@@ -126,5 +128,23 @@ mod tests {
             &["run.json", "run.json"],
             &["run.json (#1)", "run.json (#2)"],
         );
+    }
+}
+
+/// The `.meta.json` beside a run of ours, which says which way its secondary metrics improve;
+/// `None` for a real JMH file. One that cannot be read is said on stderr, not fatal: the
+/// comparison goes on with those metrics neutral.
+fn read_meta(json: &Path) -> Option<RunMeta> {
+    let path = meta_path(json);
+    let text = std::fs::read_to_string(&path).ok()?;
+    match serde_json::from_str(&text) {
+        Ok(meta) => Some(meta),
+        Err(e) => {
+            eprintln!(
+                "note: {} is not a run's metadata ({e}); its secondary metrics compare as neutral",
+                path.display()
+            );
+            None
+        }
     }
 }

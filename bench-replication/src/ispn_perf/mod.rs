@@ -310,12 +310,13 @@ fn metrics(
     payload_seconds: f64,
 ) -> Vec<Metric> {
     let mut m = vec![
-        Metric::new("req_per_s_cluster", req_per_s_cluster, "req/s"),
+        Metric::new("req_per_s_cluster", req_per_s_cluster, "req/s").higher_is_better(),
         Metric::new(
             "req_per_s_node",
             req_per_s_cluster / nodes.max(1) as f64,
             "req/s",
-        ),
+        )
+        .higher_is_better(),
         // IspnPerfTest's "reqs/sec/node (bytes/sec)": here the value bytes each node sent to
         // other nodes per second (puts, backup writes, replication, get replies).
         Metric::new(
@@ -326,60 +327,55 @@ fn metrics(
     ];
     for (name, h) in [("get", &req.gets), ("put", &req.puts)] {
         for (q, label) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")] {
-            m.push(Metric::new(
-                format!("{name}.{label}"),
-                h.quantile(q) as f64,
-                "us",
-            ));
+            m.push(
+                Metric::new(format!("{name}.{label}"), h.quantile(q) as f64, "us")
+                    .lower_is_better(),
+            );
         }
     }
-    m.push(Metric::new(
-        "lock_timeouts",
-        stats.lock_timeouts as f64,
-        "count",
-    ));
+    m.push(Metric::new("lock_timeouts", stats.lock_timeouts as f64, "count").lower_is_better());
     // The exposure of count claims: every request that ended in the window, failed or not.
     m.push(Metric::new(
         "requests",
         (req.ok_ops() + req.failed_lock + req.failed_reply) as f64,
         "count",
     ));
-    m.push(Metric::new(
-        "reply_timeouts",
-        (stats.reply_timeouts + stats.backup_timeouts + stats.repl_timeouts) as f64,
-        "count",
-    ));
-    m.push(Metric::new(
-        "pool_rejections",
-        stats.pool_rejections as f64,
-        "count",
-    ));
-    m.push(Metric::new(
-        "repl_queue_depth",
-        stats.repl_queue_max as f64,
-        "keys",
-    ));
-    m.push(Metric::new(
-        "failed_ops",
-        (req.failed_lock + req.failed_reply) as f64,
-        "count",
-    ));
-    m.push(Metric::new(
-        "lock_hold_max_us",
-        stats.max_lock_hold_us as f64,
-        "us",
-    ));
+    m.push(
+        Metric::new(
+            "reply_timeouts",
+            (stats.reply_timeouts + stats.backup_timeouts + stats.repl_timeouts) as f64,
+            "count",
+        )
+        .lower_is_better(),
+    );
+    m.push(Metric::new("pool_rejections", stats.pool_rejections as f64, "count").lower_is_better());
+    m.push(Metric::new("repl_queue_depth", stats.repl_queue_max as f64, "keys").lower_is_better());
+    m.push(
+        Metric::new(
+            "failed_ops",
+            (req.failed_lock + req.failed_reply) as f64,
+            "count",
+        )
+        .lower_is_better(),
+    );
+    m.push(Metric::new("lock_hold_max_us", stats.max_lock_hold_us as f64, "us").lower_is_better());
     // `block` only: how long inbound paths were held behind a command waiting for a slot,
     // summed over nodes (virtual ms in the simulation, real ms with threads).
-    m.push(Metric::new(
-        "inbound_blocked_ms",
-        stats.inbound_blocked_us as f64 / 1e3,
-        "ms",
-    ));
-    m.push(Metric::new(
-        "blocked_deliveries",
-        stats.blocked_deliveries as f64,
-        "count",
-    ));
+    m.push(
+        Metric::new(
+            "inbound_blocked_ms",
+            stats.inbound_blocked_us as f64 / 1e3,
+            "ms",
+        )
+        .lower_is_better(),
+    );
+    m.push(
+        Metric::new(
+            "blocked_deliveries",
+            stats.blocked_deliveries as f64,
+            "count",
+        )
+        .lower_is_better(),
+    );
     m
 }

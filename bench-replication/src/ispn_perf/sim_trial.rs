@@ -97,14 +97,20 @@ impl SelfTimed for SimTrial {
                         r.cpu_utilisation(),
                         "fraction",
                     ));
-                    m.push(Metric::new("cpu_wait_mean_us", r.cpu_wait_mean_us(), "us"));
+                    m.push(
+                        Metric::new("cpu_wait_mean_us", r.cpu_wait_mean_us(), "us")
+                            .lower_is_better(),
+                    );
                     // The get plan's traffic: get requests and replies sent over the run
                     // per get completed over the run.
-                    m.push(Metric::new(
-                        "messages_per_get",
-                        r.stats.get_messages as f64 / r.gets_checked.max(1) as f64,
-                        "msgs",
-                    ));
+                    m.push(
+                        Metric::new(
+                            "messages_per_get",
+                            r.stats.get_messages as f64 / r.gets_checked.max(1) as f64,
+                            "msgs",
+                        )
+                        .lower_is_better(),
+                    );
                     m.push(Metric::new("window_ms", r.window_us as f64 / 1e3, "ms"));
                     m
                 },

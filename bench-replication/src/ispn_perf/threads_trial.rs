@@ -160,11 +160,14 @@ impl Probe for ThreadsTrial {
             .map(|b| b.clone())
             .unwrap_or_default();
         let since = |now: u64, then: u64| now.saturating_sub(then) as f64;
-        m.push(Metric::new(
-            "blocked_waits",
-            since(d.blocked_waits, db.blocked_waits),
-            "count",
-        ));
+        m.push(
+            Metric::new(
+                "blocked_waits",
+                since(d.blocked_waits, db.blocked_waits),
+                "count",
+            )
+            .lower_is_better(),
+        );
         m.push(Metric::new(
             "lock_resumes",
             since(d.resumes, db.resumes),
@@ -175,11 +178,14 @@ impl Probe for ThreadsTrial {
             since(d.oob_commands, db.oob_commands),
             "count",
         ));
-        m.push(Metric::new(
-            "transport_blocks",
-            since(d.transport_blocks, db.transport_blocks),
-            "count",
-        ));
+        m.push(
+            Metric::new(
+                "transport_blocks",
+                since(d.transport_blocks, db.transport_blocks),
+                "count",
+            )
+            .lower_is_better(),
+        );
         m.push(Metric::new(
             "pool_threads_busy_max",
             d.max_busy_pool_threads as f64,

@@ -29,18 +29,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::direction::Direction;
+
 use crate::claims::command::CommandSide;
 use crate::run::scenario::Params;
-
-/// Which way the contender is expected to move the metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// contender / baseline >= `min_effect` (e.g. throughput up).
-    Higher,
-    /// contender / baseline <= `min_effect` (e.g. latency down).
-    Lower,
-}
 
 /// One side of a claim: parameter values and environment overrides on top of the shared ones.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -1,6 +1,9 @@
 //! A run's files: the JMH JSON array and its sibling `.meta.json` with everything JMH's layout
 //! has no place for (machine, command, hazards, check values, errors).
 
+use std::collections::BTreeMap;
+
+use crate::direction::Direction;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -52,6 +55,10 @@ pub struct BenchmarkMeta {
     pub verified: Vec<(String, String)>,
     /// The error, for a benchmark without a score.
     pub error: Option<String>,
+    /// Which way each secondary metric improves, as its producer said (JMH's layout has no
+    /// place for it); metrics without a direction are left out.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub better: BTreeMap<String, Direction>,
 }
 
 impl BenchmarkMeta {
@@ -69,6 +76,7 @@ impl BenchmarkMeta {
                 .map(|f| (f.verified_before.clone(), f.verified_after.clone()))
                 .collect(),
             error: r.error.clone(),
+            better: r.secondary_directions(),
         }
     }
 }

@@ -60,16 +60,22 @@ impl Probe for LockWaitProbe {
             .into_iter()
             .filter(|l| l.name.starts_with(self.prefix))
         {
-            out.push(Metric::new(
-                format!("lock.{}.waits", l.name),
-                l.contended as f64 / ops,
-                "waits/op",
-            ));
-            out.push(Metric::new(
-                format!("lock.{}.wait_ns", l.name),
-                l.wait_ns as f64 / ops,
-                "ns/op",
-            ));
+            out.push(
+                Metric::new(
+                    format!("lock.{}.waits", l.name),
+                    l.contended as f64 / ops,
+                    "waits/op",
+                )
+                .lower_is_better(),
+            );
+            out.push(
+                Metric::new(
+                    format!("lock.{}.wait_ns", l.name),
+                    l.wait_ns as f64 / ops,
+                    "ns/op",
+                )
+                .lower_is_better(),
+            );
         }
         out
     }

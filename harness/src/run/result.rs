@@ -1,5 +1,6 @@
 //! Results: per-iteration records, per-benchmark aggregates, and the trial specification.
 
+use crate::direction::Direction;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -117,6 +118,16 @@ impl BenchmarkResult {
             }
         }
         out
+    }
+
+    /// Which way each secondary metric improves, where its producer said.
+    pub fn secondary_directions(&self) -> BTreeMap<String, Direction> {
+        self.forks
+            .iter()
+            .flat_map(|f| &f.iterations)
+            .flat_map(|it| &it.secondary)
+            .filter_map(|m| Some((m.name.clone(), m.better?)))
+            .collect()
     }
 
     /// Summary of a secondary metric over all iterations, if it was reported.

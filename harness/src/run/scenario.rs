@@ -16,6 +16,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::direction::Direction;
+
 /// One parameter of a scenario and the values it runs with by default (JMH `@Param`).
 #[derive(Debug, Clone)]
 pub struct ParamSpec {
@@ -193,15 +195,37 @@ pub struct Metric {
     pub value: f64,
     /// Unit, e.g. `ns/op` or `%`.
     pub unit: String,
+    /// Which way it improves, as its producer knows; `None` (a utilisation, a count that only
+    /// describes) is never called better or worse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub better: Option<Direction>,
 }
 
 impl Metric {
-    /// A metric value.
+    /// A metric value with no better direction; see [`Metric::higher_is_better`] and
+    /// [`Metric::lower_is_better`].
     pub fn new(name: impl Into<String>, value: f64, unit: impl Into<String>) -> Self {
         Metric {
             name: name.into(),
             value,
             unit: unit.into(),
+            better: None,
+        }
+    }
+
+    /// The same metric, better when higher (a rate of useful work).
+    pub fn higher_is_better(self) -> Self {
+        Metric {
+            better: Some(Direction::Higher),
+            ..self
+        }
+    }
+
+    /// The same metric, better when lower (a cost: time, waits, timeouts, failures).
+    pub fn lower_is_better(self) -> Self {
+        Metric {
+            better: Some(Direction::Lower),
+            ..self
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Run settings, named and defaulted as JMH names them (`-wi`, `-i`, `-w`, `-r`, `-f`, `-t`).
 
+use crate::direction::Direction;
 use std::fmt;
 use std::time::Duration;
 
@@ -44,9 +45,12 @@ impl Mode {
         }
     }
 
-    /// Whether a larger primary score is better.
-    pub fn higher_is_better(self) -> bool {
-        self == Mode::Throughput
+    /// Which way the primary score improves: throughput up, time per operation down.
+    pub fn better(self) -> Direction {
+        match self {
+            Mode::Throughput => Direction::Higher,
+            Mode::AverageTime | Mode::SampleTime => Direction::Lower,
+        }
     }
 }
 

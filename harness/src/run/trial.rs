@@ -257,16 +257,20 @@ fn measure(
                 .filter(|(name, _)| *name == g.name)
                 .map(|(_, o)| o)
                 .sum();
-            secondary.push(Metric::new(
-                format!("group.{}", g.name),
-                group_ops as f64 / secs,
-                "ops/s",
-            ));
+            secondary.push(
+                Metric::new(
+                    format!("group.{}", g.name),
+                    group_ops as f64 / secs,
+                    "ops/s",
+                )
+                .higher_is_better(),
+            );
         }
     }
     if n > 1 {
         let per_thread: Vec<f64> = thread_ops.iter().map(|(_, o)| *o as f64 / secs).collect();
-        secondary.push(Metric::new("threads.median", median(&per_thread), "ops/s"));
+        secondary
+            .push(Metric::new("threads.median", median(&per_thread), "ops/s").higher_is_better());
         secondary.push(Metric::new(
             "threads.stddev",
             Summary::of(&per_thread).stddev,

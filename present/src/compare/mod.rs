@@ -22,20 +22,43 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use critsec_harness::format::jmh::{JmhEntry, JmhKey, JmhMetric};
+use critsec_harness::format::jmh::{JmhEntry, JmhKey, JmhMetric, benchmark_name};
+use critsec_harness::format::meta::RunMeta;
 use critsec_harness::stats::hierarchy::components;
 use critsec_harness::stats::welch::{Significance, Test, welch};
 use critsec_harness::stats::{CONFIDENCE, t_quantile};
+use critsec_harness::{Direction, Mode};
 
 use crate::table::fmt_num;
 
 /// One run to compare: a label for headers (usually its file name) and its entries.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Run {
     /// How the run is named in the output.
     pub label: String,
     /// Its entries, as read by [`critsec_harness::format::jmh::read_entries`].
     pub entries: Vec<JmhEntry>,
+    /// Which way each secondary metric improves, per benchmark, as the run's producer recorded
+    /// it (our `.meta.json`); empty for a real JMH file.
+    pub better: BTreeMap<String, BTreeMap<String, Direction>>,
+}
+
+impl Run {
+    /// A run of `entries`: ours with the `.meta.json` written beside them (`meta`), which says
+    /// which way each secondary metric improves, or a real JMH file's (`None`).
+    pub fn new(label: impl Into<String>, entries: Vec<JmhEntry>, meta: Option<&RunMeta>) -> Run {
+        let better = meta
+            .into_iter()
+            .flat_map(|m| &m.benchmarks)
+            .filter(|b| !b.better.is_empty())
+            .map(|b| (benchmark_name(&b.scenario), b.better.clone()))
+            .collect();
+        Run {
+            label: label.into(),
+            entries,
+            better,
+        }
+    }
 }
 
 /// Why a comparison could not be made or rendered.
@@ -55,69 +78,51 @@ pub enum CompareError {
     },
 }
 
-/// Which way a metric improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Better {
-    /// Up is good: throughput (`ops/s`, `req/s`, `docs/s`).
-    Higher,
-    /// Down is good: time per operation, latency, waits, timeouts, failures.
-    Lower,
-    /// Unknown or two-sided (CPU utilisation, counts of things): never called better or worse.
-    Neutral,
-}
-
-/// Words in a metric's name or unit that make "up" bad, whatever the unit's shape.
-const UP_IS_BAD: [&str; 10] = [
-    "latency",
-    "wait",
-    "timeout",
-    "rejection",
-    "fail",
-    "error",
-    "mismatch",
-    "hold",
-    "queue_depth",
-    "gc.",
-];
-
-/// The direction of a metric from its name and unit (see [`Better`]).
+/// Which way a metric of an entry improves, `None` where nobody said (never better or worse).
 ///
-/// A name or unit mentioning waits, timeouts, failures or latency, a percentile name (`get.p99`,
-/// JMH's `p0.99`) and a time unit (`ns/op`, `us`) mean lower is better; a rate (`ops/…`, `…/s`)
-/// means higher is better. The checks run in that order, so `waits/s` is still a cost. GC
-/// allocation *rate* grows with throughput and spreads have no good direction: both neutral.
-pub fn better(metric: &str, unit: &str) -> Better {
-    let name = metric.to_ascii_lowercase();
-    let unit_l = unit.to_ascii_lowercase();
-    if name.ends_with("gc.alloc.rate") || name.contains("stddev") || name.contains("utilisation") {
-        return Better::Neutral;
+/// The primary score's direction is JMH's mode's: throughput up, time per operation down. A
+/// secondary metric's is its producer's: ours record it in the run's `.meta.json` (read into
+/// [`Run::better`]); JMH's own profilers record none, so their metrics follow JMH's meaning:
+/// a sample-mode percentile (`·p0.99`) is a time like the primary, and GC's normalised
+/// allocation, count and time are costs, while an allocation *rate* grows with throughput.
+pub fn direction(run: &Run, entry: &JmhEntry, metric: Option<&str>) -> Option<Direction> {
+    let primary = mode_direction(&entry.mode);
+    let Some(name) = metric else {
+        return primary;
+    };
+    if let Some(d) = run.better.get(&entry.benchmark).and_then(|m| m.get(name)) {
+        return Some(*d);
     }
-    if UP_IS_BAD
-        .iter()
-        .any(|w| name.contains(w) || unit_l.contains(w))
-        || is_percentile_name(&name)
-    {
-        return Better::Lower;
+    let profiler = name.strip_prefix('·').or_else(|| name.strip_prefix(':'))?;
+    match profiler {
+        "gc.alloc.rate.norm" | "gc.count" | "gc.time" => Some(Direction::Lower),
+        p if p.starts_with('p') && p[1..].parse::<f64>().is_ok() => primary,
+        _ => None,
     }
-    let numerator = unit_l.split('/').next().unwrap_or("");
-    if seconds_of(numerator).is_some() {
-        return Better::Lower;
-    }
-    if unit_l.contains("ops/") || unit_l.contains("/s") || unit_l.contains("/min") {
-        return Better::Higher;
-    }
-    Better::Neutral
 }
 
-/// Whether a metric name is a latency percentile: a `.`/`·`-separated part `p` plus digits.
-fn is_percentile_name(name: &str) -> bool {
-    name.split(['.', '·', ':']).any(|part| {
-        let mut chars = part.chars();
-        chars.next() == Some('p')
-            && chars.clone().next().is_some()
-            && chars.all(|c| c.is_ascii_digit())
-    })
+/// The primary score's direction by JMH mode (`thrpt`, `avgt`, `sample`, `ss`).
+fn mode_direction(mode: &str) -> Option<Direction> {
+    match Mode::parse(mode) {
+        Ok(m) => Some(m.better()),
+        Err(_) => (mode == "ss" || mode == "SingleShotTime").then_some(Direction::Lower),
+    }
+}
+
+/// `higher`, `lower` or `neutral`: a direction as the comparison's JSON and CSV spell it.
+pub fn direction_name(d: Option<Direction>) -> &'static str {
+    match d {
+        Some(Direction::Higher) => "higher",
+        Some(Direction::Lower) => "lower",
+        None => "neutral",
+    }
+}
+
+fn serialize_direction<S: serde::Serializer>(
+    d: &Option<Direction>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(direction_name(*d))
 }
 
 /// Seconds in one of a time unit as JMH and we spell them.
@@ -320,7 +325,7 @@ pub struct Versus {
 }
 
 impl Versus {
-    fn new(base: &Value, unit: &str, better: Better, m: &JmhMetric) -> Versus {
+    fn new(base: &Value, unit: &str, better: Option<Direction>, m: &JmhMetric) -> Versus {
         let Some(factor) = unit_factor(&m.score_unit, unit) else {
             return Versus {
                 value: Value::of(m),
@@ -353,9 +358,9 @@ impl Versus {
         let change = match (significance.significant, better) {
             (None, _) => Change::Unknown,
             (Some(false), _) => Change::Same,
-            (Some(true), Better::Neutral) => Change::Changed,
-            (Some(true), Better::Higher) if diff > 0.0 => Change::Better,
-            (Some(true), Better::Lower) if diff < 0.0 => Change::Better,
+            (Some(true), None) => Change::Changed,
+            (Some(true), Some(Direction::Higher)) if diff > 0.0 => Change::Better,
+            (Some(true), Some(Direction::Lower)) if diff < 0.0 => Change::Better,
             (Some(true), _) => Change::Worse,
         };
         Versus {
@@ -388,8 +393,9 @@ pub struct Row {
     pub metric: Option<String>,
     /// The baseline's unit; contenders are converted to it.
     pub unit: String,
-    /// Which way the metric improves.
-    pub better: Better,
+    /// Which way the metric improves (`neutral` where nobody said).
+    #[serde(serialize_with = "serialize_direction")]
+    pub better: Option<Direction>,
     /// The baseline's value.
     pub baseline: Value,
     /// One cell per contender, `None` where that run lacks the entry or the metric.
@@ -464,7 +470,8 @@ pub struct GeoMean {
     pub not_finite: usize,
     /// Which way the mean improves. When the entries mix directions (thrpt and avgt), each
     /// ratio is oriented so that above 1 is better (baseline/contender for lower-is-better).
-    pub better: Better,
+    #[serde(serialize_with = "serialize_direction")]
+    pub better: Option<Direction>,
     /// Whether the ratios were oriented because directions were mixed.
     pub oriented: bool,
 }
@@ -502,7 +509,7 @@ pub struct Comparison {
 }
 
 /// The significance rule as printed in every header.
-pub const RULE: &str = "significance at 99.9%: * Welch's t-test on the fork means when both sides have >= 2 forks (forks are the unit, and the ± is then over fork means), else on the iteration scores (rawData) when both sides have >= 2 iterations, else † the two 99.9% intervals do not overlap, ? untestable (no iterations and no interval); better/worse by the metric's direction (throughput up is good; time, latency, waits, timeouts up are bad; other units neutral)";
+pub const RULE: &str = "significance at 99.9%: * Welch's t-test on the fork means when both sides have >= 2 forks (forks are the unit, and the ± is then over fork means), else on the iteration scores (rawData) when both sides have >= 2 iterations, else † the two 99.9% intervals do not overlap, ? untestable (no iterations and no interval); better/worse by the metric's direction (the primary score's by JMH mode: throughput up is good, time down; a secondary metric's as the run's .meta.json records its producer's, or as JMH's profilers mean theirs; else neutral)";
 
 /// Compares runs; `runs[0]` is the baseline, the rest are contenders.
 pub fn compare(runs: &[Run]) -> Result<Comparison, CompareError> {
@@ -607,7 +614,7 @@ pub fn compare(runs: &[Run]) -> Result<Comparison, CompareError> {
                 return None;
             }
             let unit = bm.score_unit.clone();
-            let better = better(metric.map_or(&base.mode, |m| m), &unit);
+            let better = direction(&runs[0], base, metric.map(String::as_str));
             let baseline = Value::of(bm);
             Some(Row {
                 key: key.to_string(),
@@ -693,7 +700,7 @@ fn geomean(
     contender: &HashMap<JmhKey, &JmhEntry>,
 ) -> GeoMean {
     let mut not_finite = 0;
-    let pairs: Vec<(Better, f64)> = keys
+    let pairs: Vec<(Option<Direction>, f64)> = keys
         .iter()
         .filter_map(|k| {
             let (b, c) = (base.get(k)?, contender.get(k)?);
@@ -704,23 +711,23 @@ fn geomean(
             }
             let factor = unit_factor(&cm.score_unit, &bm.score_unit)?;
             let ratio = cm.score.0 * factor / bm.score.0;
-            (ratio.is_finite() && ratio > 0.0).then(|| (better(&b.mode, &bm.score_unit), ratio))
+            (ratio.is_finite() && ratio > 0.0).then(|| (mode_direction(&b.mode), ratio))
         })
         .collect();
-    let directions: BTreeSet<Better> = pairs.iter().map(|(d, _)| *d).collect();
+    let directions: BTreeSet<Option<Direction>> = pairs.iter().map(|(d, _)| *d).collect();
     let oriented = directions.len() > 1;
     let logs: Vec<f64> = pairs
         .iter()
         .filter_map(|&(d, r)| match (oriented, d) {
-            (false, _) | (true, Better::Higher) => Some(r.ln()),
-            (true, Better::Lower) => Some(-r.ln()),
-            (true, Better::Neutral) => None,
+            (false, _) | (true, Some(Direction::Higher)) => Some(r.ln()),
+            (true, Some(Direction::Lower)) => Some(-r.ln()),
+            (true, None) => None,
         })
         .collect();
     let better = match (oriented, pairs.first()) {
-        (true, _) => Better::Higher,
+        (true, _) => Some(Direction::Higher),
         (false, Some((d, _))) => *d,
-        (false, None) => Better::Neutral,
+        (false, None) => None,
     };
     GeoMean {
         contender: label.to_string(),

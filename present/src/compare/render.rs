@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use critsec_harness::stats::welch::{Significance, Test};
 
-use super::{Better, Change, CompareError, Comparison, Value, Versus};
+use super::{Change, CompareError, Comparison, Value, Versus, direction_name};
 use crate::table::{Align, Color, Table, fmt_num, md_escape};
+use critsec_harness::Direction;
 
 /// The output formats of [`render`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,9 +232,9 @@ fn summary_line(c: &Comparison) -> String {
             };
             let dir = match (g.oriented, g.better) {
                 (true, _) => " (directions mixed: each ratio oriented so > 1 is better)",
-                (false, Better::Higher) => " (higher is better)",
-                (false, Better::Lower) => " (lower is better)",
-                (false, Better::Neutral) => "",
+                (false, Some(Direction::Higher)) => " (higher is better)",
+                (false, Some(Direction::Lower)) => " (lower is better)",
+                (false, None) => "",
             };
             format!("{} {r}{dir}{skipped}", g.contender)
         })
@@ -374,7 +375,7 @@ pub fn csv(c: &Comparison) -> String {
                 row.threads.to_string(),
                 params.join(","),
                 row.unit.clone(),
-                kebab(&row.better),
+                direction_name(row.better).to_string(),
                 c.runs[0].label.clone(),
                 opt_num(Some(row.baseline.score)),
                 opt_num(row.baseline.error),

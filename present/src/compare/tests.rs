@@ -8,14 +8,35 @@ const JMH_SYNC: &str = include_str!("../../tests/fixtures/jmh_solr_cores.json");
 const JMH_RW: &str = include_str!("../../tests/fixtures/jmh_solr_cores_rwlock.json");
 
 fn run(label: &str, text: &str) -> Run {
-    Run {
-        label: label.into(),
-        entries: read_entries(text, label).expect("fixture parses"),
+    Run::new(
+        label,
+        read_entries(text, label).expect("fixture parses"),
+        None,
+    )
+}
+
+/// Our run with what its `.meta.json` says of the directions of the fixtures' secondaries.
+fn ours_run(label: &str, text: &str) -> Run {
+    let mut r = run(label, text);
+    for e in &r.entries {
+        let better = r.better.entry(e.benchmark.clone()).or_default();
+        for name in e.secondary_metrics.keys() {
+            if name.starts_with("lock.") {
+                better.insert(name.clone(), Direction::Lower);
+            } else if name.starts_with("group.") || name == "threads.median" {
+                better.insert(name.clone(), Direction::Higher);
+            }
+        }
     }
+    r
 }
 
 fn ours() -> Comparison {
-    compare(&[run("base.json", BASE), run("contender.json", CONTENDER)]).unwrap()
+    compare(&[
+        ours_run("base.json", BASE),
+        ours_run("contender.json", CONTENDER),
+    ])
+    .unwrap()
 }
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
@@ -56,29 +77,49 @@ fn intervals_decide_without_iterations() {
 }
 
 #[test]
-fn direction_follows_name_then_unit() {
-    let check = |name: &str, unit: &str, expected: Better| {
-        assert_eq!(better(name, unit), expected, "{name} [{unit}]");
+fn direction_is_the_modes_the_producers_or_jmhs_profilers() {
+    let entry = |mode: &str| {
+        let mut e = read_entries(BASE, "base").unwrap().remove(0);
+        e.mode = mode.to_string();
+        e
     };
-    check("thrpt", "ops/s", Better::Higher);
-    check("thrpt", "ops/ms", Better::Higher);
-    check("req_per_s_cluster", "req/s", Better::Higher);
-    check("indexing", "docs/s", Better::Higher);
-    check("group.readers", "ops/s", Better::Higher);
-    check("avgt", "ns/op", Better::Lower);
-    check("sample", "us/op", Better::Lower);
-    check("get.p99.9", "us", Better::Lower);
-    check("·p0.99", "ms/op", Better::Lower);
-    check("lock.registry.cores.waits", "waits/op", Better::Lower);
-    check("lock.registry.cores.wait_ns", "ns/op", Better::Lower);
-    check("lock_timeouts", "count", Better::Lower);
-    check("pool_rejections", "count", Better::Lower);
-    check("·gc.alloc.rate.norm", "B/op", Better::Lower);
-    check("·gc.alloc.rate", "MB/sec", Better::Neutral);
-    check("threads.stddev", "ops/s", Better::Neutral);
-    check("cpu.utilisation", "%", Better::Neutral);
-    check("segments", "segments", Better::Neutral);
-    check("gets_per_lookup", "1/lookup", Better::Neutral);
+    let mut ours = Run::default();
+    let e = entry("thrpt");
+    ours.better.insert(
+        e.benchmark.clone(),
+        BTreeMap::from([("lock_timeouts".to_string(), Direction::Lower)]),
+    );
+    let jmh = Run::default();
+    let check = |run: &Run, mode: &str, metric: Option<&str>, expected: Option<Direction>| {
+        assert_eq!(
+            direction(run, &entry(mode), metric),
+            expected,
+            "{mode} {metric:?}"
+        );
+    };
+    check(&jmh, "thrpt", None, Some(Direction::Higher));
+    check(&jmh, "avgt", None, Some(Direction::Lower));
+    check(&jmh, "sample", None, Some(Direction::Lower));
+    check(&jmh, "ss", None, Some(Direction::Lower));
+    check(&jmh, "sample", Some("·p0.99"), Some(Direction::Lower));
+    check(
+        &jmh,
+        "thrpt",
+        Some("·gc.alloc.rate.norm"),
+        Some(Direction::Lower),
+    );
+    check(&jmh, "thrpt", Some("·gc.alloc.rate"), None);
+    // Nobody said: neutral, whatever the name suggests.
+    check(&jmh, "thrpt", Some("lock_timeouts"), None);
+    check(&jmh, "thrpt", Some("latency"), None);
+    // The producer said, through the run's meta.
+    check(
+        &ours,
+        "thrpt",
+        Some("lock_timeouts"),
+        Some(Direction::Lower),
+    );
+    check(&ours, "thrpt", Some("cpu.utilisation"), None);
 }
 
 #[test]
@@ -104,7 +145,7 @@ fn compares_two_critsec_runs() {
         None,
     );
     assert_eq!(row.unit, "ops/s");
-    assert_eq!(row.better, Better::Higher);
+    assert_eq!(row.better, Some(Direction::Higher));
     assert_eq!(row.baseline.iterations, 6);
     let v = row.contenders[0].as_ref().unwrap();
     assert!(
@@ -127,14 +168,14 @@ fn compares_two_critsec_runs() {
         "registry.get_core_micro cores=10,strategy=mutex (t=2)",
         Some("lock.registry.cores.waits"),
     );
-    assert_eq!(waits.better, Better::Lower);
+    assert_eq!(waits.better, Some(Direction::Lower));
     assert_eq!(waits.unit, "waits/op");
     let cpu = find(
         &c,
         "registry.get_core_micro cores=10,strategy=snapshot (t=2)",
         Some("cpu.utilisation"),
     );
-    assert_eq!(cpu.better, Better::Neutral);
+    assert_eq!(cpu.better, None);
 }
 
 #[test]
@@ -189,7 +230,7 @@ fn geometric_mean_is_over_the_intersection() {
     let r2: f64 = 12_465_000.0 / 9_863_333.333_333;
     let g = &c.geomeans[0];
     assert_eq!((g.entries, g.skipped, g.oriented), (2, 0, false));
-    assert_eq!(g.better, Better::Higher);
+    assert_eq!(g.better, Some(Direction::Higher));
     assert!(
         close(g.ratio.unwrap(), (r1 * r2).sqrt(), 1e-6),
         "{:?}",
@@ -213,7 +254,7 @@ fn mixed_directions_orient_the_ratios() {
     };
     let c = compare(&[run("a", &file(100.0, 40.0)), run("b", &file(200.0, 20.0))]).unwrap();
     let g = &c.geomeans[0];
-    assert!(g.oriented && g.better == Better::Higher);
+    assert!(g.oriented && g.better == Some(Direction::Higher));
     assert!(close(g.ratio.unwrap(), 2.0, 1e-12));
     assert!(text(&c, false).contains("b 2.000x (directions mixed"));
 }
@@ -238,7 +279,7 @@ fn compares_real_jmh_files() {
     assert_eq!(count.baseline.error, None);
     assert_eq!(
         find(&c, name, Some("·gc.alloc.rate.norm")).better,
-        Better::Lower
+        Some(Direction::Lower)
     );
     assert!(c.unmatched.is_empty());
     assert_eq!(c.runs[0].jmh_versions, ["1.32"]);
