@@ -634,25 +634,6 @@ pub fn reproduce_claims(
     planned.into_iter().map(|p| p.outcome).collect()
 }
 
-/// Reproduces one claim on its own (with its control, if `all` holds it); the claim's outcome.
-pub fn reproduce_claim(
-    launcher: &Launcher,
-    claim: &Claim,
-    settings: &PairedSettings,
-    observer: &mut dyn PairObserver,
-) -> ClaimOutcome {
-    reproduce_claims(
-        launcher,
-        std::slice::from_ref(claim),
-        &[],
-        settings,
-        observer,
-    )
-    .into_iter()
-    .find(|o| o.claim.id == claim.id)
-    .expect("the claim was run")
-}
-
 /// Per replicate, per block, both sides' values.
 type BlockValues = Vec<Vec<BlockValue>>;
 
