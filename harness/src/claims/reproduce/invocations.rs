@@ -14,7 +14,7 @@ use crate::run::runner::interrupted;
 use super::PairObserver;
 use super::derive::{Costs, Observed, Paired, unknown_metric};
 use super::looks::ReplicateSource;
-use super::outcome::BlockValue;
+use super::outcome::{BlockValue, ReplicateKind};
 
 /// One replicate: both sides' invocations.
 struct InvocationPair {
@@ -91,8 +91,8 @@ impl<'a> Invocations<'a> {
 }
 
 impl ReplicateSource for Invocations<'_> {
-    fn kind(&self) -> &'static str {
-        "process-pair"
+    fn kind(&self) -> ReplicateKind {
+        ReplicateKind::ProcessPair
     }
 
     fn measure(

@@ -13,7 +13,7 @@ use crate::run::runner::interrupted;
 
 use super::PairObserver;
 use super::derive::{Observed, derive};
-use super::outcome::{ClaimOutcome, settled};
+use super::outcome::{ClaimOutcome, ReplicateKind, settled};
 use super::plan::LookSchedule;
 use crate::claims::claim::ClaimKind;
 
@@ -29,8 +29,8 @@ pub(crate) struct Verified {
 /// Replicates of a group of claims (its *members*, numbered from 0 in the group's order): what
 /// the look loop asks of each kind.
 pub(crate) trait ReplicateSource {
-    /// What one replicate is, as the outcome names it.
-    fn kind(&self) -> &'static str;
+    /// What one replicate is.
+    fn kind(&self) -> ReplicateKind;
 
     /// Measures until every claim of `undecided` has `n` replicates (a source may measure the
     /// others too). An error fails every claim of the group, decided or not, and ends its
@@ -90,7 +90,7 @@ pub(crate) fn take_looks(
         }
         for &m in &undecided {
             let outcome = &mut outcomes[members[m]];
-            outcome.replicate_kind = source.kind().into();
+            outcome.replicate_kind = source.kind();
             outcome.looks.push(look);
             if let Some(e) = source.missing(m) {
                 outcome.verdict = Err(e);

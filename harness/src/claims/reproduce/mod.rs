@@ -42,7 +42,7 @@ use crate::run::runner::{Launcher, interrupted};
 pub use crate::claims::measure::BlockRecord;
 pub use derive::metric_of;
 pub use outcome::{
-    BlockValue, ClaimOutcome, CountSummary, Replicate, SideRecord, Verdict, verdict,
+    BlockValue, ClaimOutcome, CountSummary, Replicate, ReplicateKind, SideRecord, Verdict, verdict,
 };
 pub use plan::PairedSettings;
 

@@ -76,6 +76,58 @@ pub fn verdict(direction: Direction, min_effect: f64, r: &RatioInterval) -> Verd
     }
 }
 
+/// What one replicate of a claim is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReplicateKind {
+    /// None was measured: the claim failed or was found untestable before its first look
+    /// (written as an empty string).
+    #[default]
+    #[serde(rename = "")]
+    Unmeasured,
+    /// A pair of fresh processes: a round of a scenario's arms, or one invocation of each of a
+    /// claim's two programs.
+    #[serde(rename = "process-pair")]
+    ProcessPair,
+    /// A seed of a deterministic simulation.
+    #[serde(rename = "seed")]
+    Seed,
+}
+
+impl ReplicateKind {
+    /// The name the verdict file writes: `process-pair`, `seed`, or empty.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ReplicateKind::Unmeasured => "",
+            ReplicateKind::ProcessPair => "process-pair",
+            ReplicateKind::Seed => "seed",
+        }
+    }
+}
+
+impl std::fmt::Display for ReplicateKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The kind a name stands for, as [`ReplicateKind::as_str`] writes it (so that code which set
+/// the kind from its name still compiles); a name this version never writes is `Unmeasured`.
+impl From<&str> for ReplicateKind {
+    fn from(name: &str) -> Self {
+        match name {
+            "process-pair" => ReplicateKind::ProcessPair,
+            "seed" => ReplicateKind::Seed,
+            _ => ReplicateKind::Unmeasured,
+        }
+    }
+}
+
+impl PartialEq<&str> for ReplicateKind {
+    fn eq(&self, name: &&str) -> bool {
+        self.as_str() == *name
+    }
+}
+
 /// One side's measurements.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SideRecord {
@@ -148,8 +200,8 @@ pub struct CountSummary {
 pub struct ClaimOutcome {
     /// The claim.
     pub claim: Claim,
-    /// `process-pair` or `seed`: what a replicate is (empty when none was measured).
-    pub replicate_kind: String,
+    /// What a replicate is.
+    pub replicate_kind: ReplicateKind,
     /// The baseline side.
     pub baseline: SideRecord,
     /// The contender side.
@@ -179,7 +231,7 @@ impl ClaimOutcome {
     pub(crate) fn new(claim: &Claim) -> Self {
         ClaimOutcome {
             claim: claim.clone(),
-            replicate_kind: String::new(),
+            replicate_kind: ReplicateKind::Unmeasured,
             baseline: SideRecord::default(),
             contender: SideRecord::default(),
             replicates: Vec::new(),
@@ -245,5 +297,20 @@ mod tests {
             verdict(Direction::Higher, 1.05, &r),
             Verdict::Inconclusive { pairs_needed: None }
         );
+    }
+
+    #[test]
+    fn replicate_kinds_keep_the_names_the_verdict_file_has_always_had() {
+        for (kind, name) in [
+            (ReplicateKind::Unmeasured, ""),
+            (ReplicateKind::ProcessPair, "process-pair"),
+            (ReplicateKind::Seed, "seed"),
+        ] {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(serde_json::from_str::<ReplicateKind>(&json).unwrap(), kind);
+            assert_eq!(kind, name);
+            assert_eq!(ReplicateKind::from(name), kind);
+        }
     }
 }

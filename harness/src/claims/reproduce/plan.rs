@@ -19,7 +19,7 @@ use crate::run::runner::{param_product, trial_spec};
 use crate::run::settings::{Mode, available_cores, resolve_threads};
 use crate::stats::CONFIDENCE;
 
-use super::outcome::{ClaimOutcome, Verdict};
+use super::outcome::{ClaimOutcome, ReplicateKind, Verdict};
 
 /// How long and how often claims are measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -290,10 +290,10 @@ pub(crate) enum GroupKind {
 
 impl GroupKind {
     /// What one replicate is, as the outcome names it.
-    pub fn replicate_kind(self) -> &'static str {
+    pub fn replicate_kind(self) -> ReplicateKind {
         match self {
-            GroupKind::Seeds => "seed",
-            GroupKind::Rounds | GroupKind::Invocations => "process-pair",
+            GroupKind::Seeds => ReplicateKind::Seed,
+            GroupKind::Rounds | GroupKind::Invocations => ReplicateKind::ProcessPair,
         }
     }
 }
@@ -359,7 +359,7 @@ impl Plan {
                     _ => {
                         // Known before it runs: a failure on the first invocation is still a
                         // failure of a process pair.
-                        outcome.replicate_kind = GroupKind::Invocations.replicate_kind().into();
+                        outcome.replicate_kind = GroupKind::Invocations.replicate_kind();
                         commands.push(outcomes.len());
                     }
                 }

@@ -8,7 +8,7 @@ use crate::run::runner::{Launcher, interrupted};
 use super::PairObserver;
 use super::derive::{Costs, Observed, Paired, metric_of};
 use super::looks::{ReplicateSource, Verified};
-use super::outcome::BlockValue;
+use super::outcome::{BlockValue, ReplicateKind};
 use super::plan::{PairedSettings, label};
 
 /// A group's rounds so far.
@@ -74,8 +74,8 @@ impl<'a> Rounds<'a> {
 }
 
 impl ReplicateSource for Rounds<'_> {
-    fn kind(&self) -> &'static str {
-        "process-pair"
+    fn kind(&self) -> ReplicateKind {
+        ReplicateKind::ProcessPair
     }
 
     /// Every round runs all the group's arms, decided claims' too.

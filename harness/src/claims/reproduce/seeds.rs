@@ -16,7 +16,7 @@ use crate::run::settings::available_cores;
 use super::PairObserver;
 use super::derive::{Costs, Observed, Paired, metric_of};
 use super::looks::{ReplicateSource, Verified};
-use super::outcome::BlockValue;
+use super::outcome::{BlockValue, ReplicateKind};
 use super::plan::label;
 
 type Seeded = Result<SeededRun, String>;
@@ -72,8 +72,8 @@ impl<'a> Seeds<'a> {
 }
 
 impl ReplicateSource for Seeds<'_> {
-    fn kind(&self) -> &'static str {
-        "seed"
+    fn kind(&self) -> ReplicateKind {
+        ReplicateKind::Seed
     }
 
     /// Runs the arms of the `undecided` claims to `n` seeds on two workers that take arms from
