@@ -268,7 +268,8 @@ pub fn parse_lines(stdout: &str, benchmark: &str) -> Result<Invocation, String> 
     })
 }
 
-/// Values of a JMH result file: the iteration scores of every fork of the selected entry.
+/// Values of a JMH result file: the iteration scores of every fork of the selected entry (its
+/// score when it lists none).
 pub fn parse_jmh(text: &str, benchmark: Option<&str>, metric: &str) -> Result<Invocation, String> {
     let entries = read_entries(text, "the JMH result file").map_err(|e| e.to_string())?;
     let chosen: Vec<_> = entries
@@ -313,14 +314,9 @@ pub fn parse_jmh(text: &str, benchmark: Option<&str>, metric: &str) -> Result<In
             )
         })?
     };
-    let values: Vec<f64> = m
-        .raw_data
-        .iter()
-        .flatten()
-        .flatten()
-        .map(|v| v.0)
-        .filter(|v| v.is_finite())
-        .collect();
+    // Every iteration as written, NaN included (whoever uses the values decides what they may
+    // be); the score stands in only for a file that lists no iterations.
+    let values: Vec<f64> = m.raw_data.iter().flatten().flatten().map(|v| v.0).collect();
     let values = if values.is_empty() {
         vec![m.score.0]
     } else {
@@ -348,6 +344,20 @@ mod tests {
         let e = parse_lines("1,s\n2,ms\n", "b").unwrap_err();
         assert!(e.contains("unit `ms`"), "{e}");
         assert!(parse_lines("", "b").unwrap_err().contains("no `value"));
+    }
+
+    #[test]
+    fn jmh_iterations_are_read_as_written_and_the_score_stands_in_only_for_none() {
+        let file = |raw: &str| {
+            format!(
+                r#"[{{"benchmark":"b.run","mode":"thrpt","threads":1,"primaryMetric":{{"score":7,"scoreError":0,"scoreConfidence":[0,0],"scoreUnit":"ops/s"{raw}}}}}]"#
+            )
+        };
+        let values = |raw: &str| parse_jmh(&file(raw), None, "primary").unwrap().values;
+        let nan = values(r#","rawData":[["NaN","NaN"]]"#);
+        assert!(nan.len() == 2 && nan.iter().all(|v| v.is_nan()), "{nan:?}");
+        assert_eq!(values(r#","rawData":[[1.5],[2.5]]"#), vec![1.5, 2.5]);
+        assert_eq!(values(""), vec![7.0]);
     }
 
     #[test]

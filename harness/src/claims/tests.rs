@@ -545,3 +545,42 @@ fn a_fixed_seed_reproduces_the_pinned_outcomes() {
     let want = std::fs::read_to_string(path).unwrap();
     assert!(got == want, "the outcomes differ from {path}:\n{got}");
 }
+
+/// Values that cannot enter a ratio are an ERROR naming the side and the value, never a verdict:
+/// a `lines` side printing 4, -1, 4 (a mean of 2.3 hid the -1), a JMH side whose raw data is
+/// all NaN (its `score` stood in), a scenario whose metric is not positive, a count of NaN (it
+/// rounded to zero, "none").
+#[test]
+fn garbage_from_a_side_is_an_error_naming_the_side_and_the_value() {
+    let lines = |values: &str| sh(&format!("printf '{values}'"), "lines");
+    let text = command(
+        "negative-line",
+        "",
+        &lines("1.0\\n1.0\\n1.0\\n"),
+        &lines("4.0\\n-1.0\\n4.0\\n"),
+    ) + &command(
+        "nan-jmh",
+        "benchmark='b.run'\n",
+        &sh(&jmh_script("1, 1"), "jmh"),
+        &sh(&jmh_script("\"NaN\", \"NaN\""), "jmh"),
+    ) + &ratio("zero-score", "100", "0", "")
+        + &format!(
+            "[[claim]]\nid='nan-count'\n{HEAD}kind='count'\nmetric='timeouts'\nk=1\nbaseline={{params={{timeouts='3'}}}}\ncontender={{params={{timeouts='NaN'}}}}\n"
+        );
+    let out = run(&text);
+    let error = |i: usize| {
+        out[i]
+            .verdict
+            .clone()
+            .expect_err(&format!("{} has a verdict: {:?}", out[i].claim.id, out[i]))
+    };
+    let e = error(0);
+    assert!(e.contains("contender") && e.contains("-1"), "{e}");
+    let e = error(1);
+    assert!(e.contains("contender") && e.contains("NaN"), "{e}");
+    let e = error(2);
+    assert!(e.contains("contender") && e.contains("is 0"), "{e}");
+    // A count of NaN is no count of zero.
+    let e = error(3);
+    assert!(e.contains("contender") && e.contains("is NaN"), "{e}");
+}

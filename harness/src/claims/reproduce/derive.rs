@@ -37,6 +37,45 @@ pub(crate) fn unknown_metric(metric: &str, secondary: &[&str]) -> String {
     )
 }
 
+/// Whether `value` can enter a claim of `kind`: a ratio needs a finite positive value, a count
+/// a finite one not below zero.
+pub(crate) fn admissible(kind: ClaimKind, value: f64) -> bool {
+    value.is_finite()
+        && match kind {
+            ClaimKind::Ratio => value > 0.0,
+            ClaimKind::Count => value >= 0.0,
+        }
+}
+
+/// What a claim of `kind` needs of every value, for errors.
+pub(crate) fn needs(kind: ClaimKind) -> &'static str {
+    match kind {
+        ClaimKind::Ratio => {
+            "a ratio needs finite positive values (a count claim tests none against some)"
+        }
+        ClaimKind::Count => "a count needs finite values, none negative",
+    }
+}
+
+/// The first value of `replicates` a claim of `kind` cannot take, in words: which side, which
+/// replicate and block, and the value.
+fn inadmissible(kind: ClaimKind, replicates: &[Paired]) -> Option<String> {
+    replicates.iter().enumerate().find_map(|(r, replicate)| {
+        replicate.blocks.iter().enumerate().find_map(|(b, block)| {
+            [("baseline", block.baseline), ("contender", block.contender)]
+                .into_iter()
+                .find(|&(_, v)| !admissible(kind, v))
+                .map(|(side, v)| {
+                    format!(
+                        "the {side}'s is {v} in replicate {}, block {}",
+                        r + 1,
+                        b + 1
+                    )
+                })
+        })
+    })
+}
+
 /// One replicate of one claim as the claim's metric saw it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Paired {
@@ -152,9 +191,10 @@ pub(crate) fn derive(
     }
     match claim.kind {
         ClaimKind::Ratio => {
-            if !ratio_defined {
+            if let Some(which) = inadmissible(ClaimKind::Ratio, &observed.replicates) {
                 return Err(format!(
-                    "metric `{metric}` is not positive in every iteration; a ratio needs positive values (a count claim tests none against some)"
+                    "metric `{metric}` is not positive in every iteration: {which}; {}",
+                    needs(ClaimKind::Ratio)
                 ));
             }
             let (Some(direction), Some(min_effect)) = (claim.direction, claim.min_effect) else {
@@ -167,6 +207,12 @@ pub(crate) fn derive(
             ))
         }
         ClaimKind::Count => {
+            if let Some(which) = inadmissible(ClaimKind::Count, &observed.replicates) {
+                return Err(format!(
+                    "metric `{metric}` is not a count in every iteration: {which}; {}",
+                    needs(ClaimKind::Count)
+                ));
+            }
             let counts = |side: fn(&BlockValue) -> f64| -> Vec<u64> {
                 values
                     .iter()

@@ -12,7 +12,7 @@ use crate::claims::measure::round_rng;
 use crate::run::runner::interrupted;
 
 use super::PairObserver;
-use super::derive::{Costs, Observed, Paired, unknown_metric};
+use super::derive::{Costs, Observed, Paired, admissible, needs, unknown_metric};
 use super::looks::ReplicateSource;
 use super::outcome::{BlockValue, ReplicateKind};
 
@@ -60,7 +60,8 @@ impl<'a> Invocations<'a> {
         self.pairs.len()
     }
 
-    /// Runs one side once as the `index`-th replicate, checking it reports what the first did.
+    /// Runs one side once as the `index`-th replicate, checking it reports what the first did
+    /// and only values the claim can take: each iteration's, before they become one mean.
     fn invoke(&mut self, contender: bool, index: usize) -> Result<Invocation, String> {
         let (side, which) = if contender {
             (&self.claim.contender, "contender")
@@ -75,6 +76,19 @@ impl<'a> Invocations<'a> {
             self.claim.benchmark.as_deref(),
             &self.claim.metric,
         )?;
+        if let Some((i, v)) = inv
+            .values
+            .iter()
+            .enumerate()
+            .find(|&(_, &v)| !admissible(self.claim.kind, v))
+        {
+            return Err(format!(
+                "{which} command `{}` reported {v} as iteration {} of replicate {index}; {}",
+                command.label(),
+                i + 1,
+                needs(self.claim.kind)
+            ));
+        }
         let this = (inv.benchmark.clone(), inv.unit.clone());
         match &self.reported {
             Some(first) if *first != this => Err(format!(
