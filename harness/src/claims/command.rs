@@ -10,19 +10,26 @@
 //! - `lines`: one `value[,unit]` per iteration on standard output, as rebar's runners print
 //!   `duration,count`; blank lines and lines starting with `#` are ignored.
 //!
+//! An invocation runs in a process group of its own. It ends when the program has exited and
+//! its output pipes have closed (a process it started may hold them); at its `timeout_s`, or on
+//! an interrupt, the whole group is killed, so nothing it started outlives it.
+//!
 //! Every invocation has `CRITSEC_REPLICATE` (its replicate's index), `CRITSEC_SIDE` (`baseline`
 //! or `contender`) and `RUST_BACKTRACE=0`, `RUST_LIB_BACKTRACE=0` in its environment, with the
 //! side's own `env` over them; the rest is inherited.
 
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use crate::format::jmh::{JmhMetric, read_entries};
+use crate::run::runner::interrupted;
 
 /// The placeholder in a `jmh` side's arguments that critsec replaces by the result file's path.
 pub const RESULT_PLACEHOLDER: &str = "{result}";
@@ -59,8 +66,9 @@ pub struct CommandSide {
     pub cwd: Option<String>,
     /// How it reports its iterations.
     pub output: OutputFormat,
-    /// Seconds one invocation may take before it is killed (JMH's own default is 10 minutes
-    /// per iteration; this bounds the whole invocation).
+    /// Seconds one invocation may take, its output included, before it and every process it
+    /// started are killed (JMH's own default is 10 minutes per iteration; this bounds the whole
+    /// invocation).
     #[serde(default = "default_timeout")]
     pub timeout_s: u64,
 }
@@ -161,51 +169,81 @@ pub fn invoke(
     if let Some(dir) = &side.cwd {
         cmd.current_dir(dir);
     }
+    // Its own process group, so that a time limit or an interrupt ends everything it started.
+    cmd.process_group(0);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("{which} command `{}` could not start: {e}", side.program))?;
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(side.timeout_s);
     // Drain both pipes on their own threads, so a chatty program never blocks on a full pipe.
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+    let (tx, rx) = mpsc::channel::<(usize, String)>();
+    let pipes: [Option<Box<dyn Read + Send>>; 2] = [
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    ];
+    for (slot, pipe) in pipes.into_iter().enumerate() {
+        let tx = tx.clone();
         std::thread::spawn(move || {
             let mut out = String::new();
             if let Some(mut p) = pipe {
                 let _ = p.read_to_string(&mut out);
             }
-            out
-        })
+            let _ = tx.send((slot, out));
+        });
+    }
+    drop(tx);
+    // Both pipes to their end (a process the program started may hold them after it exits),
+    // then the program's exit; all within the time limit.
+    let mut output: [Option<String>; 2] = [None, None];
+    let stopped = |child: &mut Child, why: &str| {
+        let _ = std::fs::remove_file(&result);
+        format!(
+            "{which} command `{}` {why}: {}",
+            side.label(),
+            kill_group(child, started)
+        )
     };
-    let stdout = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let deadline = Instant::now() + Duration::from_secs(side.timeout_s);
     let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let _ = std::fs::remove_file(&result);
-                return Err(format!(
-                    "{which} command `{}` ran past its time limit of {} s and was killed",
-                    side.label(),
-                    side.timeout_s
-                ));
+        if output.iter().all(Option::is_some) {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(e) => {
+                    let why = format!("could not be waited for ({e})");
+                    return Err(stopped(&mut child, &why));
+                }
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(format!("{which} command `{}`: {e}", side.label())),
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            let why = format!("ran past its time limit of {} s", side.timeout_s);
+            return Err(stopped(&mut child, &why));
+        }
+        if interrupted() {
+            return Err(stopped(&mut child, "was interrupted"));
+        }
+        let wait = POLL.min(deadline - now);
+        if output.iter().any(Option::is_none) {
+            match rx.recv_timeout(wait) {
+                Ok((slot, text)) => output[slot] = Some(text),
+                Err(RecvTimeoutError::Timeout) => {}
+                // Each reader sends before it ends; none is left to.
+                Err(RecvTimeoutError::Disconnected) => {
+                    output = output.map(|o| Some(o.unwrap_or_default()));
+                }
+            }
+        } else {
+            std::thread::sleep(wait);
         }
     };
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
+    let [stdout, stderr] = output.map(Option::unwrap_or_default);
     if !status.success() {
         let _ = std::fs::remove_file(&result);
         return Err(format!(
@@ -224,6 +262,42 @@ pub fn invoke(
         }
     };
     parsed.map_err(|e| format!("{which} command `{}`: {e}", side.label()))
+}
+
+/// How often a waiting invocation looks at its program, the clock and for an interrupt.
+const POLL: Duration = Duration::from_millis(10);
+
+/// How long a killed program's processes may take to be reaped (by their parents, or by init
+/// for orphans, which may be slow to) before `invoke` stops waiting for them.
+const REAP_GRACE: Duration = Duration::from_secs(10);
+
+/// Kills `child`'s process group: every process it started and did not move to a group of its
+/// own. Reaps `child`, then waits (up to [`REAP_GRACE`]) until the group is gone, so that when
+/// `invoke` returns, nothing of the program runs. What was killed, in words.
+fn kill_group(child: &mut Child, started: Instant) -> String {
+    let pid = child.id();
+    let pgid = pid as libc::pid_t;
+    // SAFETY: killpg(2) takes plain integers. The group is the child's own (`process_group(0)`)
+    // and the child is not reaped yet, so its id cannot have been reused by another group.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+    let _ = child.wait();
+    let after = started.elapsed().as_secs_f64();
+    let reaped = Instant::now();
+    // SAFETY: signal 0 sends nothing; it asks whether any process of the group exists.
+    while unsafe { libc::kill(-pgid, 0) } == 0 {
+        if reaped.elapsed() >= REAP_GRACE {
+            return format!(
+                "killed its process group {pgid} (pid {pid} and the processes it started) after {after:.1} s; some of them were not reaped within {} s",
+                REAP_GRACE.as_secs()
+            );
+        }
+        std::thread::sleep(POLL);
+    }
+    format!(
+        "killed its process group {pgid} (pid {pid} and the processes it started) after {after:.1} s"
+    )
 }
 
 /// Values of the line protocol: `value[,unit]` per iteration.
@@ -358,6 +432,39 @@ mod tests {
         assert!(nan.len() == 2 && nan.iter().all(|v| v.is_nan()), "{nan:?}");
         assert_eq!(values(r#","rawData":[[1.5],[2.5]]"#), vec![1.5, 2.5]);
         assert_eq!(values(""), vec![7.0]);
+    }
+
+    /// The process group `invoke`'s error says it killed.
+    fn killed_group(e: &str) -> libc::pid_t {
+        e.split("process group ")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no process group in: {e}"))
+    }
+
+    #[test]
+    fn a_side_past_its_time_limit_is_killed_with_every_process_it_started() {
+        // `sh` prints and exits at once; the `sleep` it leaves behind holds its stdout.
+        let side = CommandSide {
+            program: "sh".into(),
+            args: vec!["-c".into(), "sleep 30 & echo 1.0".into()],
+            env: BTreeMap::new(),
+            cwd: None,
+            output: OutputFormat::Lines,
+            timeout_s: 1,
+        };
+        let e = invoke(&side, "contender", 0, None, "primary").unwrap_err();
+        assert!(
+            e.contains("contender command `sh -c sleep 30 & echo 1.0`")
+                && e.contains("time limit of 1 s"),
+            "{e}"
+        );
+        let pgid = killed_group(&e);
+        // SAFETY: signal 0 sends nothing; it asks whether any process of the group exists.
+        let found = unsafe { libc::kill(-pgid, 0) };
+        let errno = std::io::Error::last_os_error().raw_os_error();
+        assert_eq!((found, errno), (-1, Some(libc::ESRCH)), "{e}");
     }
 
     #[test]
