@@ -206,7 +206,7 @@ impl Claim {
             let c: Claim = value
                 .try_into()
                 .map_err(|e: toml::de::Error| invalid(e.message().to_string()))?;
-            c.check().map_err(|m| invalid(m.to_string()))?;
+            c.check().map_err(invalid)?;
             if claims.iter().any(|o| o.id == c.id) {
                 return Err(invalid("the id is used twice".into()));
             }
@@ -227,35 +227,33 @@ impl Claim {
     }
 
     /// The claim's own consistency: the fields its kind needs, and no others.
-    fn check(&self) -> Result<(), &'static str> {
+    fn check(&self) -> Result<(), String> {
         match self.kind {
             ClaimKind::Ratio => {
                 if self.direction.is_none() {
-                    return Err("a ratio claim needs `direction` (higher or lower)");
+                    return Err("a ratio claim needs `direction` (higher or lower)".into());
                 }
                 match self.min_effect {
                     Some(m) if m.is_finite() && m > 0.0 => {}
-                    Some(_) => return Err("min_effect must be a positive ratio"),
-                    None => return Err("a ratio claim needs `min_effect`"),
+                    Some(_) => return Err("min_effect must be a positive ratio".into()),
+                    None => return Err("a ratio claim needs `min_effect`".into()),
                 }
                 if self.k.is_some() || self.exposure.is_some() {
-                    return Err("`k` and `exposure` belong to count claims (kind = \"count\")");
+                    return Err(
+                        "`k` and `exposure` belong to count claims (kind = \"count\")".into(),
+                    );
                 }
             }
             ClaimKind::Count => {
                 match self.k {
                     Some(k) if k >= 1 => {}
-                    Some(_) => return Err("`k` must be at least 1"),
+                    Some(_) => return Err("`k` must be at least 1".into()),
                     None => {
-                        return Err(
-                            "a count claim needs `k`, the least count the baseline shows per replicate",
-                        );
+                        return Err("a count claim needs `k`, the least count the baseline shows per replicate".into());
                     }
                 }
                 if self.direction.is_some() || self.min_effect.is_some() {
-                    return Err(
-                        "a count claim has no `direction` or `min_effect`: the contender must show none",
-                    );
+                    return Err("a count claim has no `direction` or `min_effect`: the contender must show none".into());
                 }
             }
         }
@@ -270,24 +268,22 @@ impl Claim {
                         && s.threads.is_none()
                 };
                 if !plain(&self.baseline) || !plain(&self.contender) || !self.scenario.is_empty() {
-                    return Err(
-                        "a command side sets only `command` (its program, args, env, cwd, output); the claim names no scenario",
-                    );
+                    return Err("a command side sets only `command` (its program, args, env, cwd, output); the claim names no scenario".into());
                 }
             }
             (None, None) => {
                 let named = |s: &Side| s.scenario.is_some() || !self.scenario.is_empty();
                 if !named(&self.baseline) || !named(&self.contender) {
-                    return Err("a claim needs a `scenario`, or a `command` on both sides");
+                    return Err("a claim needs a `scenario`, or a `command` on both sides".into());
                 }
             }
-            _ => return Err("either both sides are commands or neither is"),
+            _ => return Err("either both sides are commands or neither is".into()),
         }
         if self.control.as_deref() == Some(self.id.as_str()) {
-            return Err("a claim cannot be its own control");
+            return Err("a claim cannot be its own control".into());
         }
         if self.baseline == self.contender {
-            return Err("baseline and contender are identical");
+            return Err("baseline and contender are identical".into());
         }
         Ok(())
     }
@@ -408,5 +404,27 @@ contender = { params = { strategy = "mutex" }, env = { RUST_BACKTRACE = "0" } }
         assert!(e.contains("control `nope`"), "{e}");
         let e = err(&COUNT.replace("k=1\n", "k=1\ndirection='higher'\n"));
         assert!(e.contains("no `direction`"), "{e}");
+    }
+
+    /// A command claim whose contender's `timeout_s` is `timeout`.
+    fn command_claim(timeout: &str) -> String {
+        format!(
+            "[[claim]]\nid='cmd'\ntitle='t'\nsource='s'\nsource_figure='f'\ndirection='higher'\nmin_effect=1.5\nbaseline={{command={{program='a', output='lines'}}}}\ncontender={{command={{program='b', output='lines', timeout_s={timeout}}}}}\n"
+        )
+    }
+
+    #[test]
+    fn a_time_limit_beyond_any_clock_is_invalid_when_the_file_is_read() {
+        let e = Claim::parse_file(&command_claim("9223372036854775807"), "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("claim `cmd` in c.toml")
+                && e.contains("timeout_s")
+                && e.contains("9223372036854775807"),
+            "{e}"
+        );
+        assert!(Claim::parse_file(&command_claim("0"), "c.toml").is_err());
+        assert!(Claim::parse_file(&command_claim("3600"), "c.toml").is_ok());
     }
 }

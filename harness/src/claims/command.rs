@@ -77,6 +77,10 @@ fn default_timeout() -> u64 {
     600
 }
 
+/// The longest `timeout_s` a side may set: a week, longer than any benchmark invocation should
+/// run and far inside what the clock can count.
+pub const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
+
 impl CommandSide {
     /// The command line with its environment, for labels (`K=V program args`).
     pub fn label(&self) -> String {
@@ -88,16 +92,20 @@ impl CommandSide {
     }
 
     /// The side's own consistency.
-    pub fn check(&self) -> Result<(), &'static str> {
+    pub fn check(&self) -> Result<(), String> {
         if self.program.trim().is_empty() {
-            return Err("a command side needs a `program`");
+            return Err("a command side needs a `program`".into());
         }
         let names_result = self.args.iter().any(|a| a.contains(RESULT_PLACEHOLDER));
         match self.output {
             OutputFormat::Jmh if !names_result => Err(
-                "a `jmh` command side must name its result file as {result} in `args` (e.g. \"-rf\", \"json\", \"-rff\", \"{result}\")",
+                "a `jmh` command side must name its result file as {result} in `args` (e.g. \"-rf\", \"json\", \"-rff\", \"{result}\")".into(),
             ),
-            _ if self.timeout_s == 0 => Err("`timeout_s` must be at least 1"),
+            _ if self.timeout_s == 0 => Err("`timeout_s` must be at least 1".into()),
+            _ if self.timeout_s > MAX_TIMEOUT_S => Err(format!(
+                "`timeout_s` must be at most {MAX_TIMEOUT_S} (a week); it is {}",
+                self.timeout_s
+            )),
             _ => Ok(()),
         }
     }
@@ -175,7 +183,8 @@ pub fn invoke(
         .spawn()
         .map_err(|e| format!("{which} command `{}` could not start: {e}", side.program))?;
     let started = Instant::now();
-    let deadline = started + Duration::from_secs(side.timeout_s);
+    // A limit the clock cannot count to is none (a claims file cannot set one: `check`).
+    let deadline = started.checked_add(Duration::from_secs(side.timeout_s));
     // Drain both pipes on their own threads, so a chatty program never blocks on a full pipe.
     let (tx, rx) = mpsc::channel::<(usize, String)>();
     let pipes: [Option<Box<dyn Read + Send>>; 2] = [
@@ -221,15 +230,15 @@ pub fn invoke(
                 }
             }
         }
-        let now = Instant::now();
-        if now >= deadline {
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left == Some(Duration::ZERO) {
             let why = format!("ran past its time limit of {} s", side.timeout_s);
             return Err(stopped(&mut child, &why));
         }
         if interrupted() {
             return Err(stopped(&mut child, "was interrupted"));
         }
-        let wait = POLL.min(deadline - now);
+        let wait = left.map_or(POLL, |left| left.min(POLL));
         if output.iter().any(Option::is_none) {
             match rx.recv_timeout(wait) {
                 Ok((slot, text)) => output[slot] = Some(text),
@@ -465,6 +474,20 @@ mod tests {
         let found = unsafe { libc::kill(-pgid, 0) };
         let errno = std::io::Error::last_os_error().raw_os_error();
         assert_eq!((found, errno), (-1, Some(libc::ESRCH)), "{e}");
+    }
+
+    #[test]
+    fn a_time_limit_too_long_for_the_clock_is_no_limit_not_a_panic() {
+        let side = CommandSide {
+            program: "sh".into(),
+            args: vec!["-c".into(), "echo 1.0".into()],
+            env: BTreeMap::new(),
+            cwd: None,
+            output: OutputFormat::Lines,
+            timeout_s: u64::MAX,
+        };
+        let i = invoke(&side, "baseline", 0, None, "primary").unwrap();
+        assert_eq!(i.values, vec![1.0]);
     }
 
     #[test]
