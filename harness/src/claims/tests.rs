@@ -584,3 +584,36 @@ fn garbage_from_a_side_is_an_error_naming_the_side_and_the_value() {
     let e = error(3);
     assert!(e.contains("contender") && e.contains("is NaN"), "{e}");
 }
+
+/// A control's own control counts: in the chain top -> middle -> base, a base that does not
+/// reproduce makes middle NOT TESTABLE HERE, and so top too, however well each measured. Selecting
+/// top alone runs the whole chain.
+#[test]
+fn a_claim_whose_controls_control_fails_is_not_testable_here() {
+    let text = ratio("top", "140", "280", "control='middle'\n")
+        + &ratio("middle", "100", "200", "control='base'\n")
+        + &ratio("base", "120", "121", "");
+    let all = claims(&text);
+    let synthetic = Synthetic::default();
+    let launcher = Launcher::new(Arc::new(Catalog::new(vec![Box::new(synthetic)])), None);
+    for selected in [&all[..], &all[..1]] {
+        let out = reproduce_claims(&launcher, selected, &all, &settings(), &mut Silent);
+        let ids: Vec<&str> = out.iter().map(|o| o.claim.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["base", "middle", "top"],
+            "each control before its claims"
+        );
+        assert_eq!(out[0].verdict, Ok(Verdict::NotReproduced), "{:?}", out[0]);
+        for (o, control) in [(&out[1], "base"), (&out[2], "middle")] {
+            match &o.verdict {
+                Ok(Verdict::NotTestable { reason }) => assert!(
+                    reason.contains(&format!("control `{control}`")),
+                    "{}: {reason}",
+                    o.claim.id
+                ),
+                other => panic!("{}: {other:?}", o.claim.id),
+            }
+        }
+    }
+}

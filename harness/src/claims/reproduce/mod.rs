@@ -62,7 +62,8 @@ impl PairObserver for crate::run::runner::Silent {}
 
 /// Reproduces `selected` claims (with the positive controls they name, taken from `all`):
 /// measures every distinct configuration once, derives each claim from it, and gives each a
-/// verdict. Outcomes come in run order: each control before the claims that need it.
+/// verdict. Outcomes come in run order: each control (and its own, and so on) before the claims
+/// that need it.
 pub fn reproduce_claims(
     launcher: &Launcher,
     selected: &[Claim],
@@ -144,34 +145,65 @@ pub fn reproduce_claims(
     outcomes
 }
 
-/// A claim whose positive control does not reproduce here cannot be tested here.
+/// A claim whose positive control does not reproduce here cannot be tested here: the control's
+/// final verdict decides, after its own control has been applied to it, and so on down the chain.
 fn apply_positive_controls(outcomes: &mut [ClaimOutcome]) {
-    let verdicts: Vec<(String, Result<Verdict, String>)> = outcomes
-        .iter()
-        .map(|o| (o.claim.id.clone(), o.verdict.clone()))
-        .collect();
-    for o in outcomes.iter_mut() {
-        let Some(control) = o.claim.control.clone() else {
-            continue;
-        };
-        if o.verdict.is_err() {
-            continue;
+    let mut resolved = vec![false; outcomes.len()];
+    for i in 0..outcomes.len() {
+        resolve_control(outcomes, i, &mut resolved, &mut Vec::new());
+    }
+}
+
+/// Applies `outcomes[i]`'s control to it, once the control's own verdict is final; `chain`
+/// holds the claims whose controls are being resolved, to stop at a cycle.
+fn resolve_control(
+    outcomes: &mut [ClaimOutcome],
+    i: usize,
+    resolved: &mut [bool],
+    chain: &mut Vec<usize>,
+) {
+    if resolved[i] {
+        return;
+    }
+    let Some(control) = outcomes[i].claim.control.clone() else {
+        resolved[i] = true;
+        return;
+    };
+    let j = outcomes.iter().position(|o| o.claim.id == control);
+    chain.push(i);
+    let reason = match j {
+        None => Some(format!("its positive control `{control}` was not run")),
+        Some(j) if chain.contains(&j) => {
+            let ids: Vec<&str> = chain[chain.iter().position(|&c| c == j).unwrap_or(0)..]
+                .iter()
+                .chain([&j])
+                .map(|&c| outcomes[c].claim.id.as_str())
+                .collect();
+            Some(format!(
+                "its positive controls form a cycle: {}",
+                ids.join(" -> ")
+            ))
         }
-        let control_verdict = verdicts
-            .iter()
-            .find(|(id, _)| *id == control)
-            .map(|(_, v)| v);
-        let reason = match control_verdict {
-            Some(Ok(Verdict::Reproduced)) => None,
-            Some(Ok(v)) => Some(format!(
-                "its positive control `{control}` is {} here, so this machine does not show the effect whose absence the claim asserts",
-                v.label()
-            )),
-            Some(Err(e)) => Some(format!("its positive control `{control}` failed: {e}")),
-            None => Some(format!("its positive control `{control}` was not run")),
-        };
-        if let Some(reason) = reason {
-            o.verdict = Ok(Verdict::NotTestable { reason });
+        Some(j) => {
+            resolve_control(outcomes, j, resolved, chain);
+            match &outcomes[j].verdict {
+                Ok(Verdict::Reproduced) => None,
+                Ok(Verdict::NotTestable { reason }) => Some(format!(
+                    "its positive control `{control}` is NOT TESTABLE HERE: {reason}"
+                )),
+                Ok(v) => Some(format!(
+                    "its positive control `{control}` is {} here, so this machine does not show the effect whose absence the claim asserts",
+                    v.label()
+                )),
+                Err(e) => Some(format!("its positive control `{control}` failed: {e}")),
+            }
         }
+    };
+    chain.pop();
+    resolved[i] = true;
+    if let Some(reason) = reason
+        && outcomes[i].verdict.is_ok()
+    {
+        outcomes[i].verdict = Ok(Verdict::NotTestable { reason });
     }
 }

@@ -164,20 +164,32 @@ pub(crate) struct LookSchedule {
     pub budget: Option<Duration>,
 }
 
-/// The claims to run: each selected claim after the positive control it names (taken from
-/// `all`, or from `selected`), each once.
+/// The claims to run: each selected claim after its positive control, that control after its
+/// own, and so on (controls taken from `all`, or from `selected`), each once.
 pub(crate) fn run_order(selected: &[Claim], all: &[Claim]) -> Vec<Claim> {
+    /// Pushes `claim` after its chain of controls; `visiting` stops at a cycle.
+    fn push<'a>(
+        claim: &'a Claim,
+        selected: &'a [Claim],
+        all: &'a [Claim],
+        visiting: &mut Vec<&'a str>,
+        order: &mut Vec<Claim>,
+    ) {
+        if order.iter().any(|o| o.id == claim.id) || visiting.contains(&claim.id.as_str()) {
+            return;
+        }
+        visiting.push(&claim.id);
+        if let Some(control) = &claim.control
+            && let Some(k) = all.iter().chain(selected).find(|o| &o.id == control)
+        {
+            push(k, selected, all, visiting, order);
+        }
+        visiting.pop();
+        order.push(claim.clone());
+    }
     let mut order: Vec<Claim> = Vec::new();
     for c in selected {
-        if let Some(control) = &c.control
-            && let Some(k) = all.iter().chain(selected).find(|o| &o.id == control)
-            && !order.iter().any(|o| o.id == k.id)
-        {
-            order.push(k.clone());
-        }
-        if !order.iter().any(|o| o.id == c.id) {
-            order.push(c.clone());
-        }
+        push(c, selected, all, &mut Vec::new(), &mut order);
     }
     order
 }
