@@ -183,6 +183,31 @@ pub enum ClaimError {
     },
 }
 
+/// The first cycle of positive controls among `claims`, as the ids along it, the first
+/// repeated at the end (`a -> b -> a`); `None` when every chain of controls ends.
+fn control_cycle(claims: &[Claim]) -> Option<Vec<&str>> {
+    let control_of = |id: &str| {
+        claims
+            .iter()
+            .find(|c| c.id == id)
+            .and_then(|c| c.control.as_deref())
+    };
+    // Each claim has at most one control: follow it from every claim until the chain ends or
+    // comes back to a claim on it.
+    for start in claims {
+        let mut path: Vec<&str> = vec![&start.id];
+        while let Some(next) = control_of(path[path.len() - 1]) {
+            if let Some(at) = path.iter().position(|&p| p == next) {
+                let mut cycle = path.split_off(at);
+                cycle.push(next);
+                return Some(cycle);
+            }
+            path.push(next);
+        }
+    }
+    None
+}
+
 impl Claim {
     /// Parses a claims file; `origin` names it in errors, and each claim's error names the
     /// claim.
@@ -222,6 +247,16 @@ impl Claim {
                     message: format!("its control `{control}` is not a claim of this file"),
                 });
             }
+        }
+        if let Some(cycle) = control_cycle(&claims) {
+            return Err(ClaimError::Invalid {
+                id: cycle[0].to_string(),
+                origin: origin.to_string(),
+                message: format!(
+                    "its positive controls form a cycle: {}; a control must reproduce before the claims that need it",
+                    cycle.join(" -> ")
+                ),
+            });
         }
         Ok(claims)
     }
@@ -404,6 +439,27 @@ contender = { params = { strategy = "mutex" }, env = { RUST_BACKTRACE = "0" } }
         assert!(e.contains("control `nope`"), "{e}");
         let e = err(&COUNT.replace("k=1\n", "k=1\ndirection='higher'\n"));
         assert!(e.contains("no `direction`"), "{e}");
+    }
+
+    #[test]
+    fn a_cycle_of_controls_is_invalid_and_named() {
+        let claim = |id: &str, control: &str| {
+            COUNT
+                .replace("id='c'", &format!("id='{id}'"))
+                .replace("k=1\n", &format!("k=1\ncontrol='{control}'\n"))
+        };
+        let err = |text: &str| Claim::parse_file(text, "c.toml").unwrap_err().to_string();
+        let e = err(&(claim("a", "b") + &claim("b", "a")));
+        assert!(e.contains("cycle") && e.contains("a -> b -> a"), "{e}");
+        let three = claim("x", "y") + &claim("y", "z") + &claim("z", "y") + &claim("w", "x");
+        let e = err(&three);
+        assert!(e.contains("claim `y`") && e.contains("y -> z -> y"), "{e}");
+        let e = err(&(claim("p", "q") + &claim("q", "r") + &claim("r", "p")));
+        assert!(e.contains("p -> q -> r -> p"), "{e}");
+        // A chain is no cycle.
+        let chain =
+            claim("top", "mid") + &claim("mid", "base") + &COUNT.replace("id='c'", "id='base'");
+        assert_eq!(Claim::parse_file(&chain, "c.toml").unwrap().len(), 3);
     }
 
     /// A command claim whose contender's `timeout_s` is `timeout`.
