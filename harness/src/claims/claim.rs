@@ -175,6 +175,31 @@ pub enum ClaimError {
     },
 }
 
+/// The first cycle of positive controls among `claims`, as the ids along it, the first
+/// repeated at the end (`a -> b -> a`); `None` when every chain of controls ends.
+fn control_cycle(claims: &[Claim]) -> Option<Vec<&str>> {
+    let control_of = |id: &str| {
+        claims
+            .iter()
+            .find(|c| c.id == id)
+            .and_then(|c| c.control.as_deref())
+    };
+    // Each claim has at most one control: follow it from every claim until the chain ends or
+    // comes back to a claim on it.
+    for start in claims {
+        let mut path: Vec<&str> = vec![&start.id];
+        while let Some(next) = control_of(path[path.len() - 1]) {
+            if let Some(at) = path.iter().position(|&p| p == next) {
+                let mut cycle = path.split_off(at);
+                cycle.push(next);
+                return Some(cycle);
+            }
+            path.push(next);
+        }
+    }
+    None
+}
+
 impl Claim {
     /// Parses a claims file; `origin` names it in errors, and each claim's error names the
     /// claim.
@@ -198,7 +223,7 @@ impl Claim {
             let c: Claim = value
                 .try_into()
                 .map_err(|e: toml::de::Error| invalid(e.message().to_string()))?;
-            c.check().map_err(|m| invalid(m.to_string()))?;
+            c.check().map_err(invalid)?;
             if claims.iter().any(|o| o.id == c.id) {
                 return Err(invalid("the id is used twice".into()));
             }
@@ -215,39 +240,47 @@ impl Claim {
                 });
             }
         }
+        if let Some(cycle) = control_cycle(&claims) {
+            return Err(ClaimError::Invalid {
+                id: cycle[0].to_string(),
+                origin: origin.to_string(),
+                message: format!(
+                    "its positive controls form a cycle: {}; a control must reproduce before the claims that need it",
+                    cycle.join(" -> ")
+                ),
+            });
+        }
         Ok(claims)
     }
 
     /// The claim's own consistency: the fields its kind needs, and no others.
-    fn check(&self) -> Result<(), &'static str> {
+    fn check(&self) -> Result<(), String> {
         match self.kind {
             ClaimKind::Ratio => {
                 if self.direction.is_none() {
-                    return Err("a ratio claim needs `direction` (higher or lower)");
+                    return Err("a ratio claim needs `direction` (higher or lower)".into());
                 }
                 match self.min_effect {
                     Some(m) if m.is_finite() && m > 0.0 => {}
-                    Some(_) => return Err("min_effect must be a positive ratio"),
-                    None => return Err("a ratio claim needs `min_effect`"),
+                    Some(_) => return Err("min_effect must be a positive ratio".into()),
+                    None => return Err("a ratio claim needs `min_effect`".into()),
                 }
                 if self.k.is_some() || self.exposure.is_some() {
-                    return Err("`k` and `exposure` belong to count claims (kind = \"count\")");
+                    return Err(
+                        "`k` and `exposure` belong to count claims (kind = \"count\")".into(),
+                    );
                 }
             }
             ClaimKind::Count => {
                 match self.k {
                     Some(k) if k >= 1 => {}
-                    Some(_) => return Err("`k` must be at least 1"),
+                    Some(_) => return Err("`k` must be at least 1".into()),
                     None => {
-                        return Err(
-                            "a count claim needs `k`, the least count the baseline shows per replicate",
-                        );
+                        return Err("a count claim needs `k`, the least count the baseline shows per replicate".into());
                     }
                 }
                 if self.direction.is_some() || self.min_effect.is_some() {
-                    return Err(
-                        "a count claim has no `direction` or `min_effect`: the contender must show none",
-                    );
+                    return Err("a count claim has no `direction` or `min_effect`: the contender must show none".into());
                 }
             }
         }
@@ -262,24 +295,22 @@ impl Claim {
                         && s.threads.is_none()
                 };
                 if !plain(&self.baseline) || !plain(&self.contender) || !self.scenario.is_empty() {
-                    return Err(
-                        "a command side sets only `command` (its program, args, env, cwd, output); the claim names no scenario",
-                    );
+                    return Err("a command side sets only `command` (its program, args, env, cwd, output); the claim names no scenario".into());
                 }
             }
             (None, None) => {
                 let named = |s: &Side| s.scenario.is_some() || !self.scenario.is_empty();
                 if !named(&self.baseline) || !named(&self.contender) {
-                    return Err("a claim needs a `scenario`, or a `command` on both sides");
+                    return Err("a claim needs a `scenario`, or a `command` on both sides".into());
                 }
             }
-            _ => return Err("either both sides are commands or neither is"),
+            _ => return Err("either both sides are commands or neither is".into()),
         }
         if self.control.as_deref() == Some(self.id.as_str()) {
-            return Err("a claim cannot be its own control");
+            return Err("a claim cannot be its own control".into());
         }
         if self.baseline == self.contender {
-            return Err("baseline and contender are identical");
+            return Err("baseline and contender are identical".into());
         }
         Ok(())
     }
@@ -400,5 +431,48 @@ contender = { params = { strategy = "mutex" }, env = { RUST_BACKTRACE = "0" } }
         assert!(e.contains("control `nope`"), "{e}");
         let e = err(&COUNT.replace("k=1\n", "k=1\ndirection='higher'\n"));
         assert!(e.contains("no `direction`"), "{e}");
+    }
+
+    #[test]
+    fn a_cycle_of_controls_is_invalid_and_named() {
+        let claim = |id: &str, control: &str| {
+            COUNT
+                .replace("id='c'", &format!("id='{id}'"))
+                .replace("k=1\n", &format!("k=1\ncontrol='{control}'\n"))
+        };
+        let err = |text: &str| Claim::parse_file(text, "c.toml").unwrap_err().to_string();
+        let e = err(&(claim("a", "b") + &claim("b", "a")));
+        assert!(e.contains("cycle") && e.contains("a -> b -> a"), "{e}");
+        let three = claim("x", "y") + &claim("y", "z") + &claim("z", "y") + &claim("w", "x");
+        let e = err(&three);
+        assert!(e.contains("claim `y`") && e.contains("y -> z -> y"), "{e}");
+        let e = err(&(claim("p", "q") + &claim("q", "r") + &claim("r", "p")));
+        assert!(e.contains("p -> q -> r -> p"), "{e}");
+        // A chain is no cycle.
+        let chain =
+            claim("top", "mid") + &claim("mid", "base") + &COUNT.replace("id='c'", "id='base'");
+        assert_eq!(Claim::parse_file(&chain, "c.toml").unwrap().len(), 3);
+    }
+
+    /// A command claim whose contender's `timeout_s` is `timeout`.
+    fn command_claim(timeout: &str) -> String {
+        format!(
+            "[[claim]]\nid='cmd'\ntitle='t'\nsource='s'\nsource_figure='f'\ndirection='higher'\nmin_effect=1.5\nbaseline={{command={{program='a', output='lines'}}}}\ncontender={{command={{program='b', output='lines', timeout_s={timeout}}}}}\n"
+        )
+    }
+
+    #[test]
+    fn a_time_limit_beyond_any_clock_is_invalid_when_the_file_is_read() {
+        let e = Claim::parse_file(&command_claim("9223372036854775807"), "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("claim `cmd` in c.toml")
+                && e.contains("timeout_s")
+                && e.contains("9223372036854775807"),
+            "{e}"
+        );
+        assert!(Claim::parse_file(&command_claim("0"), "c.toml").is_err());
+        assert!(Claim::parse_file(&command_claim("3600"), "c.toml").is_ok());
     }
 }

@@ -10,19 +10,26 @@
 //! - `lines`: one `value[,unit]` per iteration on standard output, as rebar's runners print
 //!   `duration,count`; blank lines and lines starting with `#` are ignored.
 //!
+//! An invocation runs in a process group of its own. It ends when the program has exited and
+//! its output pipes have closed (a process it started may hold them); at its `timeout_s`, or on
+//! an interrupt, the whole group is killed, so nothing it started outlives it.
+//!
 //! Every invocation has `CRITSEC_REPLICATE` (its replicate's index), `CRITSEC_SIDE` (`baseline`
 //! or `contender`) and `RUST_BACKTRACE=0`, `RUST_LIB_BACKTRACE=0` in its environment, with the
 //! side's own `env` over them; the rest is inherited.
 
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use crate::format::jmh::{JmhMetric, read_entries};
+use crate::run::runner::interrupted;
 
 /// The placeholder in a `jmh` side's arguments that critsec replaces by the result file's path.
 pub const RESULT_PLACEHOLDER: &str = "{result}";
@@ -59,8 +66,9 @@ pub struct CommandSide {
     pub cwd: Option<String>,
     /// How it reports its iterations.
     pub output: OutputFormat,
-    /// Seconds one invocation may take before it is killed (JMH's own default is 10 minutes
-    /// per iteration; this bounds the whole invocation).
+    /// Seconds one invocation may take, its output included, before it and every process it
+    /// started are killed (JMH's own default is 10 minutes per iteration; this bounds the whole
+    /// invocation).
     #[serde(default = "default_timeout")]
     pub timeout_s: u64,
 }
@@ -68,6 +76,10 @@ pub struct CommandSide {
 fn default_timeout() -> u64 {
     600
 }
+
+/// The longest `timeout_s` a side may set: a week, longer than any benchmark invocation should
+/// run and far inside what the clock can count.
+pub const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
 
 impl CommandSide {
     /// The command line with its environment, for labels (`K=V program args`).
@@ -80,16 +92,20 @@ impl CommandSide {
     }
 
     /// The side's own consistency.
-    pub fn check(&self) -> Result<(), &'static str> {
+    pub fn check(&self) -> Result<(), String> {
         if self.program.trim().is_empty() {
-            return Err("a command side needs a `program`");
+            return Err("a command side needs a `program`".into());
         }
         let names_result = self.args.iter().any(|a| a.contains(RESULT_PLACEHOLDER));
         match self.output {
             OutputFormat::Jmh if !names_result => Err(
-                "a `jmh` command side must name its result file as {result} in `args` (e.g. \"-rf\", \"json\", \"-rff\", \"{result}\")",
+                "a `jmh` command side must name its result file as {result} in `args` (e.g. \"-rf\", \"json\", \"-rff\", \"{result}\")".into(),
             ),
-            _ if self.timeout_s == 0 => Err("`timeout_s` must be at least 1"),
+            _ if self.timeout_s == 0 => Err("`timeout_s` must be at least 1".into()),
+            _ if self.timeout_s > MAX_TIMEOUT_S => Err(format!(
+                "`timeout_s` must be at most {MAX_TIMEOUT_S} (a week); it is {}",
+                self.timeout_s
+            )),
             _ => Ok(()),
         }
     }
@@ -161,51 +177,82 @@ pub fn invoke(
     if let Some(dir) = &side.cwd {
         cmd.current_dir(dir);
     }
+    // Its own process group, so that a time limit or an interrupt ends everything it started.
+    cmd.process_group(0);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("{which} command `{}` could not start: {e}", side.program))?;
+    let started = Instant::now();
+    // A limit the clock cannot count to is none (a claims file cannot set one: `check`).
+    let deadline = started.checked_add(Duration::from_secs(side.timeout_s));
     // Drain both pipes on their own threads, so a chatty program never blocks on a full pipe.
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+    let (tx, rx) = mpsc::channel::<(usize, String)>();
+    let pipes: [Option<Box<dyn Read + Send>>; 2] = [
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    ];
+    for (slot, pipe) in pipes.into_iter().enumerate() {
+        let tx = tx.clone();
         std::thread::spawn(move || {
             let mut out = String::new();
             if let Some(mut p) = pipe {
                 let _ = p.read_to_string(&mut out);
             }
-            out
-        })
+            let _ = tx.send((slot, out));
+        });
+    }
+    drop(tx);
+    // Both pipes to their end (a process the program started may hold them after it exits),
+    // then the program's exit; all within the time limit.
+    let mut output: [Option<String>; 2] = [None, None];
+    let stopped = |child: &mut Child, why: &str| {
+        let _ = std::fs::remove_file(&result);
+        format!(
+            "{which} command `{}` {why}: {}",
+            side.label(),
+            kill_group(child, started)
+        )
     };
-    let stdout = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let deadline = Instant::now() + Duration::from_secs(side.timeout_s);
     let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let _ = std::fs::remove_file(&result);
-                return Err(format!(
-                    "{which} command `{}` ran past its time limit of {} s and was killed",
-                    side.label(),
-                    side.timeout_s
-                ));
+        if output.iter().all(Option::is_some) {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(e) => {
+                    let why = format!("could not be waited for ({e})");
+                    return Err(stopped(&mut child, &why));
+                }
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(format!("{which} command `{}`: {e}", side.label())),
+        }
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left == Some(Duration::ZERO) {
+            let why = format!("ran past its time limit of {} s", side.timeout_s);
+            return Err(stopped(&mut child, &why));
+        }
+        if interrupted() {
+            return Err(stopped(&mut child, "was interrupted"));
+        }
+        let wait = left.map_or(POLL, |left| left.min(POLL));
+        if output.iter().any(Option::is_none) {
+            match rx.recv_timeout(wait) {
+                Ok((slot, text)) => output[slot] = Some(text),
+                Err(RecvTimeoutError::Timeout) => {}
+                // Each reader sends before it ends; none is left to.
+                Err(RecvTimeoutError::Disconnected) => {
+                    output = output.map(|o| Some(o.unwrap_or_default()));
+                }
+            }
+        } else {
+            std::thread::sleep(wait);
         }
     };
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
+    let [stdout, stderr] = output.map(Option::unwrap_or_default);
     if !status.success() {
         let _ = std::fs::remove_file(&result);
         return Err(format!(
@@ -224,6 +271,42 @@ pub fn invoke(
         }
     };
     parsed.map_err(|e| format!("{which} command `{}`: {e}", side.label()))
+}
+
+/// How often a waiting invocation looks at its program, the clock and for an interrupt.
+const POLL: Duration = Duration::from_millis(10);
+
+/// How long a killed program's processes may take to be reaped (by their parents, or by init
+/// for orphans, which may be slow to) before `invoke` stops waiting for them.
+const REAP_GRACE: Duration = Duration::from_secs(10);
+
+/// Kills `child`'s process group: every process it started and did not move to a group of its
+/// own. Reaps `child`, then waits (up to [`REAP_GRACE`]) until the group is gone, so that when
+/// `invoke` returns, nothing of the program runs. What was killed, in words.
+fn kill_group(child: &mut Child, started: Instant) -> String {
+    let pid = child.id();
+    let pgid = pid as libc::pid_t;
+    // SAFETY: killpg(2) takes plain integers. The group is the child's own (`process_group(0)`)
+    // and the child is not reaped yet, so its id cannot have been reused by another group.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+    let _ = child.wait();
+    let after = started.elapsed().as_secs_f64();
+    let reaped = Instant::now();
+    // SAFETY: signal 0 sends nothing; it asks whether any process of the group exists.
+    while unsafe { libc::kill(-pgid, 0) } == 0 {
+        if reaped.elapsed() >= REAP_GRACE {
+            return format!(
+                "killed its process group {pgid} (pid {pid} and the processes it started) after {after:.1} s; some of them were not reaped within {} s",
+                REAP_GRACE.as_secs()
+            );
+        }
+        std::thread::sleep(POLL);
+    }
+    format!(
+        "killed its process group {pgid} (pid {pid} and the processes it started) after {after:.1} s"
+    )
 }
 
 /// Values of the line protocol: `value[,unit]` per iteration.
@@ -268,7 +351,8 @@ pub fn parse_lines(stdout: &str, benchmark: &str) -> Result<Invocation, String> 
     })
 }
 
-/// Values of a JMH result file: the iteration scores of every fork of the selected entry.
+/// Values of a JMH result file: the iteration scores of every fork of the selected entry (its
+/// score when it lists none).
 pub fn parse_jmh(text: &str, benchmark: Option<&str>, metric: &str) -> Result<Invocation, String> {
     let entries = read_entries(text, "the JMH result file").map_err(|e| e.to_string())?;
     let chosen: Vec<_> = entries
@@ -313,14 +397,9 @@ pub fn parse_jmh(text: &str, benchmark: Option<&str>, metric: &str) -> Result<In
             )
         })?
     };
-    let values: Vec<f64> = m
-        .raw_data
-        .iter()
-        .flatten()
-        .flatten()
-        .map(|v| v.0)
-        .filter(|v| v.is_finite())
-        .collect();
+    // Every iteration as written, NaN included (whoever uses the values decides what they may
+    // be); the score stands in only for a file that lists no iterations.
+    let values: Vec<f64> = m.raw_data.iter().flatten().flatten().map(|v| v.0).collect();
     let values = if values.is_empty() {
         vec![m.score.0]
     } else {
@@ -348,6 +427,67 @@ mod tests {
         let e = parse_lines("1,s\n2,ms\n", "b").unwrap_err();
         assert!(e.contains("unit `ms`"), "{e}");
         assert!(parse_lines("", "b").unwrap_err().contains("no `value"));
+    }
+
+    #[test]
+    fn jmh_iterations_are_read_as_written_and_the_score_stands_in_only_for_none() {
+        let file = |raw: &str| {
+            format!(
+                r#"[{{"benchmark":"b.run","mode":"thrpt","threads":1,"primaryMetric":{{"score":7,"scoreError":0,"scoreConfidence":[0,0],"scoreUnit":"ops/s"{raw}}}}}]"#
+            )
+        };
+        let values = |raw: &str| parse_jmh(&file(raw), None, "primary").unwrap().values;
+        let nan = values(r#","rawData":[["NaN","NaN"]]"#);
+        assert!(nan.len() == 2 && nan.iter().all(|v| v.is_nan()), "{nan:?}");
+        assert_eq!(values(r#","rawData":[[1.5],[2.5]]"#), vec![1.5, 2.5]);
+        assert_eq!(values(""), vec![7.0]);
+    }
+
+    /// The process group `invoke`'s error says it killed.
+    fn killed_group(e: &str) -> libc::pid_t {
+        e.split("process group ")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no process group in: {e}"))
+    }
+
+    #[test]
+    fn a_side_past_its_time_limit_is_killed_with_every_process_it_started() {
+        // `sh` prints and exits at once; the `sleep` it leaves behind holds its stdout.
+        let side = CommandSide {
+            program: "sh".into(),
+            args: vec!["-c".into(), "sleep 30 & echo 1.0".into()],
+            env: BTreeMap::new(),
+            cwd: None,
+            output: OutputFormat::Lines,
+            timeout_s: 1,
+        };
+        let e = invoke(&side, "contender", 0, None, "primary").unwrap_err();
+        assert!(
+            e.contains("contender command `sh -c sleep 30 & echo 1.0`")
+                && e.contains("time limit of 1 s"),
+            "{e}"
+        );
+        let pgid = killed_group(&e);
+        // SAFETY: signal 0 sends nothing; it asks whether any process of the group exists.
+        let found = unsafe { libc::kill(-pgid, 0) };
+        let errno = std::io::Error::last_os_error().raw_os_error();
+        assert_eq!((found, errno), (-1, Some(libc::ESRCH)), "{e}");
+    }
+
+    #[test]
+    fn a_time_limit_too_long_for_the_clock_is_no_limit_not_a_panic() {
+        let side = CommandSide {
+            program: "sh".into(),
+            args: vec!["-c".into(), "echo 1.0".into()],
+            env: BTreeMap::new(),
+            cwd: None,
+            output: OutputFormat::Lines,
+            timeout_s: u64::MAX,
+        };
+        let i = invoke(&side, "baseline", 0, None, "primary").unwrap();
+        assert_eq!(i.values, vec![1.0]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `reproduce_claims` end to end on a synthetic scenario whose scores are set by its
 //! parameters (no wall time): replicate structure, ABBA balance, recorded randomisation, ERROR
-//! on a failed check, the count kind, NOT TESTABLE HERE, positive controls and seeds.
+//! on a failed check, the count kind, NOT TESTABLE HERE, positive controls and seeds; and one
+//! run with a fixed seed whose outcomes are pinned whole (`testdata/reproduce_pinned.json`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -379,4 +380,237 @@ fn an_undecided_pilot_measures_on_to_the_next_look_and_stops_at_the_last() {
         matches!(never.verdict, Ok(Verdict::Inconclusive { .. })),
         "{never:?}"
     );
+}
+
+/// A command side running `sh -c script` (the script sees `$CRITSEC_REPLICATE`; `$0` is the
+/// JMH result file where `jmh` is the output).
+fn sh(script: &str, output: &str) -> String {
+    let script = script.replace('\\', "\\\\").replace('"', "\\\"");
+    let result = if output == "jmh" {
+        ", \"{result}\""
+    } else {
+        ""
+    };
+    format!("{{command={{program='sh', args=['-c', \"{script}\"{result}], output='{output}'}}}}")
+}
+
+fn command(id: &str, extra: &str, base: &str, cont: &str) -> String {
+    format!(
+        "[[claim]]\nid='{id}'\ntitle='t'\nsource='s'\nsource_figure='f'\ndirection='higher'\nmin_effect=1.5\n{extra}baseline={base}\ncontender={cont}\n"
+    )
+}
+
+/// A JMH result of one entry `b.run` whose primary metric's raw data is `raw`.
+fn jmh_script(raw: &str) -> String {
+    format!(
+        "printf '%s' '[{{\"benchmark\":\"b.run\",\"mode\":\"thrpt\",\"threads\":1,\"primaryMetric\":{{\"score\":1,\"scoreError\":0,\"scoreConfidence\":[0,0],\"scoreUnit\":\"ops/s\",\"rawData\":[[{raw}]]}}}}]' > \"$0\""
+    )
+}
+
+/// Claims covering every path `reproduce_claims` takes: groups of rounds (one decided at the
+/// pilot, one measured on to the last look, one merged from two through a shared arm), count
+/// claims (one whose exposure metric is missing), a failed check, a missing metric, positive
+/// controls that do and do not reproduce, seeded groups with looks and a failed seeded arm, and
+/// command sides (lines and JMH; decided, undecided, failing after the first look, units that
+/// differ).
+fn pinned_claims() -> String {
+    let seeded = |id: &str, base: &str, cont: &str, spread: &str, extra: &str| {
+        ratio(id, base, cont, "")
+            .replace(
+                &format!("score='{base}'}}"),
+                &format!("score='{base}', seeded='1', seed='0'{extra}}}"),
+            )
+            .replace(
+                &format!("score='{cont}'}}"),
+                &format!("score='{cont}', seeded='1', seed='0', spread='{spread}'}}"),
+            )
+    };
+    let swung = |id: &str, base: &str, cont: &str| {
+        ratio(id, base, cont, "").replace(
+            &format!("score='{cont}'}}"),
+            &format!("score='{cont}', swing='0.1'}}"),
+        )
+    };
+    let count = |id: &str, base: &str, cont: &str, exposure: &str| {
+        format!(
+            "[[claim]]\nid='{id}'\n{HEAD}kind='count'\nmetric='timeouts'\nk=2\nexposure='{exposure}'\nbaseline={{params={{timeouts='{base}'}}}}\ncontender={{params={{timeouts='{cont}', score='101'}}}}\n"
+        )
+    };
+    let lines = |values: &str| sh(&format!("echo {values}"), "lines");
+    [
+        ratio("fast", "100", "200", ""),
+        swung("later", "110", "220"),
+        swung("never", "110", "165"),
+        count("none-vs-some", "3", "0", "requests"),
+        count("too-few", "1", "0", "requests"),
+        count("bad-exposure", "4", "0", "nope"),
+        ratio("broken", "105", "210", "").replace(
+            "contender={params={score='210'}}",
+            "contender={params={score='210', broken='1'}}",
+        ),
+        ratio("no-metric", "160", "320", "metric='nope'\n"),
+        ratio("m1", "140", "280", ""),
+        ratio("m2", "150", "300", ""),
+        ratio("m3", "280", "300", ""),
+        ratio("control", "120", "121", ""),
+        format!(
+            "[[claim]]\nid='null'\n{HEAD}direction='lower'\nmin_effect=1.3\ncontrol='control'\nbaseline={{params={{score='130'}}}}\ncontender={{params={{score='132'}}}}\n"
+        ),
+        format!(
+            "[[claim]]\nid='null-ok'\n{HEAD}direction='lower'\nmin_effect=1.3\ncontrol='fast'\nbaseline={{params={{score='170'}}}}\ncontender={{params={{score='172'}}}}\n"
+        ),
+        seeded("sim-decided", "100", "200", "0", ""),
+        seeded("sim-never", "100", "150", "0.1", ""),
+        seeded("sim-broken", "190", "380", "0", ", broken='1'"),
+        command(
+            "cmd-fast",
+            "benchmark='b'\n",
+            &lines("100,ops/s; echo 102,ops/s"),
+            &lines("$((200 + CRITSEC_REPLICATE % 3)),ops/s"),
+        ),
+        command(
+            "cmd-undecided",
+            "",
+            &lines("100,ops/s"),
+            &lines("$((140 + CRITSEC_REPLICATE % 2 * 20)),ops/s"),
+        ),
+        command(
+            "cmd-fails-later",
+            "",
+            &lines("100,ops/s"),
+            &sh(
+                "[ $CRITSEC_REPLICATE -lt 6 ] || exit 3; echo $((140 + CRITSEC_REPLICATE % 2 * 20)),ops/s",
+                "lines",
+            ),
+        ),
+        command(
+            "cmd-units",
+            "",
+            &lines("100,ops/s"),
+            &lines("200,ms/op"),
+        ),
+        command(
+            "cmd-jmh",
+            "benchmark='b.run'\n",
+            &sh(&jmh_script("100, 101"), "jmh"),
+            &sh(&jmh_script("200, 210"), "jmh"),
+        ),
+    ]
+    .concat()
+}
+
+/// The outcomes as the verdict file writes them, with what wall time decides (seconds, and the
+/// blocks per pair recommended from the measured costs) blanked.
+fn pinned_json(outcomes: &[super::reproduce::ClaimOutcome]) -> String {
+    let mut v = serde_json::to_value(outcomes).unwrap();
+    for o in v.as_array_mut().unwrap() {
+        o["seconds"] = serde_json::Value::from(0.0);
+        o["optimal_blocks"] = serde_json::Value::Null;
+    }
+    serde_json::to_string_pretty(&v).unwrap() + "\n"
+}
+
+/// Every verdict, interval, replicate and randomisation of a run with a fixed seed, pinned in
+/// `testdata/reproduce_pinned.json`: a change to how claims are planned, measured or derived
+/// that changes any of them shows here. `CRITSEC_BLESS=1` rewrites the file (review its diff).
+#[test]
+fn a_fixed_seed_reproduces_the_pinned_outcomes() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/claims/testdata/reproduce_pinned.json"
+    );
+    // A budget no run reaches, so that how fast this machine is decides nothing.
+    let settings = PairedSettings {
+        budget: Duration::from_secs(24 * 3600),
+        ..settings()
+    };
+    let launcher = Launcher::new(
+        Arc::new(Catalog::new(vec![Box::new(Synthetic::default())])),
+        None,
+    );
+    let cs = claims(&pinned_claims());
+    let got = pinned_json(&reproduce_claims(
+        &launcher,
+        &cs,
+        &cs,
+        &settings,
+        &mut Silent,
+    ));
+    if std::env::var_os("CRITSEC_BLESS").is_some() {
+        std::fs::write(path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(path).unwrap();
+    assert!(got == want, "the outcomes differ from {path}:\n{got}");
+}
+
+/// Values that cannot enter a ratio are an ERROR naming the side and the value, never a verdict:
+/// a `lines` side printing 4, -1, 4 (a mean of 2.3 hid the -1), a JMH side whose raw data is
+/// all NaN (its `score` stood in), a scenario whose metric is not positive, a count of NaN (it
+/// rounded to zero, "none").
+#[test]
+fn garbage_from_a_side_is_an_error_naming_the_side_and_the_value() {
+    let lines = |values: &str| sh(&format!("printf '{values}'"), "lines");
+    let text = command(
+        "negative-line",
+        "",
+        &lines("1.0\\n1.0\\n1.0\\n"),
+        &lines("4.0\\n-1.0\\n4.0\\n"),
+    ) + &command(
+        "nan-jmh",
+        "benchmark='b.run'\n",
+        &sh(&jmh_script("1, 1"), "jmh"),
+        &sh(&jmh_script("\"NaN\", \"NaN\""), "jmh"),
+    ) + &ratio("zero-score", "100", "0", "")
+        + &format!(
+            "[[claim]]\nid='nan-count'\n{HEAD}kind='count'\nmetric='timeouts'\nk=1\nbaseline={{params={{timeouts='3'}}}}\ncontender={{params={{timeouts='NaN'}}}}\n"
+        );
+    let out = run(&text);
+    let error = |i: usize| {
+        out[i]
+            .verdict
+            .clone()
+            .expect_err(&format!("{} has a verdict: {:?}", out[i].claim.id, out[i]))
+    };
+    let e = error(0);
+    assert!(e.contains("contender") && e.contains("-1"), "{e}");
+    let e = error(1);
+    assert!(e.contains("contender") && e.contains("NaN"), "{e}");
+    let e = error(2);
+    assert!(e.contains("contender") && e.contains("is 0"), "{e}");
+    // A count of NaN is no count of zero.
+    let e = error(3);
+    assert!(e.contains("contender") && e.contains("is NaN"), "{e}");
+}
+
+/// A control's own control counts: in the chain top -> middle -> base, a base that does not
+/// reproduce makes middle NOT TESTABLE HERE, and so top too, however well each measured. Selecting
+/// top alone runs the whole chain.
+#[test]
+fn a_claim_whose_controls_control_fails_is_not_testable_here() {
+    let text = ratio("top", "140", "280", "control='middle'\n")
+        + &ratio("middle", "100", "200", "control='base'\n")
+        + &ratio("base", "120", "121", "");
+    let all = claims(&text);
+    let synthetic = Synthetic::default();
+    let launcher = Launcher::new(Arc::new(Catalog::new(vec![Box::new(synthetic)])), None);
+    for selected in [&all[..], &all[..1]] {
+        let out = reproduce_claims(&launcher, selected, &all, &settings(), &mut Silent);
+        let ids: Vec<&str> = out.iter().map(|o| o.claim.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["base", "middle", "top"],
+            "each control before its claims"
+        );
+        assert_eq!(out[0].verdict, Ok(Verdict::NotReproduced), "{:?}", out[0]);
+        for (o, control) in [(&out[1], "base"), (&out[2], "middle")] {
+            match &o.verdict {
+                Ok(Verdict::NotTestable { reason }) => assert!(
+                    reason.contains(&format!("control `{control}`")),
+                    "{}: {reason}",
+                    o.claim.id
+                ),
+                other => panic!("{}: {other:?}", o.claim.id),
+            }
+        }
+    }
 }

@@ -1,0 +1,185 @@
+//! Replicates of a claim whose sides are programs ([`crate::claims::command`]): each replicate
+//! invokes both once, in a random order, and compares the means of the iterations each
+//! reported. A failed invocation fails the claim.
+
+use std::time::Instant;
+
+use rand::Rng;
+
+use crate::claims::claim::Claim;
+use crate::claims::command::{Invocation, invoke};
+use crate::claims::measure::round_rng;
+use crate::run::runner::interrupted;
+
+use super::PairObserver;
+use super::derive::{Costs, Observed, Paired, admissible, needs, unknown_metric};
+use super::looks::ReplicateSource;
+use super::outcome::{BlockValue, ReplicateKind};
+
+/// One replicate: both sides' invocations.
+struct InvocationPair {
+    /// Whether the baseline ran first.
+    baseline_first: bool,
+    /// What the baseline and the contender reported.
+    sides: [Invocation; 2],
+    /// Wall seconds of both invocations.
+    seconds: f64,
+}
+
+/// A claim's invocations so far.
+pub(crate) struct Invocations<'a> {
+    claim: &'a Claim,
+    run_seed: u64,
+    /// The index this claim's random orders are drawn from.
+    group: usize,
+    /// The claim's id, for progress.
+    ids: Vec<String>,
+    /// Replicates at the last look, for progress.
+    planned: u32,
+    /// The benchmark and unit the first invocation reported, which every other must match.
+    reported: Option<(String, String)>,
+    pairs: Vec<InvocationPair>,
+}
+
+impl<'a> Invocations<'a> {
+    /// No invocations yet of `claim`'s two programs.
+    pub fn new(claim: &'a Claim, run_seed: u64, group: usize, planned: u32) -> Self {
+        Invocations {
+            claim,
+            run_seed,
+            group,
+            ids: vec![claim.id.clone()],
+            planned,
+            reported: None,
+            pairs: Vec::new(),
+        }
+    }
+
+    /// Replicates run.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Runs one side once as the `index`-th replicate, checking it reports what the first did
+    /// and only values the claim can take: each iteration's, before they become one mean.
+    fn invoke(&mut self, contender: bool, index: usize) -> Result<Invocation, String> {
+        let (side, which) = if contender {
+            (&self.claim.contender, "contender")
+        } else {
+            (&self.claim.baseline, "baseline")
+        };
+        let command = side.command.as_ref().expect("a claim on programs");
+        let inv = invoke(
+            command,
+            which,
+            index,
+            self.claim.benchmark.as_deref(),
+            &self.claim.metric,
+        )?;
+        if let Some((i, v)) = inv
+            .values
+            .iter()
+            .enumerate()
+            .find(|&(_, &v)| !admissible(self.claim.kind, v))
+        {
+            return Err(format!(
+                "{which} command `{}` reported {v} as iteration {} of replicate {index}; {}",
+                command.label(),
+                i + 1,
+                needs(self.claim.kind)
+            ));
+        }
+        let this = (inv.benchmark.clone(), inv.unit.clone());
+        match &self.reported {
+            Some(first) if *first != this => Err(format!(
+                "the sides report different benchmarks or units: {} in {} against {} in {}; a claim compares one benchmark",
+                first.0, first.1, this.0, this.1
+            )),
+            Some(_) => Ok(inv),
+            None => {
+                self.reported = Some(this);
+                Ok(inv)
+            }
+        }
+    }
+}
+
+impl ReplicateSource for Invocations<'_> {
+    fn kind(&self) -> ReplicateKind {
+        ReplicateKind::ProcessPair
+    }
+
+    fn measure(
+        &mut self,
+        n: u32,
+        _undecided: &[usize],
+        observer: &mut dyn PairObserver,
+    ) -> Result<(), String> {
+        while (self.pairs.len() as u32) < n {
+            if interrupted() {
+                return Err("interrupted".into());
+            }
+            let index = self.pairs.len();
+            let mut rng = round_rng(self.run_seed, self.group, index);
+            let baseline_first = rng.random_bool(0.5);
+            let started = Instant::now();
+            let (baseline, contender) = if baseline_first {
+                let b = self.invoke(false, index)?;
+                (b, self.invoke(true, index)?)
+            } else {
+                let c = self.invoke(true, index)?;
+                (self.invoke(false, index)?, c)
+            };
+            self.pairs.push(InvocationPair {
+                baseline_first,
+                sides: [baseline, contender],
+                seconds: started.elapsed().as_secs_f64(),
+            });
+            observer.replicate_done(&self.ids, self.pairs.len() as u32, self.planned);
+        }
+        Ok(())
+    }
+
+    /// A program's values are already of the claim's metric: it was asked for it when invoked.
+    fn observe(&self, _: usize, metric: &str, exposure: Option<&str>) -> Result<Observed, String> {
+        debug_assert_eq!(metric, self.claim.metric);
+        let replicates = self
+            .pairs
+            .iter()
+            .map(|p| Paired {
+                seed: None,
+                baseline_launched_first: p.baseline_first,
+                env_pad: (0, 0),
+                blocks: vec![BlockValue {
+                    baseline: p.sides[0].mean(),
+                    contender: p.sides[1].mean(),
+                    baseline_first: p.baseline_first,
+                }],
+            })
+            .collect();
+        // An invocation reports its mean (`primary`) and how many iterations it ran (`ops`).
+        let total = |side: usize, metric: &str| -> Result<f64, String> {
+            let mut total = 0.0;
+            for p in &self.pairs {
+                total += match metric {
+                    "primary" => p.sides[side].mean(),
+                    "ops" => p.sides[side].values.len() as f64,
+                    _ => return Err(unknown_metric(metric, &[])),
+                };
+            }
+            Ok(total)
+        };
+        let costs: Vec<(f64, f64, usize)> =
+            self.pairs.iter().map(|p| (0.0, p.seconds, 1)).collect();
+        Ok(Observed {
+            replicates,
+            unit: self
+                .pairs
+                .last()
+                .map(|p| p.sides[0].unit.clone())
+                .unwrap_or_default(),
+            costs: Costs::mean_of(&costs, 2),
+            exposure: exposure.map(|e| [total(0, e), total(1, e)]),
+        })
+    }
+}

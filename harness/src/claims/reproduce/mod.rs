@@ -1,0 +1,209 @@
+//! Reproduction of claims: replicated paired measurements, an interval over the replicates, and
+//! a verdict.
+//!
+//! The unit of replication is the process pair (Kalibera & Jones' execution level): a claim's
+//! sides run in P rounds of fresh processes, m ABBA blocks inside each ([`super::measure`]). Per
+//! round, the mean log ratio contender/baseline of the claim's metric; the estimate is the mean
+//! over rounds, its interval a Student t with P - 1 degrees of freedom, mapped back with `exp`.
+//! Deterministic simulations replicate over seeds instead: one iteration per seed, no warmup,
+//! no ABBA, looks at `seeds` and `max_seeds`. A claim whose sides are programs replicates over
+//! invocations of both. Claims that share a configuration are measured together and derive
+//! their verdicts from the same rounds.
+//!
+//! Verdicts, for a ratio claim "contender/baseline >= m" (`higher`; `lower` mirrors it):
+//! REPRODUCED when the whole interval is >= m, NOT REPRODUCED when it is entirely below m,
+//! INCONCLUSIVE when it straddles m. A count claim ("none against some") is REPRODUCED when the
+//! contender counts zero in every replicate and the baseline at least `k` in every one. NOT
+//! TESTABLE HERE when the machine lacks what the claim requires, or a positive control fails.
+//!
+//! Repeated looks: a group measures a pilot of `min_pairs` rounds, then more in steps of
+//! `look_every` up to `max_pairs` while a claim is inconclusive and the budget lasts. Each look
+//! spends an equal share of α = 0.001 (Bonferroni over the planned looks), and a claim keeps the
+//! verdict of the first look that decides it.
+//!
+//! The parts, in the order a run meets them: `plan` (settings, look schedule, grouping claims
+//! that share arms), then per group the one look loop (`looks`) over its kind of replicate
+//! (`rounds`, `seeds`, `invocations`), each look deriving every undecided claim's interval and
+//! verdict (`derive`); the results are `outcome`s. Start reading at [`reproduce_claims`].
+
+mod derive;
+mod invocations;
+mod looks;
+mod outcome;
+mod plan;
+mod rounds;
+mod seeds;
+
+use std::time::Instant;
+
+use crate::claims::claim::Claim;
+use crate::run::runner::{Launcher, interrupted};
+
+pub use crate::claims::measure::BlockRecord;
+pub use derive::metric_of;
+pub use outcome::{
+    BlockValue, ClaimOutcome, CountSummary, Replicate, ReplicateKind, SideRecord, Verdict, verdict,
+};
+pub use plan::PairedSettings;
+
+use invocations::Invocations;
+use looks::take_looks;
+use plan::{GroupKind, Plan, run_order};
+use rounds::Rounds;
+use seeds::Seeds;
+
+/// Progress callbacks.
+pub trait PairObserver {
+    /// A replicate of the group of `claims` completed: `done` of at most `planned`.
+    fn replicate_done(&mut self, _claims: &[String], _done: u32, _planned: u32) {}
+}
+
+impl PairObserver for crate::run::runner::Silent {}
+
+/// Reproduces `selected` claims (with the positive controls they name, taken from `all`):
+/// measures every distinct configuration once, derives each claim from it, and gives each a
+/// verdict. Outcomes come in run order: each control (and its own, and so on) before the claims
+/// that need it.
+pub fn reproduce_claims(
+    launcher: &Launcher,
+    selected: &[Claim],
+    all: &[Claim],
+    settings: &PairedSettings,
+    observer: &mut dyn PairObserver,
+) -> Vec<ClaimOutcome> {
+    let claims = run_order(selected, all);
+    let Plan {
+        mut outcomes,
+        arms,
+        groups,
+    } = Plan::new(launcher.catalog(), &claims);
+    for group in &groups {
+        let members = &group.members;
+        if interrupted() {
+            for &i in members {
+                outcomes[i].verdict = Err("interrupted".into());
+            }
+            continue;
+        }
+        let ids: Vec<String> = members
+            .iter()
+            .map(|&i| outcomes[i].claim.id.clone())
+            .collect();
+        let schedule = settings.schedule(group.kind, members.len());
+        let planned = *schedule.looks.last().expect("at least one look");
+        let specs = || group.arms.iter().map(|&a| arms[a].clone()).collect();
+        let start = Instant::now();
+        match group.kind {
+            GroupKind::Rounds => {
+                let mut rounds = Rounds::new(
+                    launcher,
+                    specs(),
+                    group.claim_arms.clone(),
+                    settings,
+                    group.rng_index,
+                    ids.clone(),
+                    planned,
+                );
+                take_looks(&mut rounds, &mut outcomes, members, &schedule, observer);
+            }
+            GroupKind::Seeds => {
+                let mut seeds = Seeds::new(
+                    launcher,
+                    settings.forked,
+                    specs(),
+                    group.claim_arms.clone(),
+                    ids.clone(),
+                );
+                take_looks(&mut seeds, &mut outcomes, members, &schedule, observer);
+            }
+            GroupKind::Invocations => {
+                let claim = &claims[members[0]];
+                let mut invocations =
+                    Invocations::new(claim, settings.seed, group.rng_index, planned);
+                if take_looks(
+                    &mut invocations,
+                    &mut outcomes,
+                    members,
+                    &schedule,
+                    observer,
+                ) {
+                    // A program has no check values; what was run is the record.
+                    let ran = vec![format!("{} invocations", invocations.len())];
+                    let outcome = &mut outcomes[members[0]];
+                    outcome.baseline.verified_before = ran.clone();
+                    outcome.contender.verified_before = ran;
+                }
+            }
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        for &i in members {
+            outcomes[i].seconds = seconds;
+            outcomes[i].group = ids.clone();
+        }
+    }
+    apply_positive_controls(&mut outcomes);
+    outcomes
+}
+
+/// A claim whose positive control does not reproduce here cannot be tested here: the control's
+/// final verdict decides, after its own control has been applied to it, and so on down the chain.
+fn apply_positive_controls(outcomes: &mut [ClaimOutcome]) {
+    let mut resolved = vec![false; outcomes.len()];
+    for i in 0..outcomes.len() {
+        resolve_control(outcomes, i, &mut resolved, &mut Vec::new());
+    }
+}
+
+/// Applies `outcomes[i]`'s control to it, once the control's own verdict is final; `chain`
+/// holds the claims whose controls are being resolved, to stop at a cycle.
+fn resolve_control(
+    outcomes: &mut [ClaimOutcome],
+    i: usize,
+    resolved: &mut [bool],
+    chain: &mut Vec<usize>,
+) {
+    if resolved[i] {
+        return;
+    }
+    let Some(control) = outcomes[i].claim.control.clone() else {
+        resolved[i] = true;
+        return;
+    };
+    let j = outcomes.iter().position(|o| o.claim.id == control);
+    chain.push(i);
+    let reason = match j {
+        None => Some(format!("its positive control `{control}` was not run")),
+        Some(j) if chain.contains(&j) => {
+            let ids: Vec<&str> = chain[chain.iter().position(|&c| c == j).unwrap_or(0)..]
+                .iter()
+                .chain([&j])
+                .map(|&c| outcomes[c].claim.id.as_str())
+                .collect();
+            Some(format!(
+                "its positive controls form a cycle: {}",
+                ids.join(" -> ")
+            ))
+        }
+        Some(j) => {
+            resolve_control(outcomes, j, resolved, chain);
+            match &outcomes[j].verdict {
+                Ok(Verdict::Reproduced) => None,
+                Ok(Verdict::NotTestable { reason }) => Some(format!(
+                    "its positive control `{control}` is NOT TESTABLE HERE: {reason}"
+                )),
+                Ok(v) => Some(format!(
+                    "its positive control `{control}` is {} here, so this machine does not show the effect whose absence the claim asserts",
+                    v.label()
+                )),
+                Err(e) => Some(format!("its positive control `{control}` failed: {e}")),
+            }
+        }
+    };
+    chain.pop();
+    resolved[i] = true;
+    if let Some(reason) = reason
+        && outcomes[i].verdict.is_ok()
+    {
+        outcomes[i].verdict = Ok(Verdict::NotTestable { reason });
+    }
+}

@@ -1,0 +1,316 @@
+//! What `reproduce` learned about a claim: its verdict, the replicates it was derived from and
+//! both sides' values, in the layout the verdict file writes (`critsec reproduce --json`), so
+//! that a reader can recompute every interval from the file alone.
+
+use serde::{Deserialize, Serialize};
+
+use crate::claims::claim::{Claim, Direction};
+use crate::stats::hierarchy::VarianceComponents;
+use crate::stats::poisson::RateInterval;
+use crate::stats::ratio::RatioInterval;
+use crate::stats::t_quantile;
+
+/// The outcome of the measurements against the claimed effect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// The interval lies entirely beyond the claimed effect (count: none against some).
+    Reproduced,
+    /// The interval lies entirely on the other side of the claimed effect.
+    NotReproduced,
+    /// The interval straddles the claimed effect.
+    Inconclusive {
+        /// Roughly how many replicates in all would settle it at the current spread, if any.
+        pairs_needed: Option<u64>,
+    },
+    /// This machine cannot test the claim: it lacks what the claim requires, or the claim's
+    /// positive control does not show its effect here.
+    NotTestable {
+        /// What is missing.
+        reason: String,
+    },
+}
+
+impl Verdict {
+    /// The word printed in tables.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Verdict::Reproduced => "REPRODUCED",
+            Verdict::NotReproduced => "NOT REPRODUCED",
+            Verdict::Inconclusive { .. } => "INCONCLUSIVE",
+            Verdict::NotTestable { .. } => "NOT TESTABLE HERE",
+        }
+    }
+
+    /// Whether more replicates could not change it.
+    pub(crate) fn decided(&self) -> bool {
+        matches!(self, Verdict::Reproduced | Verdict::NotReproduced)
+    }
+}
+
+/// Whether a claim needs no more replicates: it has a verdict more cannot change, or an error.
+pub(crate) fn settled(verdict: &Result<Verdict, String>) -> bool {
+    verdict.as_ref().map(Verdict::decided).unwrap_or(true)
+}
+
+/// The verdict of an interval against "ratio >= m" (`Higher`) or "ratio <= m" (`Lower`).
+pub fn verdict(direction: Direction, min_effect: f64, r: &RatioInterval) -> Verdict {
+    let (beyond, against) = match direction {
+        Direction::Higher => (r.low >= min_effect, r.high < min_effect),
+        Direction::Lower => (r.high <= min_effect, r.low > min_effect),
+    };
+    if beyond {
+        Verdict::Reproduced
+    } else if against {
+        Verdict::NotReproduced
+    } else {
+        // Replicates needed for the half-width to shrink below the distance to the bound, at
+        // the current spread (a rough guide: the t quantile also shrinks as n grows).
+        let distance = (r.ratio.ln() - min_effect.ln()).abs();
+        let pairs_needed = (distance > 1e-12 && r.log_sd.is_finite() && r.n >= 2).then(|| {
+            let t = t_quantile(r.confidence, (r.n - 1).max(1) as f64);
+            ((t * r.log_sd / distance).powi(2))
+                .ceil()
+                .max(r.n as f64 + 1.0) as u64
+        });
+        Verdict::Inconclusive { pairs_needed }
+    }
+}
+
+/// What one replicate of a claim is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReplicateKind {
+    /// None was measured: the claim failed or was found untestable before its first look
+    /// (written as an empty string).
+    #[default]
+    #[serde(rename = "")]
+    Unmeasured,
+    /// A pair of fresh processes: a round of a scenario's arms, or one invocation of each of a
+    /// claim's two programs.
+    #[serde(rename = "process-pair")]
+    ProcessPair,
+    /// A seed of a deterministic simulation.
+    #[serde(rename = "seed")]
+    Seed,
+}
+
+impl ReplicateKind {
+    /// The name the verdict file writes: `process-pair`, `seed`, or empty.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ReplicateKind::Unmeasured => "",
+            ReplicateKind::ProcessPair => "process-pair",
+            ReplicateKind::Seed => "seed",
+        }
+    }
+}
+
+impl std::fmt::Display for ReplicateKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The kind a name stands for, as [`ReplicateKind::as_str`] writes it (so that code which set
+/// the kind from its name still compiles); a name this version never writes is `Unmeasured`.
+impl From<&str> for ReplicateKind {
+    fn from(name: &str) -> Self {
+        match name {
+            "process-pair" => ReplicateKind::ProcessPair,
+            "seed" => ReplicateKind::Seed,
+            _ => ReplicateKind::Unmeasured,
+        }
+    }
+}
+
+impl PartialEq<&str> for ReplicateKind {
+    fn eq(&self, name: &&str) -> bool {
+        self.as_str() == *name
+    }
+}
+
+/// One side's measurements.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SideRecord {
+    /// Scenario, parameters and threads, for display.
+    pub label: String,
+    /// Check values before measuring, one per process (or the one trial of a seeded side).
+    pub verified_before: Vec<String>,
+    /// Check values after measuring, likewise.
+    pub verified_after: Vec<String>,
+    /// The claim's metric per measured iteration, in replicate and block order.
+    #[serde(with = "crate::format::nullable::vec_f64_or_null")]
+    pub values: Vec<f64>,
+    /// Unit of the metric.
+    pub unit: String,
+}
+
+impl SideRecord {
+    /// Mean of the metric.
+    pub fn mean(&self) -> f64 {
+        self.values.iter().sum::<f64>() / self.values.len().max(1) as f64
+    }
+}
+
+/// One replicate of a claim: a round of fresh processes, or a seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replicate {
+    /// The seed offset of a deterministic replicate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Whether the baseline's process was launched before the contender's.
+    pub baseline_launched_first: bool,
+    /// Environment padding of the baseline's and the contender's processes, in bytes.
+    pub env_pad: (usize, usize),
+    /// Per block: both sides' values and which ran first.
+    pub blocks: Vec<BlockValue>,
+    /// The replicate's mean log ratio contender/baseline (NaN, `null` in JSON, when a value is
+    /// not positive).
+    #[serde(with = "crate::format::nullable::f64_or_null")]
+    pub mean_log_ratio: f64,
+}
+
+/// One block of one replicate, as the claim's metric saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BlockValue {
+    /// The baseline's value.
+    #[serde(with = "crate::format::nullable::f64_or_null")]
+    pub baseline: f64,
+    /// The contender's value.
+    #[serde(with = "crate::format::nullable::f64_or_null")]
+    pub contender: f64,
+    /// Whether the baseline ran first in the block.
+    pub baseline_first: bool,
+}
+
+/// What a count claim counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountSummary {
+    /// Baseline count per replicate.
+    pub baseline: Vec<u64>,
+    /// Contender count per replicate.
+    pub contender: Vec<u64>,
+    /// The baseline's rate per 1,000 operations with its exact 99.9% interval.
+    pub baseline_rate: Option<RateInterval>,
+    /// The contender's rate likewise.
+    pub contender_rate: Option<RateInterval>,
+}
+
+/// Everything `reproduce` learned about one claim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimOutcome {
+    /// The claim.
+    pub claim: Claim,
+    /// What a replicate is.
+    pub replicate_kind: ReplicateKind,
+    /// The baseline side.
+    pub baseline: SideRecord,
+    /// The contender side.
+    pub contender: SideRecord,
+    /// Every replicate, so that a reader can recompute the interval.
+    pub replicates: Vec<Replicate>,
+    /// The ratio and its interval (ratio claims; also reported for count claims when defined).
+    pub interval: Option<RatioInterval>,
+    /// Within- and between-replicate variance of the block log ratios (process pairs only).
+    pub components: Option<VarianceComponents>,
+    /// The blocks per pair Kalibera's formula recommends from the measured costs.
+    pub optimal_blocks: Option<u64>,
+    /// What a count claim counted.
+    pub counts: Option<CountSummary>,
+    /// The looks taken (rounds at each).
+    pub looks: Vec<u32>,
+    /// The verdict, or why there is none (a failed check is never a verdict).
+    pub verdict: Result<Verdict, String>,
+    /// Wall time of the measurements this claim was derived from (shared with `group`).
+    pub seconds: f64,
+    /// The claims derived from the same measurements (this one included).
+    pub group: Vec<String>,
+}
+
+impl ClaimOutcome {
+    /// A claim not run yet.
+    pub(crate) fn new(claim: &Claim) -> Self {
+        ClaimOutcome {
+            claim: claim.clone(),
+            replicate_kind: ReplicateKind::Unmeasured,
+            baseline: SideRecord::default(),
+            contender: SideRecord::default(),
+            replicates: Vec::new(),
+            interval: None,
+            components: None,
+            optimal_blocks: None,
+            counts: None,
+            looks: Vec::new(),
+            verdict: Err("not run".into()),
+            seconds: 0.0,
+            group: vec![claim.id.clone()],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::ratio::ratio_interval;
+
+    fn interval(ratios: &[f64]) -> RatioInterval {
+        ratio_interval(ratios)
+    }
+
+    #[test]
+    fn verdicts_on_synthetic_ratios() {
+        let clearly_beyond = interval(&[2.0, 2.1, 1.95, 2.05, 2.02, 1.98]);
+        assert_eq!(
+            verdict(Direction::Higher, 1.5, &clearly_beyond),
+            Verdict::Reproduced
+        );
+        let clearly_against = interval(&[0.8, 0.82, 0.79, 0.81, 0.8, 0.805]);
+        assert_eq!(
+            verdict(Direction::Higher, 1.05, &clearly_against),
+            Verdict::NotReproduced
+        );
+        let straddling = interval(&[0.9, 1.2, 1.0, 1.3, 0.95, 1.1]);
+        match verdict(Direction::Higher, 1.05, &straddling) {
+            Verdict::Inconclusive {
+                pairs_needed: Some(n),
+            } => assert!(n > 6, "{n}"),
+            other => panic!("expected inconclusive with a pair estimate, got {other:?}"),
+        }
+        // Lower mirrors higher.
+        assert_eq!(
+            verdict(Direction::Lower, 0.9, &clearly_against),
+            Verdict::Reproduced
+        );
+        assert_eq!(
+            verdict(Direction::Lower, 0.9, &clearly_beyond),
+            Verdict::NotReproduced
+        );
+    }
+
+    #[test]
+    fn a_ratio_sitting_on_the_bound_cannot_be_settled() {
+        let on_bound = interval(&[0.9, 1.1, 1.0, 1.0, 0.95, 1.05]);
+        let r = RatioInterval {
+            ratio: 1.05,
+            ..on_bound
+        };
+        assert_eq!(
+            verdict(Direction::Higher, 1.05, &r),
+            Verdict::Inconclusive { pairs_needed: None }
+        );
+    }
+
+    #[test]
+    fn replicate_kinds_keep_the_names_the_verdict_file_has_always_had() {
+        for (kind, name) in [
+            (ReplicateKind::Unmeasured, ""),
+            (ReplicateKind::ProcessPair, "process-pair"),
+            (ReplicateKind::Seed, "seed"),
+        ] {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(serde_json::from_str::<ReplicateKind>(&json).unwrap(), kind);
+            assert_eq!(kind, name);
+            assert_eq!(ReplicateKind::from(name), kind);
+        }
+    }
+}

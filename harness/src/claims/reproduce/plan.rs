@@ -1,0 +1,493 @@
+//! What a `reproduce` run will measure, before anything runs: the settings and the look
+//! schedule, each claim's arms (the configurations its sides run), and the groups of claims
+//! that share arms and so are measured together.
+//!
+//! A group's index seeds the randomness of its rounds ([`crate::claims::measure::round_rng`]),
+//! so the grouping is part of what a run's seed replays: claims are taken in run order, and
+//! groups keep their index when another is merged into them.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::claims::claim::Claim;
+use crate::claims::validate::validate_claim;
+use crate::run::fork::Catalog;
+use crate::run::result::TrialSpec;
+use crate::run::runner::{param_product, trial_spec};
+use crate::run::settings::{Mode, available_cores, resolve_threads};
+use crate::stats::CONFIDENCE;
+
+use super::outcome::{ClaimOutcome, ReplicateKind, Verdict};
+
+/// How long and how often claims are measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedSettings {
+    /// Warmup iterations per process, after setup, before its first block.
+    pub warmup_iterations: u32,
+    /// Rounds of fresh processes in the pilot (the first look).
+    pub min_pairs: u32,
+    /// Rounds after which an inconclusive claim stays inconclusive (the last look).
+    pub max_pairs: u32,
+    /// Rounds between looks after the pilot.
+    pub look_every: u32,
+    /// ABBA blocks per round (even: as many A-B as B-A orders).
+    pub blocks: u32,
+    /// Length of every iteration.
+    pub iteration_time: Duration,
+    /// Wall-time budget per claim for rounds beyond the pilot.
+    pub budget: Duration,
+    /// Run each side in a fork (needed for environment overrides such as `RUST_BACKTRACE`).
+    pub forked: bool,
+    /// Seeds (replicates) of a deterministic claim at its first look.
+    pub seeds: u32,
+    /// Seeds at the last look, for a deterministic claim still undecided at `seeds`.
+    pub max_seeds: u32,
+    /// The seed of every random choice of the run (launch orders, block orders, padding).
+    pub seed: u64,
+}
+
+impl PairedSettings {
+    /// The default: every claim's verdict in a few minutes on 2 cores.
+    pub fn quick() -> Self {
+        PairedSettings {
+            warmup_iterations: 1,
+            min_pairs: 5,
+            max_pairs: 8,
+            look_every: 3,
+            blocks: 2,
+            iteration_time: Duration::from_millis(200),
+            budget: Duration::from_secs(6),
+            forked: true,
+            seeds: 3,
+            max_seeds: 8,
+            seed: 0,
+        }
+    }
+
+    /// JMH-like durations: 5 warmups, 10–30 rounds of 4 blocks of 2 s, 10–30 seeds.
+    pub fn full() -> Self {
+        PairedSettings {
+            warmup_iterations: 5,
+            min_pairs: 10,
+            max_pairs: 30,
+            look_every: 5,
+            blocks: 4,
+            iteration_time: Duration::from_secs(2),
+            budget: Duration::from_secs(120),
+            forked: true,
+            seeds: 10,
+            max_seeds: 30,
+            seed: 0,
+        }
+    }
+
+    /// A run seed drawn from the clock, for runs that are not replays (printed and recorded, so
+    /// that any run can be replayed with it).
+    pub fn clock_seed() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    }
+
+    /// The same settings with another run seed.
+    pub fn with_seed(self, seed: u64) -> Self {
+        PairedSettings { seed, ..self }
+    }
+
+    /// The round counts at which verdicts are looked at: the pilot, then every `look_every`,
+    /// and `max_pairs`.
+    pub fn looks(&self) -> Vec<u32> {
+        let min = self.min_pairs.max(2);
+        let max = self.max_pairs.max(min);
+        let mut looks: Vec<u32> = (min..max)
+            .step_by(self.look_every.max(1) as usize)
+            .collect();
+        looks.push(max);
+        looks.dedup();
+        looks
+    }
+
+    /// The seed counts at which a deterministic claim's verdict is looked at: `seeds`, then
+    /// `max_seeds` (a simulation's seeds are cheap next to process rounds, so one more look).
+    pub fn seed_looks(&self) -> Vec<u32> {
+        let first = self.seeds.max(2);
+        let mut looks = vec![first, self.max_seeds.max(first)];
+        looks.dedup();
+        looks
+    }
+
+    /// The confidence of each look: 99.9% over the whole sequence, split equally.
+    pub fn look_confidence(&self) -> f64 {
+        split_confidence(self.looks().len())
+    }
+
+    /// The looks of a group of `claims` measured as `kind`: process pairs at [`Self::looks`]
+    /// within the budget of every claim; seeds at [`Self::seed_looks`] with no budget (a
+    /// simulation's seeds are cheap).
+    pub(crate) fn schedule(&self, kind: GroupKind, claims: usize) -> LookSchedule {
+        match kind {
+            GroupKind::Seeds => {
+                let looks = self.seed_looks();
+                LookSchedule {
+                    confidence: split_confidence(looks.len()),
+                    looks,
+                    budget: None,
+                }
+            }
+            GroupKind::Rounds | GroupKind::Invocations => LookSchedule {
+                looks: self.looks(),
+                confidence: self.look_confidence(),
+                budget: u32::try_from(claims)
+                    .ok()
+                    .and_then(|n| self.budget.checked_mul(n)),
+            },
+        }
+    }
+}
+
+/// 99.9% over `looks` looks, split equally (Bonferroni).
+fn split_confidence(looks: usize) -> f64 {
+    1.0 - (1.0 - CONFIDENCE) / looks as f64
+}
+
+/// When a group's verdicts are looked at.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LookSchedule {
+    /// Replicates at each look, increasing.
+    pub looks: Vec<u32>,
+    /// The confidence of each look's interval.
+    pub confidence: f64,
+    /// Wall time after which no look beyond the first is taken (`None`: no limit).
+    pub budget: Option<Duration>,
+}
+
+/// The claims to run: each selected claim after its positive control, that control after its
+/// own, and so on (controls taken from `all`, or from `selected`), each once.
+pub(crate) fn run_order(selected: &[Claim], all: &[Claim]) -> Vec<Claim> {
+    /// Pushes `claim` after its chain of controls; `visiting` stops at a cycle.
+    fn push<'a>(
+        claim: &'a Claim,
+        selected: &'a [Claim],
+        all: &'a [Claim],
+        visiting: &mut Vec<&'a str>,
+        order: &mut Vec<Claim>,
+    ) {
+        if order.iter().any(|o| o.id == claim.id) || visiting.contains(&claim.id.as_str()) {
+            return;
+        }
+        visiting.push(&claim.id);
+        if let Some(control) = &claim.control
+            && let Some(k) = all.iter().chain(selected).find(|o| &o.id == control)
+        {
+            push(k, selected, all, visiting, order);
+        }
+        visiting.pop();
+        order.push(claim.clone());
+    }
+    let mut order: Vec<Claim> = Vec::new();
+    for c in selected {
+        push(c, selected, all, &mut Vec::new(), &mut order);
+    }
+    order
+}
+
+/// The trial spec of one side of a claim: its parameters over the scenario's first defaults.
+fn side_spec(catalog: &Catalog, claim: &Claim, contender: bool) -> Result<TrialSpec, String> {
+    let (scenario_name, params, threads, env) = claim.side(contender);
+    let scenario = catalog
+        .find(&scenario_name)
+        .ok_or_else(|| format!("unknown scenario `{scenario_name}`"))?;
+    let mut overrides: BTreeMap<String, Vec<String>> = params
+        .0
+        .iter()
+        .map(|(k, v)| (k.clone(), vec![v.clone()]))
+        .collect();
+    for p in scenario.params() {
+        overrides
+            .entry(p.name.to_string())
+            .or_insert_with(|| p.defaults.iter().take(1).cloned().collect());
+    }
+    let params = param_product(scenario, &overrides)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .next()
+        .ok_or("the claim selects no parameter combination")?;
+    let threads = resolve_threads(&threads).map_err(|e| e.to_string())?;
+    let env: Vec<(String, String)> = env.into_iter().collect();
+    Ok(trial_spec(
+        scenario,
+        params,
+        threads,
+        Mode::Throughput,
+        &env,
+    ))
+}
+
+/// A side's label: scenario, parameters and threads.
+pub(crate) fn label(spec: &TrialSpec) -> String {
+    format!("{} [{}] t={}", spec.scenario, spec.params, spec.threads)
+}
+
+/// What the claim requires that this machine lacks, if anything.
+fn unmet_requirement(claim: &Claim, specs: [&TrialSpec; 2]) -> Option<String> {
+    let cores = available_cores();
+    if let Some(need) = claim.requires.cores
+        && cores < need
+    {
+        return Some(format!(
+            "needs at least {need} cores; this machine has {cores}"
+        ));
+    }
+    if claim.requires.threads_within_cores {
+        let threads = specs.iter().map(|s| s.threads).max().unwrap_or(1);
+        if threads > cores {
+            return Some(format!(
+                "needs every side's threads ({threads}) within the cores ({cores}), so that blocked time can show"
+            ));
+        }
+    }
+    None
+}
+
+/// The groups of claims connected through shared arms, from each claim's arms (`None`: the
+/// claim measures nothing). Claims join groups in order; a claim that connects several groups
+/// merges the later ones into the first it shares an arm with, after its members, and leaves
+/// them empty: a group's index never changes, and empty groups keep theirs.
+pub(crate) fn group_by_shared_arms(arms: &[Option<(usize, usize)>]) -> Vec<Vec<usize>> {
+    let mut group_of: Vec<Option<usize>> = vec![None; arms.len()];
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, claim_arms) in arms.iter().enumerate() {
+        let Some((a, b)) = *claim_arms else {
+            continue;
+        };
+        let joined: Vec<usize> = (0..i)
+            .filter(|&j| arms[j].is_some_and(|(x, y)| [x, y].contains(&a) || [x, y].contains(&b)))
+            .filter_map(|j| group_of[j])
+            .collect();
+        let g = match joined.first() {
+            Some(&g) => g,
+            None => {
+                groups.push(Vec::new());
+                groups.len() - 1
+            }
+        };
+        for &other in joined.iter().skip(1) {
+            if other != g {
+                let moved = std::mem::take(&mut groups[other]);
+                for &j in &moved {
+                    group_of[j] = Some(g);
+                }
+                groups[g].extend(moved);
+            }
+        }
+        groups[g].push(i);
+        group_of[i] = Some(g);
+    }
+    groups
+}
+
+/// How a group's replicates are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GroupKind {
+    /// Rounds of fresh processes, one per arm (wall-time scenarios).
+    Rounds,
+    /// One trial per arm, one iteration per seed (deterministic simulations).
+    Seeds,
+    /// One claim whose sides are programs, each invoked once per replicate.
+    Invocations,
+}
+
+impl GroupKind {
+    /// What one replicate is, as the outcome names it.
+    pub fn replicate_kind(self) -> ReplicateKind {
+        match self {
+            GroupKind::Seeds => ReplicateKind::Seed,
+            GroupKind::Rounds | GroupKind::Invocations => ReplicateKind::ProcessPair,
+        }
+    }
+}
+
+/// Claims measured together.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Group {
+    /// How its replicates are measured.
+    pub kind: GroupKind,
+    /// The claims, as indices into the run's outcomes.
+    pub members: Vec<usize>,
+    /// The group's arms (indices into [`Plan::arms`]), in the order its rounds see them; none
+    /// for claims on programs.
+    pub arms: Vec<usize>,
+    /// Each member's baseline and contender arm, as indices into `arms`.
+    pub claim_arms: Vec<(usize, usize)>,
+    /// The index the group's random choices are drawn from.
+    pub rng_index: usize,
+}
+
+/// A run's plan: every claim's outcome so far (a claim that cannot run already has its
+/// verdict), the distinct arms, and the groups to measure in order.
+pub(crate) struct Plan {
+    /// One per claim, in run order.
+    pub outcomes: Vec<ClaimOutcome>,
+    /// Every distinct configuration a scenario side runs.
+    pub arms: Vec<TrialSpec>,
+    /// The groups: claims on scenarios first, then each claim whose sides are programs.
+    pub groups: Vec<Group>,
+}
+
+impl Plan {
+    /// Plans `claims` (in run order) against `catalog`.
+    pub fn new(catalog: &Catalog, claims: &[Claim]) -> Plan {
+        let mut arms: Vec<TrialSpec> = Vec::new();
+        let mut arm_of = |spec: TrialSpec| -> usize {
+            match arms.iter().position(|a| *a == spec) {
+                Some(i) => i,
+                None => {
+                    arms.push(spec);
+                    arms.len() - 1
+                }
+            }
+        };
+        let mut outcomes: Vec<ClaimOutcome> = Vec::with_capacity(claims.len());
+        let mut claim_arms: Vec<Option<(usize, usize)>> = Vec::with_capacity(claims.len());
+        let mut commands: Vec<usize> = Vec::new();
+        for claim in claims {
+            let mut outcome = ClaimOutcome::new(claim);
+            let mut arms_of_claim = None;
+            if let (Some(a), Some(b)) = (&claim.baseline.command, &claim.contender.command) {
+                outcome.baseline.label = a.label();
+                outcome.contender.label = b.label();
+                match claim.requires.cores {
+                    Some(need) if available_cores() < need => {
+                        outcome.verdict = Ok(Verdict::NotTestable {
+                            reason: format!(
+                                "needs at least {need} cores; this machine has {}",
+                                available_cores()
+                            ),
+                        });
+                    }
+                    _ => {
+                        // Known before it runs: a failure on the first invocation is still a
+                        // failure of a process pair.
+                        outcome.replicate_kind = GroupKind::Invocations.replicate_kind();
+                        commands.push(outcomes.len());
+                    }
+                }
+            } else {
+                let specs = validate_claim(catalog, claim)
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| {
+                        Ok((
+                            side_spec(catalog, claim, false)?,
+                            side_spec(catalog, claim, true)?,
+                        ))
+                    });
+                match specs {
+                    Err(e) => outcome.verdict = Err(e),
+                    Ok((a, b)) => {
+                        outcome.baseline.label = label(&a);
+                        outcome.contender.label = label(&b);
+                        if let Some(reason) = unmet_requirement(claim, [&a, &b]) {
+                            outcome.verdict = Ok(Verdict::NotTestable { reason });
+                        } else {
+                            arms_of_claim = Some((arm_of(a), arm_of(b)));
+                        }
+                    }
+                }
+            }
+            outcomes.push(outcome);
+            claim_arms.push(arms_of_claim);
+        }
+        let shared = group_by_shared_arms(&claim_arms);
+        let mut groups: Vec<Group> = Vec::new();
+        for (rng_index, members) in shared.iter().enumerate() {
+            if members.is_empty() {
+                continue;
+            }
+            let mut group_arms: Vec<usize> = Vec::new();
+            for &i in members {
+                let (a, b) = claim_arms[i].expect("grouped claims have arms");
+                for x in [a, b] {
+                    if !group_arms.contains(&x) {
+                        group_arms.push(x);
+                    }
+                }
+            }
+            let local = |arm: usize| group_arms.iter().position(|&x| x == arm).expect("in group");
+            let seeded = group_arms.iter().all(|&a| {
+                catalog
+                    .find(&arms[a].scenario)
+                    .is_some_and(|s| s.deterministic(&arms[a].params))
+            });
+            groups.push(Group {
+                kind: if seeded {
+                    GroupKind::Seeds
+                } else {
+                    GroupKind::Rounds
+                },
+                claim_arms: members
+                    .iter()
+                    .map(|&i| {
+                        let (a, b) = claim_arms[i].expect("grouped claims have arms");
+                        (local(a), local(b))
+                    })
+                    .collect(),
+                members: members.clone(),
+                arms: group_arms,
+                rng_index,
+            });
+        }
+        // Each claim on programs after every group, its randomness indexed past theirs.
+        for i in commands {
+            groups.push(Group {
+                kind: GroupKind::Invocations,
+                members: vec![i],
+                arms: Vec::new(),
+                claim_arms: Vec::new(),
+                rng_index: shared.len() + i,
+            });
+        }
+        Plan {
+            outcomes,
+            arms,
+            groups,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn looks_split_alpha_over_the_planned_looks() {
+        let q = PairedSettings::quick();
+        assert_eq!(q.looks(), vec![5, 8]);
+        assert!((q.look_confidence() - 0.9995).abs() < 1e-12);
+        let f = PairedSettings::full();
+        assert_eq!(f.looks(), vec![10, 15, 20, 25, 30]);
+        assert!((f.look_confidence() - 0.9998).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_budget_too_long_to_multiply_is_no_limit_not_a_panic() {
+        let s = PairedSettings {
+            budget: Duration::MAX,
+            ..PairedSettings::quick()
+        };
+        assert_eq!(s.schedule(GroupKind::Rounds, 3).budget, None);
+        assert_eq!(s.schedule(GroupKind::Seeds, 3).budget, None);
+    }
+
+    #[test]
+    fn a_claim_joining_two_groups_merges_the_later_into_the_earlier_which_keeps_its_index() {
+        // 0: arms 0-1; 1: arms 2-3; 2: arms 4-5; 3: arms 1-2 joins the groups of 0 and 1.
+        let arms = [Some((0, 1)), Some((2, 3)), None, Some((4, 5)), Some((1, 2))];
+        assert_eq!(
+            group_by_shared_arms(&arms),
+            vec![vec![0, 1, 4], vec![], vec![3]]
+        );
+    }
+}

@@ -1,0 +1,156 @@
+//! Replicates that are rounds of fresh processes, one per arm of a group, with ABBA blocks
+//! inside ([`crate::claims::measure::run_round`]): the replicates of wall-time scenarios.
+
+use crate::claims::measure::{RoundPlan, RoundRecord, round_rng, run_round};
+use crate::run::result::TrialSpec;
+use crate::run::runner::{Launcher, interrupted};
+
+use super::PairObserver;
+use super::derive::{Costs, Observed, Paired, metric_of};
+use super::looks::{ReplicateSource, Verified};
+use super::outcome::{BlockValue, ReplicateKind};
+use super::plan::{PairedSettings, label};
+
+/// A group's rounds so far.
+pub(crate) struct Rounds<'a> {
+    launcher: &'a Launcher,
+    /// The group's arms.
+    specs: Vec<TrialSpec>,
+    /// Each member's baseline and contender, as indices into `specs`.
+    claim_arms: Vec<(usize, usize)>,
+    plan: RoundPlan,
+    run_seed: u64,
+    /// The group's index, which its rounds' randomness is drawn from.
+    group: usize,
+    /// The members' ids, for progress.
+    ids: Vec<String>,
+    /// Rounds at the last look, for progress.
+    planned: u32,
+    rounds: Vec<RoundRecord>,
+    /// Per round, each arm's check values before and after.
+    checks: Vec<Vec<(String, String)>>,
+}
+
+impl<'a> Rounds<'a> {
+    /// No rounds yet of `specs`, measured for claims on `claim_arms`.
+    pub fn new(
+        launcher: &'a Launcher,
+        specs: Vec<TrialSpec>,
+        claim_arms: Vec<(usize, usize)>,
+        settings: &PairedSettings,
+        group: usize,
+        ids: Vec<String>,
+        planned: u32,
+    ) -> Self {
+        Rounds {
+            launcher,
+            specs,
+            claim_arms,
+            plan: RoundPlan {
+                warmup: settings.warmup_iterations,
+                blocks: (settings.blocks.max(2) as usize).div_ceil(2) * 2,
+                iteration_time: settings.iteration_time,
+                forked: settings.forked,
+            },
+            run_seed: settings.seed,
+            group,
+            ids,
+            planned,
+            rounds: Vec::new(),
+            checks: Vec::new(),
+        }
+    }
+
+    /// The sum over every block of `metric` of `arm`.
+    fn total(&self, arm: usize, metric: &str) -> Result<f64, String> {
+        let mut total = 0.0;
+        for r in &self.rounds {
+            for b in &r.blocks {
+                total += metric_of(metric, &b.results[arm])?.0;
+            }
+        }
+        Ok(total)
+    }
+}
+
+impl ReplicateSource for Rounds<'_> {
+    fn kind(&self) -> ReplicateKind {
+        ReplicateKind::ProcessPair
+    }
+
+    /// Every round runs all the group's arms, decided claims' too.
+    fn measure(
+        &mut self,
+        n: u32,
+        _undecided: &[usize],
+        observer: &mut dyn PairObserver,
+    ) -> Result<(), String> {
+        while (self.rounds.len() as u32) < n {
+            if interrupted() {
+                return Err("interrupted".into());
+            }
+            let mut rng = round_rng(self.run_seed, self.group, self.rounds.len());
+            let (record, check) = run_round(self.launcher, &self.specs, self.plan, &mut rng)
+                .map_err(|e| format!("{}: {}", label(&self.specs[e.arm]), e.message))?;
+            self.rounds.push(record);
+            self.checks.push(check);
+            observer.replicate_done(&self.ids, self.rounds.len() as u32, self.planned);
+        }
+        Ok(())
+    }
+
+    fn observe(
+        &self,
+        member: usize,
+        metric: &str,
+        exposure: Option<&str>,
+    ) -> Result<Observed, String> {
+        let (a, b) = self.claim_arms[member];
+        let mut unit = String::new();
+        let mut replicates = Vec::with_capacity(self.rounds.len());
+        for r in &self.rounds {
+            let mut blocks = Vec::with_capacity(r.blocks.len());
+            for block in &r.blocks {
+                let (baseline, u) = metric_of(metric, &block.results[a])?;
+                let (contender, _) = metric_of(metric, &block.results[b])?;
+                unit = u;
+                let position = |arm: usize| block.order.iter().position(|&x| x == arm);
+                blocks.push(BlockValue {
+                    baseline,
+                    contender,
+                    baseline_first: position(a) < position(b),
+                });
+            }
+            let launched = |arm: usize| r.launch_order.iter().position(|&x| x == arm);
+            replicates.push(Paired {
+                seed: r.seed,
+                baseline_launched_first: launched(a) < launched(b),
+                env_pad: (
+                    r.env_pad.get(a).copied().unwrap_or(0),
+                    r.env_pad.get(b).copied().unwrap_or(0),
+                ),
+                blocks,
+            });
+        }
+        let costs: Vec<(f64, f64, usize)> = self
+            .rounds
+            .iter()
+            .map(|r| (r.setup_seconds, r.block_seconds, r.blocks.len()))
+            .collect();
+        Ok(Observed {
+            replicates,
+            unit,
+            costs: Costs::mean_of(&costs, self.specs.len()),
+            exposure: exposure.map(|e| [self.total(a, e), self.total(b, e)]),
+        })
+    }
+
+    fn verified(&self, member: usize) -> Option<[Verified; 2]> {
+        let (a, b) = self.claim_arms[member];
+        let of = |arm: usize| Verified {
+            before: self.checks.iter().map(|c| c[arm].0.clone()).collect(),
+            after: self.checks.iter().map(|c| c[arm].1.clone()).collect(),
+        };
+        Some([of(a), of(b)])
+    }
+}
