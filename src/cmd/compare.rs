@@ -109,6 +109,24 @@ fn labels(files: &[PathBuf]) -> Vec<String> {
         .collect()
 }
 
+/// The `.meta.json` beside a run of ours, which says which way its secondary metrics improve;
+/// `None` for a real JMH file. One that cannot be read is said on stderr, not fatal: the
+/// comparison goes on with those metrics neutral.
+fn read_meta(json: &Path) -> Option<RunMeta> {
+    let path = meta_path(json);
+    let text = std::fs::read_to_string(&path).ok()?;
+    match serde_json::from_str(&text) {
+        Ok(meta) => Some(meta),
+        Err(e) => {
+            eprintln!(
+                "note: {} is not a run's metadata ({e}); its secondary metrics compare as neutral",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -128,23 +146,5 @@ mod tests {
             &["run.json", "run.json"],
             &["run.json (#1)", "run.json (#2)"],
         );
-    }
-}
-
-/// The `.meta.json` beside a run of ours, which says which way its secondary metrics improve;
-/// `None` for a real JMH file. One that cannot be read is said on stderr, not fatal: the
-/// comparison goes on with those metrics neutral.
-fn read_meta(json: &Path) -> Option<RunMeta> {
-    let path = meta_path(json);
-    let text = std::fs::read_to_string(&path).ok()?;
-    match serde_json::from_str(&text) {
-        Ok(meta) => Some(meta),
-        Err(e) => {
-            eprintln!(
-                "note: {} is not a run's metadata ({e}); its secondary metrics compare as neutral",
-                path.display()
-            );
-            None
-        }
     }
 }
