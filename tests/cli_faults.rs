@@ -1,4 +1,4 @@
-//! Faults in the runner (issue #16): forks that are killed, panic, hang or close their pipe in
+//! Faults in the runner: forks that are killed, panic, hang or close their pipe in
 //! the middle of an iteration, claim sides (the fake benchmark) that do the same, and output that
 //! cannot be written. Each gives a clear error row or message, the other benchmarks and claims go
 //! on, and no file is ever left half-written.

@@ -1,4 +1,4 @@
-//! End-to-end tests of `critsec parse` (issue 5: CLI contract).
+//! End-to-end tests of `critsec parse`: its CLI contract (input, output and exit codes).
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -1,4 +1,4 @@
-//! Mutation tests of the registry scenarios' check (issue #16): a strategy that leaks a
+//! Mutation tests of the registry scenarios' check: a strategy that leaks a
 //! reference or closes a core twice must fail `registry_setup::verify`, the check value both scenarios
 //! compute before and after every trial. A check that passes them checks nothing.
 

@@ -1,4 +1,4 @@
-//! The pause sensitivity of the 25-requester claims as a finding (issue #15): lock timeouts and
+//! The pause sensitivity of the 25-requester claims as a finding: lock timeouts and
 //! requests per node per second over the length of a once-a-second stop-the-world pause (0, 2,
 //! 5, 10, 20 ms) and requesters per node (25, 100), for lock forwarding and the key queue, on the
 //! claims' cloud-zone cluster (100 nodes, 250 µs links, the CPU model, primary-first gets, 2 s

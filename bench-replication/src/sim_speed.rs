@@ -1,5 +1,5 @@
 //! The simulator's own speed: the two claim configurations whose iterations cost the most wall
-//! time (issue #15), as ready-made [`SimConfig`]s for `benches/sim_speed.rs` and
+//! time, as ready-made [`SimConfig`]s for `benches/sim_speed.rs` and
 //! `examples/sim_speed.rs`, which report wall seconds and events per wall second.
 //!
 //! They are the `claims.toml` parameters, built directly (no scenario parsing), so the figures

@@ -1,4 +1,4 @@
-//! Mutation test of the lookup scenario's checks (issue #16): a cache that answers some ids with
+//! Mutation test of the lookup scenario's checks: a cache that answers some ids with
 //! a stale version (the one before the latest write) must fail `Trial::verify` and the workers'
 //! `Worker::check`, for every strategy it wraps. A check that passes it checks nothing.
 

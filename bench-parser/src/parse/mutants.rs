@@ -1,4 +1,4 @@
-//! Mutation test of the parse scenario's check (issue #16): a parser that renders one clause
+//! Mutation test of the parse scenario's check: a parser that renders one clause
 //! wrong (the first clause of every boolean query loses its `+`/`-`, as a parser that dropped
 //! the operator would give) must fail `check_expect`, the corpus check `ParseTrial::verify` runs
 //! over both strategies. A check that passes it checks nothing.

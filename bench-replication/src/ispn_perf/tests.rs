@@ -166,7 +166,7 @@ fn threads_driver_runs_workers_that_check_and_verify() {
     assert!(v.contains("acked puts kept"), "{v}");
 }
 
-/// Issue #18, bug 4: `critsec run replication/ispn_perf -p protocol=key-queue -p nodes=1
+/// Regression: `critsec run replication/ispn_perf -p protocol=key-queue -p nodes=1
 /// -p num_owners=1 -p cores=0 --verify` never ended (every operation was local and took no
 /// virtual time) and died in a failed allocation of several GB.
 #[test]

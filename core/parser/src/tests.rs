@@ -1004,7 +1004,7 @@ mod tantivy_peer {
 /// Fuzz finding (`+\n*`, leading wildcards on): when the first clause is analyzed away, Lucene's
 /// `Query` production has no `firstQuery` and builds a boolean of the one remaining SHOULD
 /// clause, which `toString` prints exactly like that clause. Both strategies keep that shape;
-/// the fuzz target no longer expects such a rendering to parse back to the same tree.
+/// the fuzz target does not expect such a rendering to parse back to the same tree.
 #[test]
 fn a_first_clause_analyzed_away_leaves_a_boolean_of_one_clause() {
     let makes: [fn(ParserOptions) -> Box<dyn QueryParser>; 2] = [

@@ -1,7 +1,7 @@
 //! The history check: every completed operation of a run, checked as it completes against the
 //! puts of its key acknowledged before it started. Ours, like the verifier (which checks only the
 //! quiescent end state): it checks the read guarantee of
-//! [`WriteProtocol`](super::WriteProtocol) (issue #18, bug 3) while the run goes on.
+//! [`WriteProtocol`](super::WriteProtocol) while the run goes on.
 //!
 //! "Before" is the driver's order of events: an operation's floor is the newest version of its
 //! key acknowledged when it was issued (in the simulation, earlier in virtual time, or at the same

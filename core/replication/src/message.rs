@@ -33,8 +33,8 @@ pub type Key = u32;
 /// A value is held either as its bytes ([`Value::new`], [`Value::from_bytes`]) or as their
 /// description, tag and length ([`Value::described`]): the simulation never reads, copies or
 /// marshals a value's bytes (its CPU model charges for them), and allocating 1000 bytes per put
-/// and bumping their reference count in cold memory at every read was most of a simulated
-/// run's wall time (issue #15). Both forms of the same bytes are equal and print alike.
+/// and bumping their reference count in cold memory at every read would be most of a simulated
+/// run's wall time. Both forms of the same bytes are equal and print alike.
 #[derive(Clone, Default)]
 pub struct Value(Repr);
 
@@ -60,7 +60,7 @@ impl Value {
     pub fn new(tag: u64, size: usize) -> Self {
         // Zeroed at once (a `memset` or pages the allocator already zeroed), the tag written
         // in place, then moved into the shared buffer: filling it byte by byte from an iterator
-        // cost a third of a simulated run's instructions (issue #15).
+        // costs a third of a simulated run's instructions.
         let mut bytes = vec![0u8; size.max(TAG_BYTES)];
         bytes[..TAG_BYTES].copy_from_slice(&tag.to_le_bytes());
         Value(Repr::Bytes(Arc::from(bytes)))

@@ -29,7 +29,7 @@
 //! until it sleeps. Both RMWs are on `state`, so one reads the other's write: either the waiter's
 //! try sees the release, or the releaser's RMW is ordered after the waiter's and its `head_mode`
 //! load sees the queued waiter and notifies, which cannot happen before the waiter sleeps. The
-//! loom model in `core/tests/loom_sync.rs` checks this.
+//! loom model in `core/sync/tests/loom_sync.rs` checks this.
 
 use super::lock_stats::{LockStats, lock_stats_enabled};
 use super::primitive::{

@@ -452,7 +452,7 @@ impl Engine {
     }
 
     /// Refreshes, then merges every segment into one and publishes the result. A background
-    /// merge still running is waited for first (issue #18), so its segments are merged too.
+    /// merge still running is waited for first, so its segments are merged too.
     pub fn force_merge(&self) -> Result<(), VersionLookupError> {
         self.refresh()?;
         {

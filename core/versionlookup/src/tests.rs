@@ -400,10 +400,10 @@ pub(super) fn check_older_generation_still_answers(make: Make) {
     assert!(e.cache().cached_entries() <= e.segment_count());
 }
 
-/// Issue #18, bug 7: `force_merge` merges every segment into one even while a background merge
-/// is running. With `max_segments = 2`, the third refresh starts a background merge of the two
-/// smallest segments; `force_merge` used to skip its own merge while that one ran, leaving three
-/// segments against its doc comment.
+/// `force_merge` merges every segment into one even while a background merge is running. With
+/// `max_segments = 2`, the third refresh starts a background merge of the two smallest segments;
+/// a `force_merge` that skipped its own merge while that one runs would leave three segments,
+/// against its doc comment.
 pub(super) fn check_force_merge_waits_for_a_background_merge(make: Make) {
     const BATCH: u64 = 5_000;
     let config = EngineConfig {

@@ -436,8 +436,8 @@ mod tests {
         assert!(to_entry(&r, "x", "y").is_none());
     }
 
-    /// Regression (bug 13): the key joined parameters as `k=v,k=v` without escaping, so a value
-    /// holding `,` and `=` made `{a: "1,b=2"}` and `{a: "1", b: "2"}` one benchmark.
+    /// Guards against keys that join parameters as `k=v,k=v` without escaping, where a value
+    /// holding `,` and `=` makes `{a: "1,b=2"}` and `{a: "1", b: "2"}` one benchmark.
     #[test]
     fn regression_13_keys_of_different_params_never_collide() {
         let entry = |params: &[(&str, &str)]| {

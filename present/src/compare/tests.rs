@@ -493,8 +493,9 @@ fn forks_are_the_unit_and_disagreeing_forks_are_flagged() {
     assert!(v.value.forks_disagree());
 }
 
-/// Regression (bug 13): entries whose parameters joined to the same `k=v,k=v` text were matched
-/// as one benchmark, giving one row and a geometric mean of 2.0 between different benchmarks.
+/// Guards against matching on joined text: entries whose parameters join to the same `k=v,k=v`
+/// text would be matched as one benchmark, giving one row and a geometric mean of 2.0 between
+/// different benchmarks.
 #[test]
 fn regression_13_entries_with_different_params_are_not_matched() {
     let file = |params: &str, score: f64| {
@@ -515,9 +516,10 @@ fn regression_13_entries_with_different_params_are_not_matched() {
     assert_eq!(only, [["a.json".to_string()], ["b.json".to_string()]]);
 }
 
-/// Regression (bug 14): a baseline whose score is `NaN` (JMH writes it when one iteration is
-/// `NaN`) against a contender twice as fast: the diff was `NaN`, Welch's test on the finite
-/// iterations was significant, and the cell fell through to "worse".
+/// Guards against a `NaN` score falling through to a verdict: a baseline whose score is `NaN`
+/// (JMH writes it when one iteration is `NaN`) against a contender twice as fast gives a `NaN`
+/// diff while Welch's test on the finite iterations is significant, and the cell must not fall
+/// through to "worse".
 #[test]
 fn regression_14_a_nan_score_is_unknown_never_better_or_worse() {
     let entry = |name: &str, score: &str, raw: &str| {

@@ -10,9 +10,9 @@
 //! timeout are armed in due order. The table keeps them in *lanes*: sorted queues that only ever
 //! grow at the back (a deadline goes to the first lane whose last is earlier, or opens a lane).
 //! The earliest deadline is the earliest lane front. A handle names its lane and position, so a
-//! cancel marks its entry in O(1) and fronts that are cancelled are dropped. One sorted list cost
-//! a binary search and a shift per cancel (about a tenth of a simulated run's instructions, issue
-//! #15). Due order is the same as one sorted list's: (time, arming order).
+//! cancel marks its entry in O(1) and fronts that are cancelled are dropped. One sorted list costs
+//! a binary search and a shift per cancel (about a tenth of a simulated run's instructions). Due
+//! order is the same as one sorted list's: (time, arming order).
 
 use std::collections::VecDeque;
 

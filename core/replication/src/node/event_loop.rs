@@ -16,8 +16,7 @@ use crate::protocol::WriteProtocol;
 /// The node machine over protocol `P`: the shared half ([`NodeBase`]) plus `P`'s per-node state,
 /// and the event loop that feeds them one input at a time. Drivers hold it as a
 /// `Box<dyn NodeMachine>` built by
-/// [`ProtocolKind::new_node`](crate::protocol::ProtocolKind::new_node). Was the
-/// crate-private `Node<L: ProtocolLogic>` before the layout by role (issue #11).
+/// [`ProtocolKind::new_node`](crate::protocol::ProtocolKind::new_node).
 #[derive(Debug)]
 pub struct ProtocolNode<P: WriteProtocol> {
     base: NodeBase,

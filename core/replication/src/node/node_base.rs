@@ -26,7 +26,7 @@ pub(super) enum Work {
 /// The protocol-independent half of a node: what every protocol's node shares (data container,
 /// key locks, pools, deadlines, client and primary request tables, counters). A protocol reaches
 /// it through the `base` argument of the handlers of
-/// [`WriteProtocol`](crate::protocol::WriteProtocol). Was `NodeCore` before the layout by role (issue #11).
+/// [`WriteProtocol`](crate::protocol::WriteProtocol).
 #[derive(Debug)]
 pub struct NodeBase {
     pub(crate) id: NodeId,

@@ -11,8 +11,8 @@
 //! Deviation: the proposal does not say how resends wait. Here a key's next batch after a
 //! timeout waits twice as long for its acks, doubling per timeout in a row up to
 //! `2^MAX_BACKOFF_DOUBLINGS` reply timeouts, and the first full ack resets it. A late ack for a
-//! timed-out batch is still dropped, so with a fixed timeout a backup slower than it was resent
-//! to forever (issue #18); with the doubling, the resend outwaits any finite delay.
+//! timed-out batch is still dropped, so with a fixed timeout a backup slower than it would be
+//! resent to forever; with the doubling, the resend outwaits any finite delay.
 //!
 //! Read guarantee: a get that starts after a put of its key was acknowledged returns that put's
 //! version or a later one. Only the primary holds a put when it is acknowledged (the backups get
@@ -20,16 +20,16 @@
 //! backup owner(s) may not yet have received the modification"): a local read when the
 //! originator is the primary, else [`GetPlan::Primary`], which waits for the primary's answer up
 //! to the reply timeout and never falls back to a backup. A get whose primary does not answer in
-//! time fails with a reply timeout instead of returning a possibly stale value. Issue #18, bug 3:
-//! gets used to be staggered to the next owner after `reply timeout / 10 / owners` (750 ms by
-//! default), so a requester on a backup whose put's replicate was late (2 s) and whose get's
-//! answer from the primary was slow (1 s) read its own backup's v0 after v1 was acknowledged.
+//! time fails with a reply timeout instead of returning a possibly stale value. A fallback would
+//! break the guarantee: with gets staggered to the next owner after `reply timeout / 10 / owners`
+//! (750 ms by default), a requester on a backup whose put's replicate is late (2 s) and whose
+//! get's answer from the primary is slow (1 s) reads its own backup's v0 after v1 was
+//! acknowledged.
 //!
 //! Pools (the rule is in `write_protocol.rs`):
 //! Key queue: `Get`, `Put` and `Replicate` (the worker's write of a key's current value at a
 //! backup: a replicated write, a command as any upstream) are commands on the pool;
-//! `GetReply`, `PutReply` and `ReplicateAck` are responses on the delivering thread. Before issue
-//! #15 replicates bypassed the pools.
+//! `GetReply`, `PutReply` and `ReplicateAck` are responses on the delivering thread.
 
 use std::collections::VecDeque;
 
@@ -307,9 +307,10 @@ mod tests {
         assert!(!q.push(99), "out-of-range keys are ignored");
     }
 
-    /// Issue #18, bug 3, at the machine: a requester on the key's backup asks the primary only
-    /// and keeps waiting for it past the stagger delay (750 ms with the default 15 s reply
-    /// timeout and two owners); nothing is asked of the backup, not even its own container.
+    /// Guards against the stale backup read at the machine: a requester on the key's backup asks
+    /// the primary only and keeps waiting for it past the stagger delay (750 ms with the default
+    /// 15 s reply timeout and two owners); nothing is asked of the backup, not even its own
+    /// container.
     #[test]
     fn a_backup_requesters_get_asks_the_primary_only_past_the_stagger() {
         use crate::ClusterConfig;

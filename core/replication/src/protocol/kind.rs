@@ -1,11 +1,9 @@
 //! The protocol catalog: every write protocol by its CLI id, and the factory that builds a
 //! cluster member's node machine running it.
 //!
-//! Before the layout by role this file was `write_protocol.rs`, where a `WriteProtocol` trait
-//! was the factory of machines, implemented by one unit struct per protocol and reached through
-//! `ProtocolKind::protocol()`. Kind and factory were the same concept, so the factory is now
-//! [`ProtocolKind::new_node`], and the name [`WriteProtocol`] went to the trait the protocols
-//! really implement.
+//! A protocol's kind and its node factory are one concept, so the kind builds the machine
+//! ([`ProtocolKind::new_node`]) and no separate factory type exists; [`WriteProtocol`] is the
+//! trait the protocols themselves implement.
 
 use super::{KeyQueueProtocol, LockForwardingProtocol, TriangleProtocol, WriteProtocol};
 use crate::error::ConfigError;

@@ -24,12 +24,12 @@
 //! owner(s) may not yet have received the modification": [`GetPlan::Primary`], with no fallback
 //! to a backup. A key-queue get whose primary does not answer within the reply timeout fails
 //! ([`OpError::ReplyTimeout`](crate::OpError::ReplyTimeout)) instead of returning a
-//! backup's possibly stale value (issue #18, bug 3: the staggered fallback to the backup
-//! answered v0 after v1 was acknowledged). The simulation checks the guarantee on every get of
+//! backup's possibly stale value (a staggered fallback to the backup could answer v0 after v1
+//! was acknowledged). The simulation checks the guarantee on every get of
 //! every run (`history.rs`; a violation fails the run's verification as a
 //! [`VerifyError::StaleRead`](crate::VerifyError::StaleRead)).
 //!
-//! Pools (issue #15; the same rule in the simulation and the threads driver, both take it from
+//! Pools (the same rule in the simulation and the threads driver, both take it from
 //! `is_command`): upstream, a cache RPC that may block runs on the remote-commands executor
 //! (`BasePerCacheInboundInvocationHandler.handleRunnable`, when `executeOnExecutorService`, i.e.
 //! the delivery is not ordered and `command.canBlock()`), and a response is completed on the
@@ -73,13 +73,12 @@ pub enum GetPlan {
     },
 }
 
-/// Which plan remote gets follow, chosen independently of the put protocol (issue #15): the
-/// protocols used to come bundled with their own plans, so comparing put protocols also
-/// compared get plans. `protocol` keeps each protocol's own plan (the table above). The choice
-/// applies to gets the protocol does not serve locally; a protocol whose backups may lag an
-/// acknowledged put (the key queue, [`WriteProtocol::OWNERS_HOLD_ACKED_PUTS`]) accepts only
-/// `primary-first`, since any plan that may take a backup's answer would break the read
-/// guarantee.
+/// Which plan remote gets follow, chosen independently of the put protocol: with each protocol
+/// bundled with its own plan, comparing put protocols would also compare get plans. `protocol`
+/// keeps each protocol's own plan (the table above). The choice applies to gets the protocol
+/// does not serve locally; a protocol whose backups may lag an acknowledged put (the key queue,
+/// [`WriteProtocol::OWNERS_HOLD_ACKED_PUTS`]) accepts only `primary-first`, since any plan that
+/// may take a backup's answer would break the read guarantee.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GetPlanChoice {
     /// The protocol's own plan: all owners (lock forwarding), the primary (key queue),
@@ -153,10 +152,8 @@ impl std::str::FromStr for GetPlanChoice {
 /// [`ProtocolKind`]. A handler never blocks and never reads a clock: time comes in as `now`, and
 /// effects go out through `out` or the base's `send`. The base's methods are crate-internal, so
 /// only this crate implements the trait; it is public so that its contract (this module's doc)
-/// is documented where the protocols implement it.
-///
-/// Before the layout by role (issue #11) this was the crate-private `ProtocolLogic` in
-/// `node.rs`, and `WriteProtocol` named a factory trait that is now [`ProtocolKind::new_node`].
+/// is documented where the protocols implement it. Building a node for a protocol chosen at run
+/// time is [`ProtocolKind::new_node`]'s job, not this trait's.
 pub trait WriteProtocol: Send + Sized + 'static {
     /// The protocol this is.
     const KIND: ProtocolKind;

@@ -1,4 +1,4 @@
-//! Mutation tests of the replication checkers (issue #16): each protocol with one deliberate bug,
+//! Mutation tests of the replication checkers: each protocol with one deliberate bug,
 //! run in the simulation and under the threads driver, must fail its verification with the
 //! violation that bug produces. A checker that passes a broken protocol checks nothing.
 //!

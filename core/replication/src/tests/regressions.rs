@@ -1,5 +1,5 @@
-//! Regression tests for the simulation and protocol bugs of issue #18, one per bug, each named
-//! after what it checks.
+//! Regression tests for simulation and protocol bugs, one per bug, each named after what it
+//! checks and documented with the behaviour it guards against.
 
 use super::*;
 use crate::components::timeouts::Deadline;
@@ -32,10 +32,11 @@ fn no_cpu(nodes: usize, num_owners: usize, keys: u32, requesters: u32) -> SimCon
     }
 }
 
-/// Issue #18, bug 4: when an operation takes no virtual time (one node and one owner with the
-/// CPU model off; zero latency and jitter; key-queue with one key and a requester on its
-/// primary), the next operation was issued at the same instant, forever: virtual time never
-/// passed the window and memory grew without bound. Every such run must end and verify.
+/// Guards against a run that never ends: when an operation takes no virtual time (one node and
+/// one owner with the CPU model off; zero latency and jitter; key-queue with one key and a
+/// requester on its primary), issuing the next operation at the same instant repeats forever,
+/// so virtual time never passes the window and memory grows without bound. Every such run must
+/// end and verify.
 #[test]
 fn runs_whose_operations_take_no_virtual_time_still_end() {
     for &p in ProtocolKind::ALL {
@@ -64,7 +65,7 @@ fn runs_whose_operations_take_no_virtual_time_still_end() {
 }
 
 /// A 4-node cluster whose node 1 receives every message 20 ms late, with 15 ms lock and reply
-/// timeouts (issue #18, bug 5).
+/// timeouts: acks from node 1 always arrive after the reply timeout.
 fn slow_acks(seed: u64) -> SimConfig {
     SimConfig {
         cluster: ClusterConfig {
@@ -92,10 +93,11 @@ fn slow_acks(seed: u64) -> SimConfig {
     }
 }
 
-/// Issue #18, bug 5: with one node 20 ms slow and a 15 ms reply timeout, every key-queue batch to
-/// it timed out, its late ack was dropped and the requeued key's resend timed out again:
-/// thousands of replication timeouts, then the virtual-time cap and `NotQuiescent`, although the
-/// backups had applied the data. Lock forwarding and the triangle drained the same cluster.
+/// Guards against resends that never outwait a slow backup: with one node 20 ms slow and a 15 ms
+/// reply timeout, a fixed timeout makes every key-queue batch to it time out, its late ack is
+/// dropped and the requeued key's resend times out again: thousands of replication timeouts,
+/// then the virtual-time cap and `NotQuiescent`, although the backups applied the data. Lock
+/// forwarding and the triangle drain the same cluster.
 #[test]
 fn key_queue_drains_when_acks_are_slower_than_the_reply_timeout() {
     for &p in ProtocolKind::ALL {
@@ -112,9 +114,10 @@ fn key_queue_drains_when_acks_are_slower_than_the_reply_timeout() {
     );
 }
 
-/// Issue #18, bug 5, as the conformance suite's property test found it: key-queue with short
-/// timeouts (3 ms lock, 10 ms reply), a one-slot `block` pool, drops, latency spikes and GC pauses
-/// of 4.8 ms every 10 ms ended `NotQuiescent` ("1 batches in flight") at the drain cap.
+/// The same resend bug, as the conformance suite's property test finds it: key-queue with short
+/// timeouts (3 ms lock, 10 ms reply), a one-slot `block` pool, drops, latency spikes and GC
+/// pauses of 4.8 ms every 10 ms, which with a fixed resend timeout ends `NotQuiescent` ("1
+/// batches in flight") at the drain cap.
 #[test]
 fn key_queue_drains_with_short_timeouts_gc_pauses_and_a_blocking_pool() {
     let cfg = SimConfig {
@@ -159,7 +162,7 @@ fn key_queue_drains_with_short_timeouts_gc_pauses_and_a_blocking_pool() {
     assert_verified(&run(ProtocolKind::KeyQueue, cfg));
 }
 
-/// Found with bug 6's test: a node re-arms its wake-up for its earliest deadline whenever one of
+/// Found with the drain cap's test below: a node re-arms its wake-up for its earliest deadline whenever one of
 /// its wake-up events fires, and a stale one (armed for a deadline since cancelled) is no
 /// exception, so the simulation queued a second event for an instant that already had one, and
 /// both re-armed again when they fired. With deadlines far apart (key-queue batches backed off
@@ -179,9 +182,9 @@ fn stale_wake_ups_do_not_multiply() {
     assert!(r.events < 300_000, "{} events", r.events);
 }
 
-/// Issue #18, bug 6: the drain cap was `duration + 100 x (reply + lock timeout)`, blind to the
-/// links: with 1 µs timeouts it fell 200 µs after the window while a message takes 3 ms, so
-/// healthy lock-forwarding and triangle runs were cut off mid-drain and reported `NotQuiescent`
+/// Guards against a drain cap blind to the links: a cap of `duration + 100 x (reply + lock
+/// timeout)` falls, with 1 µs timeouts, 200 µs after the window while a message takes 3 ms, so
+/// healthy lock-forwarding and triangle runs are cut off mid-drain and reported `NotQuiescent`
 /// (an uncapped run drains them shortly after and verifies).
 #[test]
 fn the_drain_cap_leaves_time_for_messages_still_in_flight() {
@@ -202,9 +205,9 @@ fn the_drain_cap_leaves_time_for_messages_still_in_flight() {
     }
 }
 
-/// A key-queue variant for the tests only, as the key queue was before issue #18's bug 3 was
-/// fixed: its gets fall back to the next owner after the stagger and take the first answer,
-/// which may be a backup's stale one. Everything else is the key queue.
+/// A key-queue variant for the tests only, with the stale backup read built in: its gets fall
+/// back to the next owner after the stagger and take the first answer, which may be a backup's
+/// stale one. Everything else is the key queue.
 #[derive(Debug)]
 struct StaggeredKeyQueue(KeyQueueProtocol);
 
@@ -253,7 +256,7 @@ impl WriteProtocol for StaggeredKeyQueue {
     }
 }
 
-/// Issue #18, bug 3's cluster: two nodes, two owners, the default settings (15 s reply timeout,
+/// The stale backup read's cluster: two nodes, two owners, the default settings (15 s reply timeout,
 /// so a 750 ms get stagger), one requester per node doing gets and puts of one key (so that
 /// every get follows a put of its key), with the CPU model off.
 fn bug3_cluster() -> SimConfig {
@@ -277,7 +280,7 @@ fn bug3_cluster() -> SimConfig {
     }
 }
 
-/// Bug 3's schedule on `nodes`: every replicate takes 2 s and every get answer that crosses the
+/// The stale backup read's schedule on `nodes`: every replicate takes 2 s and every get answer that crosses the
 /// network (the primary's, to a requester on the backup) 1 s; other messages take the default
 /// 3 ms links.
 fn run_bug3_schedule(nodes: Vec<Box<dyn NodeMachine>>) -> SimReport {
@@ -290,12 +293,12 @@ fn run_bug3_schedule(nodes: Vec<Box<dyn NodeMachine>>) -> SimReport {
     sim.run()
 }
 
-/// Issue #18, bug 3: a requester on the key's backup puts it (the primary applies v1, acks at
-/// once, queues the key); the replicate to the backup takes 2 s and the primary's answer to the
-/// requester's next get 1 s, so after the 750 ms stagger the get used to ask its own node, the
-/// backup, which answered v0: a stale read after an acknowledged put. Key-queue gets now wait
-/// for the primary: no get is staggered, the backup's gets take the primary's 1 s, and the
-/// history check finds no stale read.
+/// Guards against the stale backup read: a requester on the key's backup puts it (the primary
+/// applies v1, acks at once, queues the key); the replicate to the backup takes 2 s and the
+/// primary's answer to the requester's next get 1 s, so a get staggered after 750 ms would ask
+/// its own node, the backup, which answers v0: a stale read after an acknowledged put. Key-queue
+/// gets wait for the primary: no get is staggered, the backup's gets take the primary's 1 s, and
+/// the history check finds no stale read.
 #[test]
 fn key_queue_gets_wait_for_the_primary_so_a_late_replicate_gives_no_stale_read() {
     let nodes = ProtocolKind::KeyQueue
@@ -313,8 +316,8 @@ fn key_queue_gets_wait_for_the_primary_so_a_late_replicate_gives_no_stale_read()
     assert_eq!(r.requesters.failed_reply, 0, "{r:#?}");
 }
 
-/// The read check catches the bug: the pre-fix key queue (gets staggered to the backup after
-/// 750 ms) on bug 3's schedule reads v0 after v1 was acknowledged, and the run fails its
+/// The read check catches the bug: the staggered key queue (gets sent to the backup after
+/// 750 ms) on the stale backup read's schedule reads v0 after v1 was acknowledged, and the run fails its
 /// verification with a stale read.
 #[test]
 fn the_read_check_catches_a_key_queue_whose_gets_accept_a_backups_answer() {
@@ -339,7 +342,7 @@ fn the_read_check_catches_a_key_queue_whose_gets_accept_a_backups_answer() {
     }
 }
 
-/// Bug 3 as random runs found it: the default settings plus 1 s latency spikes on 1% of
+/// The stale backup read as random runs find it: the default settings plus 1 s latency spikes on 1% of
 /// messages. Every protocol's gets keep the read guarantee (no stale read, consistent put acks)
 /// and the cluster verifies.
 #[test]

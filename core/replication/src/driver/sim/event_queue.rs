@@ -3,11 +3,11 @@
 //! takes the O(1) wheel path; a heap alone spent most of a 100-node run sifting.
 //!
 //! A bucket is a FIFO list threaded through one slab of events, not a `Vec` of its own: with a
-//! `Vec` per bucket, 65,536 buffers each kept their capacity and were touched once per 65 ms of
-//! virtual time, so every push and pop missed the cache (issue #15). The slab reuses the most
-//! recently freed entry first, so the memory in use stays as small as the events pending. The
-//! lists' links live in an array of their own and the event popped next is prefetched: an event
-//! is written long before it is due, so it is rarely still in cache (issue #15, second round).
+//! `Vec` per bucket, 65,536 buffers would each keep their capacity and be touched once per 65 ms
+//! of virtual time, so every push and pop would miss the cache. The slab reuses the most recently
+//! freed entry first, so the memory in use stays as small as the events pending. The lists' links
+//! live in an array of their own and the event popped next is prefetched: an event is written
+//! long before it is due, so it is rarely still in cache.
 //!
 //! Events due at the same µs run in the order they entered their bucket, so a run is repeatable.
 //! No upstream counterpart: this is the simulation's clock.
@@ -117,7 +117,7 @@ pub struct EventQueue {
     entries: Vec<Option<EventKind>>,
     /// Per slab entry, the next entry of its bucket (or of the free list). Kept apart from the
     /// events (4 bytes an entry, so it stays in cache) so that walking a list never waits for an
-    /// event's cold cache lines, and the event popped next can be prefetched (issue #15).
+    /// event's cold cache lines, and the event popped next can be prefetched.
     next: Vec<u32>,
     /// Freed entries, most recently freed first.
     free: u32,

@@ -1,12 +1,11 @@
-//! The simulated network: per-message latency with jitter, plus the faults the issue asks for
-//! (latency spikes, drops, a slow node). Delivery is unordered, as for JGroups OOB messages;
-//! every protocol here tolerates reordering by design.
+//! The simulated network: per-message latency with jitter, plus faults (latency spikes, drops,
+//! a slow node). Delivery is unordered, as for JGroups OOB messages; every protocol here
+//! tolerates reordering by design.
 //!
 //! Losses (a drop on the link, or a message a receiver's full pool rejected) are repaired as
 //! JGroups 3.6.0's `UNICAST3` repairs them ([`retransmission`]): per connection, on the
 //! receiver's retransmission task every `xmit_interval_us`, every missing message of the
-//! connection asked for in one request and resent together, not on a timer per message. (Until
-//! issue #15's third round each lost message was redelivered alone 40 ms after its loss.)
+//! connection asked for in one request and resent together, not on a timer per message.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

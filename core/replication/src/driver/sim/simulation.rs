@@ -270,9 +270,10 @@ impl Simulation {
     /// every healthy run time to drain. Every wait in the protocols is bounded by a lock or reply
     /// timeout, and every hop by what can still be in flight: link latency and jitter, a
     /// retransmission (a drop or a full pool), a latency spike, the slow node's extra delay, a
-    /// GC pause and a core's time per input. The cap allows 100 rounds of both. It used to count
-    /// the timeouts only, so with 1 µs timeouts it fell before a 3 ms message could arrive and cut
-    /// healthy runs off (issue #18); it is never smaller than that old cap.
+    /// GC pause and a core's time per input. The cap allows 100 rounds of both, so it is never
+    /// smaller than 100 x (reply + lock timeout). The timeouts alone are not enough: with 1 µs
+    /// timeouts a cap counting only them falls before a 3 ms message can arrive and cuts healthy
+    /// runs off.
     fn drain_cap(&self) -> u64 {
         let net = &self.cfg.network;
         let cpu = &self.cfg.cpu;
@@ -488,7 +489,7 @@ impl Simulation {
                     // `MIN_ISSUE_INTERVAL_US` after this one: an operation that took no virtual
                     // time (a local read or write with the CPU model off, zero-latency links)
                     // would otherwise be followed by another at the same instant, forever, and
-                    // the window would never close (issue #18). With the CPU model on and a cost
+                    // the window would never close. With the CPU model on and a cost
                     // per input (the claims': 30 µs), every operation takes longer than this, so
                     // it never delays one there.
                     let next = self.now.max(issued_at + MIN_ISSUE_INTERVAL_US);
@@ -561,7 +562,7 @@ mod tests {
         }
     }
 
-    /// UNICAST3's repair (issue #15): a rejected message arrives again on the run of the
+    /// UNICAST3's repair: a rejected message arrives again on the run of the
     /// receiver's retransmission task after the one that found it, plus the request's and the
     /// resend's links, together with every other message its connection lost before that run; a
     /// message lost again is asked for on the next run. The run still verifies.

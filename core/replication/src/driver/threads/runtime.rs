@@ -47,8 +47,7 @@ pub(super) enum Job {
 }
 
 /// What every thread of the cluster shares (behind an `Arc`): the clock's epoch, the count of
-/// messages in flight, every node's transport inbox and the link settings. Was `Shared` before
-/// the threads driver was split by role (issue #11).
+/// messages in flight, every node's transport inbox and the link settings.
 pub(super) struct ClusterRuntime {
     /// Time zero of the driver's clock (µs since then).
     pub(super) epoch: Instant,
@@ -199,8 +198,7 @@ pub(super) struct Counters {
 
 /// Per-node state shared (behind an `Arc`) by the threads the driver runs for one node (its
 /// transport thread, its pool and OOB threads, and the requesters calling into it): the machine
-/// behind the node mutex, the job queues of its two pools, and the threads' counters. Was
-/// `NodeShared` before the threads driver was split by role (issue #11).
+/// behind the node mutex, the job queues of its two pools, and the threads' counters.
 pub(super) struct NodeRuntime {
     /// The node.
     pub(super) id: NodeId,

@@ -18,8 +18,7 @@
 //! `TrianglePerCacheInboundInvocationHandler` hands a backup write, once its
 //! `TriangleOrderAction` says it is its turn, to the remote-commands executor (Infinispan 9.x;
 //! the non-blocking executor from Infinispan 11) and handles `BackupAckCommand` on the
-//! delivering thread (`command.ack()`), as `GetReply` and `PutReply` are here. Before issue #15
-//! backup writes bypassed the pools.
+//! delivering thread (`command.ack()`), as `GetReply` and `PutReply` are here.
 //!
 //! Deviation: no `BackupNoopCommand`: in this model nothing can fail between taking a sequence
 //! number and sending the backup write, so no gap needs filling (ISPN-12435's marshalling failure
