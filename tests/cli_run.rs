@@ -221,7 +221,13 @@ fn report_renders_saved_runs_and_rejects_missing_input() {
         "--json",
         json.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // The error row of a failed benchmark is in the table on stdout.
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        stderr(&o),
+        String::from_utf8_lossy(&o.stdout)
+    );
     let o = critsec(&[
         "report",
         json.to_str().unwrap(),
