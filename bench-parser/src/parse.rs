@@ -32,7 +32,7 @@ pub struct ParseScenario;
 /// The id of the peer, tantivy's query grammar, as a `strategy` value.
 const TANTIVY: &str = "tantivy";
 
-/// The `strategy` parameter's values: our parsers' ids from the catalog, then the peer.
+/// The `strategy` parameter's values: our parsers' ids from `ParserKind`, then the peer.
 pub fn strategies() -> Vec<&'static str> {
     let mut all = ids::<ParserKind>();
     all.push(TANTIVY);

@@ -37,7 +37,7 @@ pub mod format;
 pub mod run;
 pub mod stats;
 
-pub use claims::claim::{Claim, ClaimError, Side};
+pub use claims::claim::{Claim, ClaimError, ResolvedSide, Role, Side};
 pub use direction::Direction;
 pub use run::fork::{Catalog, FORK_ARG, TrialHandle, fork_child_main};
 pub use run::probe::{LockWaitProbe, LockWaits};

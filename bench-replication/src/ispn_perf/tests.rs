@@ -215,6 +215,7 @@ fn bad_params_are_rejected_with_the_valid_set() {
 #[cfg(test)]
 mod claim_figures {
     use super::*;
+    use critsec_harness::Role;
 
     #[test]
     #[ignore = "large: 100-node simulations"]
@@ -222,9 +223,9 @@ mod claim_figures {
         let claims = crate::claims().unwrap();
         let mut seen = std::collections::BTreeMap::new();
         for c in &claims {
-            for contender in [false, true] {
-                let (scenario, side, _, _) = c.side(contender);
-                assert_eq!(scenario, "replication/ispn_perf");
+            for role in Role::BOTH {
+                let side = c.resolved(role);
+                assert_eq!(side.scenario, "replication/ispn_perf");
                 // The runner fills parameters a claim leaves out with their first default.
                 let mut params = Params::from_pairs(
                     IspnPerf
@@ -232,7 +233,7 @@ mod claim_figures {
                         .into_iter()
                         .map(|s| (s.name.to_string(), s.defaults[0].clone())),
                 );
-                params.0.extend(side.0);
+                params.0.extend(side.params.0);
                 let key = params.to_string();
                 if seen.contains_key(&key) {
                     continue;

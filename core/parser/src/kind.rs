@@ -1,4 +1,4 @@
-//! The parsing strategies' catalog: each parser's id and how to build it.
+//! The parsing strategies by kind: each parser's id and how to build it.
 
 use critsec_sync::kind::StrategyKind;
 

@@ -7,7 +7,7 @@
 //! `ast.rs` and `render.rs` (the `org.apache.lucene.search` query classes and their
 //! `toString`); `java_text.rs` (Java's number text both ways); `analyzer.rs` (Lucene's test
 //! analyzers); `error.rs` (`ParseException`/`TokenMgrError` classes); `query_parser.rs` (the
-//! strategy trait) and `kind.rs` (its catalog). The subject of the JDWP story is how the
+//! strategy trait) and `kind.rs` (its kind enum). The subject of the JDWP story is how the
 //! generated parser signals lookahead.
 //!
 //! Known departures from Lucene (each marked `// Deviation:` where it lives): no locale date

@@ -1,4 +1,4 @@
-//! The registry strategies' catalog: each strategy's id and how to build it.
+//! The registry strategies by kind: each strategy's id and how to build it.
 
 use critsec_sync::kind::StrategyKind;
 

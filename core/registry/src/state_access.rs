@@ -35,7 +35,7 @@ pub(crate) enum Lookup {
 
 /// A strategy's access to its registry state: the only thing that differs between strategies.
 pub(crate) trait StateAccess: Send + Sync {
-    /// The strategy's catalog entry; its id is the registry's [`CoreRegistry::id`].
+    /// The strategy's kind; its id is the registry's [`CoreRegistry::id`].
     const KIND: RegistryKind;
 
     /// The container parts.

@@ -11,7 +11,7 @@
 //!   ([`NodeMachine`]): its settings ([`ClusterConfig`]), the protocol-independent half
 //!   ([`NodeBase`]: originator side, primary path, the held inbound path of the `block` policy)
 //!   and the event loop ([`node::ProtocolNode`]) that dispatches each input to it or to a protocol.
-//! - [`protocol`]: the trait the protocols implement ([`WriteProtocol`]), the catalog that names
+//! - [`protocol`]: the trait the protocols implement ([`WriteProtocol`]), the kind enum that names
 //!   them and builds their machines ([`ProtocolKind`]), and one module per protocol.
 //! - [`components`]: what every node is built from: consistent hashing, the data container, key locks
 //!   with FIFO waiters, bounded pools whose slots a command holds while it waits, deadlines.

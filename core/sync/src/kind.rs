@@ -1,12 +1,12 @@
-//! The strategy catalog idiom every system shares: a kind enum listing its strategies, each with
+//! The strategy-kind idiom every system shares: a kind enum listing its strategies, each with
 //! the id the command line and the JMH `params` use.
 //!
-//! One trait, so that a bench crate derives its parameter choices from the catalog
+//! One trait, so that a bench crate derives its parameter choices from the kind enum
 //! (`ids::<K>()`) instead of repeating the list, and every unknown id is reported the same way.
 
 use std::fmt;
 
-/// A system's strategy catalog: every kind, its id, and parsing back from the id.
+/// A system's strategies as a kind enum: every kind, its id, and parsing back from the id.
 pub trait StrategyKind: Copy + Eq + fmt::Debug + 'static {
     /// Every strategy, in story order (before, after, ours).
     const ALL: &'static [Self];
@@ -28,7 +28,7 @@ pub trait StrategyKind: Copy + Eq + fmt::Debug + 'static {
 }
 
 /// `Display` (the id) and `FromStr` (by [`StrategyKind::from_id`]) for a kind enum, so every
-/// catalog prints and parses its ids the same way.
+/// kind enum prints and parses its ids the same way.
 #[macro_export]
 macro_rules! strategy_kind_text {
     ($kind:ty) => {
@@ -47,12 +47,12 @@ macro_rules! strategy_kind_text {
     };
 }
 
-/// Every id of the catalog `K`, in story order.
+/// Every id of the kind enum `K`, in story order.
 pub fn ids<K: StrategyKind>() -> Vec<&'static str> {
     K::ALL.iter().map(|k| k.id()).collect()
 }
 
-/// An id that names no strategy of the catalog.
+/// An id that names no strategy of the kind enum.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown strategy `{given}`; valid are {valid}")]
 pub struct UnknownStrategy {

@@ -10,7 +10,7 @@
 //! protocol of the four systems uses these types, so one `--cfg loom` build model-checks all of
 //! them, and one benchmark run can say which named lock threads waited on.
 //!
-//! [`kind`] is the strategy-catalog idiom every system shares. This crate runs no benchmark and
+//! [`kind`] is the strategy-kind idiom every system shares. This crate runs no benchmark and
 //! knows no harness type; its contended-wait recorder is the only clock in `core/`.
 
 #![deny(missing_docs)]

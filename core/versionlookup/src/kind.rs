@@ -1,4 +1,4 @@
-//! The lookup caches' catalog: each strategy's id and how to build it.
+//! The lookup caches by kind: each strategy's id and how to build it.
 
 use critsec_sync::kind::StrategyKind;
 

@@ -330,24 +330,64 @@ impl Claim {
         }
     }
 
-    /// The scenario, parameters, thread spec and environment of one side.
-    pub fn side(&self, contender: bool) -> (String, Params, String, BTreeMap<String, String>) {
-        let side = if contender {
-            &self.contender
-        } else {
-            &self.baseline
-        };
+    /// One side as written in the claim.
+    pub fn side(&self, role: Role) -> &Side {
+        match role {
+            Role::Baseline => &self.baseline,
+            Role::Contender => &self.contender,
+        }
+    }
+
+    /// One side with the claim's shared settings under its own: what a trial of it runs.
+    pub fn resolved(&self, role: Role) -> ResolvedSide {
+        let side = self.side(role);
         let mut params = self.params.clone();
         params.extend(side.params.clone());
-        (
-            side.scenario
+        ResolvedSide {
+            scenario: side
+                .scenario
                 .clone()
                 .unwrap_or_else(|| self.scenario.clone()),
-            Params(params),
-            side.threads.clone().unwrap_or_else(|| self.threads.clone()),
-            side.env.clone(),
-        )
+            params: Params(params),
+            threads: side.threads.clone().unwrap_or_else(|| self.threads.clone()),
+            env: side.env.clone(),
+        }
     }
+}
+
+/// Which side of a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The "before" the claim measures against.
+    Baseline,
+    /// The "after" the claim is about.
+    Contender,
+}
+
+impl Role {
+    /// Both, baseline first.
+    pub const BOTH: [Role; 2] = [Role::Baseline, Role::Contender];
+
+    /// `baseline` or `contender`, as messages name the side.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Baseline => "baseline",
+            Role::Contender => "contender",
+        }
+    }
+}
+
+/// A side with the claim's shared settings applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedSide {
+    /// The scenario it runs.
+    pub scenario: String,
+    /// Its parameters: the claim's, then the side's own.
+    pub params: Params,
+    /// Its thread spec, as `-t` takes it.
+    pub threads: String,
+    /// Environment variables of its forks.
+    pub env: BTreeMap<String, String>,
 }
 
 #[cfg(test)]
@@ -372,7 +412,12 @@ contender = { params = { strategy = "mutex" }, env = { RUST_BACKTRACE = "0" } }
 "#;
         let claims = Claim::parse_file(text, "test.toml").unwrap();
         assert_eq!(claims.len(), 1);
-        let (scenario, params, threads, env) = claims[0].side(true);
+        let ResolvedSide {
+            scenario,
+            params,
+            threads,
+            env,
+        } = claims[0].resolved(Role::Contender);
         assert_eq!(scenario, "sys/scen");
         assert_eq!(params.get("strategy").unwrap(), "mutex");
         assert_eq!(params.get("cores").unwrap(), "10");

@@ -1,7 +1,7 @@
 //! Checks that a claim can run here: its sides name known scenarios, parameters and valid
 //! values; a bench crate's own claims set every parameter of their scenarios.
 
-use crate::claims::claim::Claim;
+use crate::claims::claim::{Claim, ResolvedSide, Role};
 use crate::run::fork::Catalog;
 use crate::run::settings::resolve_threads;
 
@@ -70,8 +70,13 @@ pub fn validate_claim(catalog: &Catalog, claim: &Claim) -> Result<(), InvalidCla
         return Ok(());
     }
     let id = || claim.id.clone();
-    for contender in [false, true] {
-        let (scenario, params, threads, _) = claim.side(contender);
+    for role in Role::BOTH {
+        let ResolvedSide {
+            scenario,
+            params,
+            threads,
+            ..
+        } = claim.resolved(role);
         let s = catalog
             .find(&scenario)
             .ok_or_else(|| InvalidClaim::UnknownScenario {
@@ -119,8 +124,10 @@ pub fn check_claim_file(
     let catalog = Catalog::new(scenarios);
     for claim in claims {
         validate_claim(&catalog, claim)?;
-        for contender in [false, true] {
-            let (scenario, params, _, _) = claim.side(contender);
+        for role in Role::BOTH {
+            let ResolvedSide {
+                scenario, params, ..
+            } = claim.resolved(role);
             let s = catalog.find(&scenario).expect("validated above");
             for p in s.params() {
                 if !params.0.contains_key(p.name) {

@@ -1,4 +1,4 @@
-//! The protocol catalog: every write protocol by its CLI id, and the factory that builds a
+//! The protocols by kind: every write protocol by its CLI id, and the factory that builds a
 //! cluster member's node machine running it.
 //!
 //! A protocol's kind and its node factory are one concept, so the kind builds the machine
@@ -11,7 +11,7 @@ use crate::message::NodeId;
 use crate::node::{ClusterConfig, NodeBase, NodeMachine, ProtocolNode};
 use critsec_sync::kind::StrategyKind;
 
-/// The three strategies, by their CLI id: the system's strategy catalog ([`StrategyKind`]);
+/// The three strategies, by their CLI id: the system's strategy kinds ([`StrategyKind`]);
 /// `FromStr` and `Display` use the id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ProtocolKind {

@@ -2,7 +2,7 @@
 //! holds its key lock across.
 //!
 //! [`write_protocol`] holds the trait every protocol implements (the protocol-specific half of a
-//! node, with the contract all three keep); [`kind`] is the catalog that names them and builds
+//! node, with the contract all three keep); [`kind`] names them and builds
 //! their node machines. One file or folder per protocol:
 //! - [`lock_forwarding`]: [`LockForwardingProtocol`] (`lock-forwarding`), Infinispan <= 8.
 //! - [`key_queue`]: [`KeyQueueProtocol`] (`key-queue`) and its [`DeDupQueue`], Bela Ban's 2014

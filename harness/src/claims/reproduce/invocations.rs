@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use rand::Rng;
 
-use crate::claims::claim::Claim;
+use crate::claims::claim::{Claim, Role};
 use crate::claims::command::{Invocation, invoke};
 use crate::claims::measure::round_rng;
 use crate::run::runner::interrupted;
@@ -62,12 +62,8 @@ impl<'a> Invocations<'a> {
 
     /// Runs one side once as the `index`-th replicate, checking it reports what the first did
     /// and only values the claim can take: each iteration's, before they become one mean.
-    fn invoke(&mut self, contender: bool, index: usize) -> Result<Invocation, String> {
-        let (side, which) = if contender {
-            (&self.claim.contender, "contender")
-        } else {
-            (&self.claim.baseline, "baseline")
-        };
+    fn invoke(&mut self, role: Role, index: usize) -> Result<Invocation, String> {
+        let (side, which) = (self.claim.side(role), role.name());
         let command = side.command.as_ref().expect("a claim on programs");
         let inv = invoke(
             command,
@@ -124,11 +120,11 @@ impl ReplicateSource for Invocations<'_> {
             let baseline_first = rng.random_bool(0.5);
             let started = Instant::now();
             let (baseline, contender) = if baseline_first {
-                let b = self.invoke(false, index)?;
-                (b, self.invoke(true, index)?)
+                let b = self.invoke(Role::Baseline, index)?;
+                (b, self.invoke(Role::Contender, index)?)
             } else {
-                let c = self.invoke(true, index)?;
-                (self.invoke(false, index)?, c)
+                let c = self.invoke(Role::Contender, index)?;
+                (self.invoke(Role::Baseline, index)?, c)
             };
             self.pairs.push(InvocationPair {
                 baseline_first,

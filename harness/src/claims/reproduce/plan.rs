@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::claims::claim::Claim;
+use crate::claims::claim::{Claim, ResolvedSide, Role};
 use crate::claims::validate::validate_claim;
 use crate::run::fork::Catalog;
 use crate::run::result::TrialSpec;
@@ -195,8 +195,13 @@ pub(crate) fn run_order(selected: &[Claim], all: &[Claim]) -> Vec<Claim> {
 }
 
 /// The trial spec of one side of a claim: its parameters over the scenario's first defaults.
-fn side_spec(catalog: &Catalog, claim: &Claim, contender: bool) -> Result<TrialSpec, String> {
-    let (scenario_name, params, threads, env) = claim.side(contender);
+fn side_spec(catalog: &Catalog, claim: &Claim, role: Role) -> Result<TrialSpec, String> {
+    let ResolvedSide {
+        scenario: scenario_name,
+        params,
+        threads,
+        env,
+    } = claim.resolved(role);
     let scenario = catalog
         .find(&scenario_name)
         .ok_or_else(|| format!("unknown scenario `{scenario_name}`"))?;
@@ -380,8 +385,8 @@ impl Plan {
                     .map_err(|e| e.to_string())
                     .and_then(|()| {
                         Ok((
-                            side_spec(catalog, claim, false)?,
-                            side_spec(catalog, claim, true)?,
+                            side_spec(catalog, claim, Role::Baseline)?,
+                            side_spec(catalog, claim, Role::Contender)?,
                         ))
                     });
                 match specs {

@@ -87,7 +87,7 @@ impl Simulation {
     }
 
     /// Tests: a cluster of the given machines (one per member of `cfg.cluster`, in id order), for
-    /// a protocol variant the catalog does not name.
+    /// a protocol variant no `ProtocolKind` names.
     #[cfg(test)]
     pub(crate) fn with_machines(
         cfg: SimConfig,

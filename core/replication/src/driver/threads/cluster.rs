@@ -71,7 +71,7 @@ impl ThreadCluster {
     }
 
     /// Tests: a cluster of the given machines (one per member of `cfg.cluster`, in id order), for
-    /// a protocol variant the catalog does not name (the mutants of `tests/mutants.rs`).
+    /// a protocol variant no `ProtocolKind` names (the mutants of `tests/mutants.rs`).
     #[cfg(test)]
     pub(crate) fn with_machines(
         cfg: ThreadsConfig,
