@@ -41,7 +41,7 @@ mod tests {
     #[test]
     fn claims_parse_and_name_valid_scenarios_and_parameters() {
         let claims = claims().unwrap();
-        assert_eq!(claims.len(), 3);
+        assert_eq!(claims.len(), 4);
         critsec_harness::claims::validate::check_claim_file(scenarios(), &claims).unwrap();
     }
 }

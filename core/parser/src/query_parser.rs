@@ -7,12 +7,14 @@ use super::options::ParserOptions;
 /// A classic-syntax query parser.
 ///
 /// Strategies:
-/// - [`BacktrackingParser`](crate::BacktrackingParser) (`backtracking`): the shape of Lucene's JavaCC-generated parser, whose
+/// - [`BacktrackingParser`](crate::BacktrackingParser) (`backtracking`): the shape of Lucene's
+///   JavaCC-generated parser, whose
 ///   syntactic lookahead reports success with a preallocated error value (as JavaCC throws its
 ///   static `LookaheadSuccess`) and whose char stream reports the end of input with a fresh one
 ///   carrying a captured backtrace (as `FastCharStream` throws `IOException`); the "before" of
 ///   the JDWP story.
-/// - [`PredictiveParser`](crate::PredictiveParser) (`predictive`): one pass with at most three tokens of lookahead and no
+/// - [`PredictiveParser`](crate::PredictiveParser) (`predictive`): one pass with at most three
+///   tokens of lookahead and no
 ///   error values on the success path; ours.
 ///
 /// Contract: for the same options both return equal trees for every input and errors of the same

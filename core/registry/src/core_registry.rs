@@ -70,7 +70,8 @@ impl fmt::Debug for CoreHandle {
 
 /// The core registry: lookups with reference counting, registration, and the load path.
 pub trait CoreRegistry: Send + Sync {
-    /// The strategy's id, its [`RegistryKind`](crate::RegistryKind)'s (the file stem in kebab-case: `mutex`, `rwlock`,
+    /// The strategy's id, its [`RegistryKind`](crate::RegistryKind)'s (the file stem in kebab-case:
+    /// `mutex`, `rwlock`,
     /// `snapshot`).
     fn id(&self) -> &'static str;
 

@@ -18,7 +18,8 @@
 //!   JDK's `ReentrantReadWriteLock` mechanism by mechanism.
 //! - [`SnapshotRegistry`] (`snapshot`): ours, lock-free readers over an arc-swap snapshot.
 //!
-//! Layout: the trait in `core_registry.rs`, its kind enum in `kind.rs`; the state `SolrCores` guards and its
+//! Layout: the trait in `core_registry.rs`, its kind enum in `kind.rs`; the state `SolrCores`
+//! guards and its
 //! `*_locked` steps in `registry_state.rs`; each strategy file says only how it reaches that state
 //! (`StateAccess`, with its hot-path lookup), and `state_access.rs` writes every `CoreRegistry`
 //! method once on top of it; `tests.rs` is the conformance suite.

@@ -36,11 +36,14 @@ impl LookupStats {
 /// Resolves an encoded `_id` to the version of its live document in one reader generation.
 ///
 /// Strategies, side by side (CLI ids in brackets):
-/// - [`PerSegmentCache`](crate::PerSegmentCache) (`per-segment`): a map keyed by segment, each entry a thread-local
+/// - [`PerSegmentCache`](crate::PerSegmentCache) (`per-segment`): a map keyed by segment, each
+///   entry a thread-local
 ///   state; a map get and a thread-local get per segment visited (Elasticsearch before #19856).
-/// - [`PerReaderCache`](crate::PerReaderCache) (`per-reader`): a map keyed by reader generation whose thread-local holds
+/// - [`PerReaderCache`](crate::PerReaderCache) (`per-reader`): a map keyed by reader generation
+///   whose thread-local holds
 ///   every segment's state; one of each per lookup (PR #19856).
-/// - [`PrunedCache`](crate::PrunedCache) (`pruned`, ours): per-reader plus a bloom filter per segment that skips
+/// - [`PrunedCache`](crate::PrunedCache) (`pruned`, ours): per-reader plus a bloom filter per
+///   segment that skips
 ///   segments which cannot hold the id.
 ///
 /// Contract:

@@ -136,6 +136,10 @@ pub struct Claim {
     /// Why the two sides are comparable where they do not do identical work.
     #[serde(default)]
     pub note: Option<String>,
+    /// An A/A claim: both sides are the same configuration on purpose, run as separate
+    /// processes (or invocations), to measure the machine's noise; its interval should cover 1.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aa: bool,
 }
 
 fn primary() -> String {
@@ -309,8 +313,17 @@ impl Claim {
         if self.control.as_deref() == Some(self.id.as_str()) {
             return Err("a claim cannot be its own control".into());
         }
-        if self.baseline == self.contender {
-            return Err("baseline and contender are identical".into());
+        match (self.aa, self.baseline == self.contender) {
+            (false, true) => {
+                return Err(
+                    "baseline and contender are identical (set `aa = true` for an A/A claim)"
+                        .into(),
+                );
+            }
+            (true, false) => {
+                return Err("an A/A claim (`aa = true`) runs the same side twice: baseline and contender must be identical".into());
+            }
+            _ => {}
         }
         Ok(())
     }
@@ -439,6 +452,18 @@ contender = { params = { strategy = "mutex" }, env = { RUST_BACKTRACE = "0" } }
             .unwrap_err()
             .to_string();
         assert!(e.contains("identical"), "{e}");
+    }
+
+    #[test]
+    fn an_aa_claim_has_identical_sides_and_no_other_claim_does() {
+        let aa = "[[claim]]\nid='x-aa'\ntitle='t'\nsource='s'\nsource_figure='f'\nscenario='a'\ndirection='higher'\nmin_effect=1.05\naa=true\nbaseline={}\ncontender={}\n";
+        let claims = Claim::parse_file(aa, "aa.toml").unwrap();
+        assert!(claims[0].aa);
+        let differing = aa.replace("contender={}", "contender={params={p='2'}}");
+        let e = Claim::parse_file(&differing, "aa.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must be identical"), "{e}");
     }
 
     const COUNT: &str = "[[claim]]\nid='c'\ntitle='t'\nsource='s'\nsource_figure='f'\nscenario='a'\nmetric='timeouts'\nkind='count'\nk=1\nbaseline={params={p='1'}}\ncontender={params={p='2'}}\n";

@@ -192,6 +192,25 @@ fn a_known_ratio_reproduces_with_balanced_recorded_replicates() {
     assert_eq!(o.baseline.verified_before.len(), 5);
 }
 
+/// An A/A claim: the same configuration on both sides, run as two processes per round (not one
+/// arm measured once), whose interval covers 1 and stays below the claimed 1.5.
+#[test]
+fn an_aa_claim_runs_one_configuration_as_two_processes_and_covers_one() {
+    let text = format!(
+        "[[claim]]\nid='synthetic-aa'\n{HEAD}direction='higher'\nmin_effect=1.5\naa=true\nparams={{score='100', swing='0.2'}}\nbaseline={{}}\ncontender={{}}\n"
+    );
+    let (out, ran) = run_counting(&text);
+    let o = &out[0];
+    let r = o.interval.expect("an interval");
+    assert!(r.low <= 1.0 && 1.0 <= r.high, "{r:?}");
+    assert_eq!(o.verdict, Ok(Verdict::NotReproduced), "{o:?}");
+    // Two processes a round: each side's blocks were measured, so twice the iterations of
+    // one arm (warmup and blocks alike).
+    let per_arm = o.replicates.len() as u64 * (1 + o.replicates[0].blocks.len() as u64);
+    assert_eq!(ran, 2 * per_arm, "{o:?}");
+    assert_eq!(o.baseline.verified_before.len(), o.replicates.len());
+}
+
 #[test]
 fn the_same_seed_replays_the_same_randomisation() {
     let a = &run(&ratio("fast", "100", "200", ""))[0];

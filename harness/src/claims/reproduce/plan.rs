@@ -194,6 +194,10 @@ pub(crate) fn run_order(selected: &[Claim], all: &[Claim]) -> Vec<Claim> {
     order
 }
 
+/// The environment variable that tells the two sides of an A/A claim apart (`a`, `b`); the
+/// scenario never reads it.
+pub const AA_SIDE: &str = "CRITSEC_AA_SIDE";
+
 /// The trial spec of one side of a claim: its parameters over the scenario's first defaults.
 fn side_spec(catalog: &Catalog, claim: &Claim, role: Role) -> Result<TrialSpec, String> {
     let ResolvedSide {
@@ -221,7 +225,16 @@ fn side_spec(catalog: &Catalog, claim: &Claim, role: Role) -> Result<TrialSpec, 
         .next()
         .ok_or("the claim selects no parameter combination")?;
     let threads = resolve_threads(&threads).map_err(|e| e.to_string())?;
-    let env: Vec<(String, String)> = env.into_iter().collect();
+    let mut env: Vec<(String, String)> = env.into_iter().collect();
+    if claim.aa {
+        // Two processes of one configuration: the marker keeps them two arms (arms that are
+        // equal are measured once), with values of the same length on both sides.
+        let side = match role {
+            Role::Baseline => "a",
+            Role::Contender => "b",
+        };
+        env.push((AA_SIDE.to_string(), side.to_string()));
+    }
     Ok(trial_spec(
         scenario,
         params,
