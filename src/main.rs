@@ -27,6 +27,9 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// Reproduce claims: paired A/B runs with a ratio, its 99.9% interval and a verdict.
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// Run the A/A claims many times at several slice lengths: this machine's noise, and
+    /// whether the intervals cover 1 as often as they say.
+    Calibrate(cmd::calibrate::CalibrateArgs),
     /// Parse Lucene classic queries and print Lucene's rendering or the error.
     Parse(cmd::parse::ParseArgs),
     /// Compare runs side by side: baseline first, then one or more contenders (JMH JSON files).
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::List(args) => cmd::list::run(&args),
         Command::Run(args) => cmd::run::run(&args),
         Command::Reproduce(args) => cmd::reproduce::run(&args),
+        Command::Calibrate(args) => cmd::calibrate::run(&args),
         Command::Parse(args) => cmd::parse::run(&args),
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Report(args) => cmd::report::run(&args),

@@ -11,6 +11,7 @@
 
 #![deny(missing_docs)]
 
+pub mod calibration;
 pub mod compare;
 pub mod plot;
 pub mod publication;

@@ -59,8 +59,8 @@ pub struct ReproduceArgs {
     pub timeout: Option<String>,
 }
 
-struct Progress {
-    tty: bool,
+pub(super) struct Progress {
+    pub(super) tty: bool,
 }
 
 impl PairObserver for Progress {

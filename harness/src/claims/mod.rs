@@ -3,6 +3,7 @@
 //! seeds ([`measure`]), sides that are a reviewer's own programs ([`command`]), and how the
 //! measurements turn into a verdict ([`reproduce`]), after [`validate`] has checked the claim.
 
+pub mod calibrate;
 pub mod claim;
 pub mod command;
 pub mod measure;

@@ -1,0 +1,174 @@
+//! Calibration on this machine: A/A claims (`aa = true`, both sides one configuration) run
+//! many times, to see what the machine's noise does to a ratio's interval and whether the
+//! intervals cover the truth (1) as often as they claim.
+//!
+//! One row per A/A claim and design: the design is a slice length (the iteration each side runs
+//! in turn inside a round) and the slices per side per round, at equal measured time per round,
+//! so the rows say how the variance of a round's log ratio depends on the interleaving's grain.
+//! Kalibera & Jones' components split that variance into the slices' (within a round) and the
+//! processes' (between rounds): fine interleaving can only shrink the first, more rounds the
+//! second. This is the noise study of METHODOLOGY.md; `critsec calibrate` prints it.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::claims::claim::Claim;
+use crate::claims::reproduce::{ClaimOutcome, PairObserver, PairedSettings, reproduce_claims};
+use crate::run::runner::{Launcher, interrupted};
+use crate::stats::median;
+
+/// How the A/A claims are run.
+#[derive(Debug, Clone)]
+pub struct CalibrationPlan {
+    /// The slice lengths to compare.
+    pub slices: Vec<Duration>,
+    /// Measured time per side per round, the same for every slice length.
+    pub per_side: Duration,
+    /// Rounds (process pairs) per run, no further looks.
+    pub rounds: u32,
+    /// Runs per design, each with its own seed (`seed`, `seed + 1`, ...).
+    pub runs: u32,
+    /// The settings everything else comes from (warmup, forks, seeds of simulations).
+    pub base: PairedSettings,
+}
+
+impl CalibrationPlan {
+    /// Slices per side per round for `slice`: `per_side / slice`, even and at least 2 (the
+    /// blocks alternate their order, so an even count balances it).
+    pub fn slices_per_round(&self, slice: Duration) -> u32 {
+        let n = (self.per_side.as_secs_f64() / slice.as_secs_f64()).round() as u32;
+        n.max(2).div_ceil(2) * 2
+    }
+
+    /// The settings of run `run` with slice length `slice`.
+    pub fn settings(&self, slice: Duration, run: u32) -> PairedSettings {
+        PairedSettings {
+            iteration_time: slice,
+            blocks: self.slices_per_round(slice),
+            min_pairs: self.rounds,
+            max_pairs: self.rounds,
+            seed: self.base.seed.wrapping_add(u64::from(run)),
+            ..self.base.clone()
+        }
+    }
+}
+
+/// One A/A claim under one design, over the runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CalibrationRow {
+    /// The claim.
+    pub claim: String,
+    /// Slice length, ms.
+    pub slice_ms: f64,
+    /// Slices per side per round.
+    pub slices: u32,
+    /// Runs with an interval.
+    pub runs: usize,
+    /// Of those, how many intervals covered 1.
+    pub covered: usize,
+    /// Median half-width of the interval in log space (x/÷ exp of it).
+    pub median_half_width: f64,
+    /// Median over runs of the standard deviation of the rounds' mean log ratios.
+    pub round_sd: f64,
+    /// Median over runs of the SD of one slice pair's log ratio within a round (T1).
+    pub within_sd: f64,
+    /// Median over runs of the SD between processes beyond what the slices explain (T2).
+    pub between_sd: f64,
+    /// Median wall seconds of a run.
+    pub seconds: f64,
+    /// Runs that failed, with the reason of the first.
+    pub errors: Vec<String>,
+}
+
+impl CalibrationRow {
+    /// A row from the outcomes of one claim under one design.
+    pub fn of(claim: &str, slice: Duration, slices: u32, outcomes: &[ClaimOutcome]) -> Self {
+        let intervals: Vec<_> = outcomes.iter().filter_map(|o| o.interval).collect();
+        let med = |xs: Vec<f64>| {
+            let xs: Vec<f64> = xs.into_iter().filter(|x| x.is_finite()).collect();
+            if xs.is_empty() { f64::NAN } else { median(&xs) }
+        };
+        let components: Vec<_> = outcomes.iter().filter_map(|o| o.components).collect();
+        CalibrationRow {
+            claim: claim.to_string(),
+            slice_ms: slice.as_secs_f64() * 1e3,
+            slices,
+            runs: intervals.len(),
+            covered: intervals
+                .iter()
+                .filter(|i| i.low <= 1.0 && 1.0 <= i.high)
+                .count(),
+            median_half_width: med(intervals
+                .iter()
+                .map(|i| (i.high.ln() - i.low.ln()) / 2.0)
+                .collect()),
+            round_sd: med(intervals.iter().map(|i| i.log_sd).collect()),
+            within_sd: med(components.iter().map(|c| c.within.sqrt()).collect()),
+            between_sd: med(components.iter().map(|c| c.between.sqrt()).collect()),
+            seconds: med(outcomes.iter().map(|o| o.seconds).collect()),
+            errors: outcomes
+                .iter()
+                .filter_map(|o| o.verdict.as_ref().err().cloned())
+                .collect(),
+        }
+    }
+}
+
+/// Runs every claim of `claims` (A/A claims) under every design of `plan`, `plan.runs` times
+/// each; rows in claim order, then slice order. Stops early, with what it has, on an interrupt.
+pub fn calibrate(
+    launcher: &Launcher,
+    claims: &[Claim],
+    plan: &CalibrationPlan,
+    observer: &mut dyn PairObserver,
+) -> Vec<CalibrationRow> {
+    let mut rows = Vec::new();
+    for claim in claims {
+        for &slice in &plan.slices {
+            let mut outcomes = Vec::new();
+            for run in 0..plan.runs {
+                if interrupted() {
+                    break;
+                }
+                let settings = plan.settings(slice, run);
+                let one = std::slice::from_ref(claim);
+                outcomes.extend(reproduce_claims(launcher, one, one, &settings, observer));
+            }
+            rows.push(CalibrationRow::of(
+                &claim.id,
+                slice,
+                plan.slices_per_round(slice),
+                &outcomes,
+            ));
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> CalibrationPlan {
+        CalibrationPlan {
+            slices: vec![Duration::from_millis(20), Duration::from_millis(200)],
+            per_side: Duration::from_millis(400),
+            rounds: 5,
+            runs: 3,
+            base: PairedSettings::quick(),
+        }
+    }
+
+    #[test]
+    fn every_design_measures_the_same_time_per_side_in_an_even_number_of_slices() {
+        let p = plan();
+        assert_eq!(p.slices_per_round(Duration::from_millis(20)), 20);
+        assert_eq!(p.slices_per_round(Duration::from_millis(200)), 2);
+        assert_eq!(p.slices_per_round(Duration::from_millis(150)), 4);
+        assert_eq!(p.slices_per_round(Duration::from_secs(1)), 2);
+        let s = p.settings(Duration::from_millis(20), 2);
+        assert_eq!((s.blocks, s.min_pairs, s.max_pairs), (20, 5, 5));
+        assert_eq!(s.seed, PairedSettings::quick().seed + 2);
+    }
+}
