@@ -375,9 +375,9 @@ fn an_undecided_seeded_claim_runs_on_to_the_last_seed_look() {
 
 /// The stopping rule beyond the pilot (quick settings: looks at 5 and 8 pairs). The contender's
 /// score swings by e^{±0.1} from one process to the next, so the pairs' log ratios are ln 2 ± 0.1:
-/// at 5 pairs the 99.95% interval (t with 4 degrees of freedom, about ±4.6 sd) still reaches
-/// below 1.5; at 8 (7 degrees of freedom, about ±2.1 sd) it lies above. So `later` is measured on
-/// to the second look and decided there. `never` (a ratio of exactly the claimed 1.5) is
+/// at 5 pairs the first look's interval (99.997%, t with 4 degrees of freedom, about ±9.3 sd)
+/// still reaches below 1.5; at 8 (99.903%, 7 degrees of freedom, about ±1.9 sd) it lies above.
+/// So `later` is measured on to the second look and decided there. `never` (a ratio of exactly the claimed 1.5) is
 /// undecided at every look and stops at the last, 8 pairs, without a verdict.
 #[test]
 fn an_undecided_pilot_measures_on_to_the_next_look_and_stops_at_the_last() {

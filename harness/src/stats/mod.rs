@@ -5,7 +5,8 @@
 //! We keep that statistic so our numbers read like JMH's, and add percentiles of the scores.
 //! [`ratio`] is the log-ratio interval of paired A/B runs, [`hierarchy`] its variance components
 //! (within and between process pairs), [`poisson`] the exact rate interval of count claims,
-//! [`welch`] the significance test of `critsec compare`.
+//! [`spending`] how repeated looks share α, [`welch`] the significance test of
+//! `critsec compare`.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 pub mod hierarchy;
 pub mod poisson;
 pub mod ratio;
+pub mod spending;
 pub mod welch;
 
 /// Confidence level of every interval we print.

@@ -63,9 +63,9 @@ pub(crate) trait ReplicateSource {
     }
 }
 
-/// Takes the looks of `schedule` over `source`, whose members are `outcomes[members[m]]`, and
-/// leaves each member's verdict of its deciding (or last) look in its outcome. Whether the
-/// measurements ended without failing the group.
+/// Takes the looks of `schedule` over `source`, whose members are `outcomes[members[m]]`, each
+/// look at its own confidence, and leaves each member's verdict of its deciding (or last) look
+/// in its outcome. Whether the measurements ended without failing the group.
 pub(crate) fn take_looks(
     source: &mut dyn ReplicateSource,
     outcomes: &mut [ClaimOutcome],
@@ -88,6 +88,7 @@ pub(crate) fn take_looks(
             }
             return false;
         }
+        let confidence = schedule.confidence_at(index);
         for &m in &undecided {
             let outcome = &mut outcomes[members[m]];
             outcome.replicate_kind = source.kind();
@@ -103,7 +104,7 @@ pub(crate) fn take_looks(
             };
             outcome.verdict = source
                 .observe(m, &metric, exposure.as_deref())
-                .and_then(|observed| derive(outcome, &observed, &metric, schedule.confidence));
+                .and_then(|observed| derive(outcome, &observed, &metric, confidence));
             if let Some([baseline, contender]) = source.verified(m) {
                 outcome.baseline.verified_before = baseline.before;
                 outcome.baseline.verified_after = baseline.after;

@@ -17,9 +17,11 @@
 //! TESTABLE HERE when the machine lacks what the claim requires, or a positive control fails.
 //!
 //! Repeated looks: a group measures a pilot of `min_pairs` rounds, then more in steps of
-//! `look_every` up to `max_pairs` while a claim is inconclusive and the budget lasts. Each look
-//! spends an equal share of α = 0.001 (Bonferroni over the planned looks), and a claim keeps the
-//! verdict of the first look that decides it.
+//! `look_every` up to `max_pairs` while a claim is inconclusive and the budget lasts. The looks
+//! spend α = 0.001 by plan, by the Lan-DeMets O'Brien-Fleming-type function
+//! ([`crate::stats::spending`]): little at the first looks, nearly all at the last; each look's
+//! interval is at its own confidence, and a claim keeps the verdict of the first look that
+//! decides it. `sequential_tests` checks the error rate and power on synthetic data.
 //!
 //! The parts, in the order a run meets them: `plan` (settings, look schedule, grouping claims
 //! that share arms), then per group the one look loop (`looks`) over its kind of replicate
@@ -33,6 +35,8 @@ mod outcome;
 mod plan;
 mod rounds;
 mod seeds;
+#[cfg(test)]
+mod sequential_tests;
 
 use std::time::Instant;
 

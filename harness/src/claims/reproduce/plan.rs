@@ -18,6 +18,7 @@ use crate::run::result::TrialSpec;
 use crate::run::runner::{param_product, trial_spec};
 use crate::run::settings::{Mode, available_cores, resolve_threads};
 use crate::stats::CONFIDENCE;
+use crate::stats::spending::look_alphas;
 
 use super::outcome::{ClaimOutcome, ReplicateKind, Verdict};
 
@@ -119,49 +120,57 @@ impl PairedSettings {
         looks
     }
 
-    /// The confidence of each look: 99.9% over the whole sequence, split equally.
-    pub fn look_confidence(&self) -> f64 {
-        split_confidence(self.looks().len())
-    }
-
     /// The looks of a group of `claims` measured as `kind`: process pairs at [`Self::looks`]
     /// within the budget of every claim; seeds at [`Self::seed_looks`] with no budget (a
-    /// simulation's seeds are cheap).
+    /// simulation's seeds are cheap). Either way the looks spend α = 0.001 by the
+    /// O'Brien-Fleming-type function ([`LookSchedule::spending`]).
     pub(crate) fn schedule(&self, kind: GroupKind, claims: usize) -> LookSchedule {
+        let alpha = 1.0 - CONFIDENCE;
         match kind {
-            GroupKind::Seeds => {
-                let looks = self.seed_looks();
-                LookSchedule {
-                    confidence: split_confidence(looks.len()),
-                    looks,
-                    budget: None,
-                }
-            }
-            GroupKind::Rounds | GroupKind::Invocations => LookSchedule {
-                looks: self.looks(),
-                confidence: self.look_confidence(),
-                budget: u32::try_from(claims)
+            GroupKind::Seeds => LookSchedule::spending(self.seed_looks(), alpha, None),
+            GroupKind::Rounds | GroupKind::Invocations => LookSchedule::spending(
+                self.looks(),
+                alpha,
+                u32::try_from(claims)
                     .ok()
                     .and_then(|n| self.budget.checked_mul(n)),
-            },
+            ),
         }
     }
 }
 
-/// 99.9% over `looks` looks, split equally (Bonferroni).
-fn split_confidence(looks: usize) -> f64 {
-    1.0 - (1.0 - CONFIDENCE) / looks as f64
-}
-
-/// When a group's verdicts are looked at.
+/// When a group's verdicts are looked at, and at what confidence.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct LookSchedule {
     /// Replicates at each look, increasing.
     pub looks: Vec<u32>,
-    /// The confidence of each look's interval.
-    pub confidence: f64,
+    /// The confidence of each look's interval, one per look: 1 − the α the look spends.
+    pub confidence: Vec<f64>,
     /// Wall time after which no look beyond the first is taken (`None`: no limit).
     pub budget: Option<Duration>,
+}
+
+impl LookSchedule {
+    /// Looks at `looks` replicates that spend a family-wise `alpha` by the Lan-DeMets
+    /// O'Brien-Fleming-type function over the information fraction (replicates at a look over
+    /// replicates at the last): little at the first looks, nearly all at the last
+    /// ([`look_alphas`]). A budget that ends the looks early leaves the rest unspent.
+    pub fn spending(looks: Vec<u32>, alpha: f64, budget: Option<Duration>) -> LookSchedule {
+        let confidence = look_alphas(&looks, alpha)
+            .into_iter()
+            .map(|a| 1.0 - a)
+            .collect();
+        LookSchedule {
+            looks,
+            confidence,
+            budget,
+        }
+    }
+
+    /// The confidence of the interval at look `index` (counted from 0).
+    pub fn confidence_at(&self, index: usize) -> f64 {
+        self.confidence[index]
+    }
 }
 
 /// The claims to run: each selected claim after its positive control, that control after its
@@ -480,13 +489,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn looks_split_alpha_over_the_planned_looks() {
+    fn looks_spend_alpha_by_the_obrien_fleming_function() {
         let q = PairedSettings::quick();
         assert_eq!(q.looks(), vec![5, 8]);
-        assert!((q.look_confidence() - 0.9995).abs() < 1e-12);
+        assert_eq!(q.seed_looks(), vec![3, 8]);
         let f = PairedSettings::full();
         assert_eq!(f.looks(), vec![10, 15, 20, 25, 30]);
-        assert!((f.look_confidence() - 0.9998).abs() < 1e-12);
+        assert_eq!(f.seed_looks(), vec![10, 30]);
+        // The α each look spends (1 − its confidence), against values from mpmath.
+        let close = |confidence: Vec<f64>, alphas: &[f64]| {
+            confidence.len() == alphas.len()
+                && confidence
+                    .iter()
+                    .zip(alphas)
+                    .all(|(c, a)| ((1.0 - c) - a).abs() <= 1e-5 * a)
+        };
+        let rounds = |s: &PairedSettings| s.schedule(GroupKind::Rounds, 1).confidence;
+        let seeds = |s: &PairedSettings| s.schedule(GroupKind::Seeds, 1).confidence;
+        assert!(close(rounds(&q), &[3.151_634e-5, 9.684_837e-4]));
+        assert!(close(
+            rounds(&f),
+            &[
+                1.202_584e-8,
+                3.251_331e-6,
+                5.250_027e-5,
+                2.568_807e-4,
+                6.873_556e-4,
+            ]
+        ));
+        assert!(close(seeds(&q), &[7.726_238e-8, 9.999_227e-4]));
+        assert!(close(seeds(&f), &[1.202_584e-8, 9.999_880e-4]));
+        // A program's invocations are looked at as rounds are.
+        assert_eq!(rounds(&q), q.schedule(GroupKind::Invocations, 1).confidence);
+        // However many looks, they spend α = 0.001 in all.
+        for s in [&q, &f] {
+            for c in [rounds(s), seeds(s)] {
+                let spent: f64 = c.iter().map(|c| 1.0 - c).sum();
+                assert!((spent - 0.001).abs() < 1e-12, "{c:?}");
+            }
+        }
     }
 
     #[test]
