@@ -73,9 +73,9 @@ pub(crate) fn take_looks(
     schedule: &LookSchedule,
     observer: &mut dyn PairObserver,
 ) -> bool {
-    let budget_end = schedule
-        .budget
-        .and_then(|budget| Instant::now().checked_add(budget));
+    // The budget is for the looks beyond the pilot: it starts when the pilot is measured, so
+    // a pilot that takes longer than the budget (a JVM per invocation) still gets a second look.
+    let mut budget_end = None;
     let mut undecided: Vec<usize> = (0..members.len()).collect();
     for (index, &look) in schedule.looks.iter().enumerate() {
         let over_budget = budget_end.is_some_and(|end| Instant::now() >= end);
@@ -87,6 +87,11 @@ pub(crate) fn take_looks(
                 outcomes[i].verdict = Err(e.clone());
             }
             return false;
+        }
+        if index == 0 {
+            budget_end = schedule
+                .budget
+                .and_then(|budget| Instant::now().checked_add(budget));
         }
         let confidence = schedule.confidence_at(index);
         for &m in &undecided {
