@@ -116,8 +116,11 @@ impl ReplicateSource for Invocations<'_> {
                 return Err("interrupted".into());
             }
             let index = self.pairs.len();
-            let mut rng = round_rng(self.run_seed, self.group, index);
-            let baseline_first = rng.random_bool(0.5);
+            // Balanced in pairs of replicates: the first of each pair draws which side goes
+            // first, the second runs the other order, so half the invocations run each side
+            // first whatever the seed, in a random sequence.
+            let mut rng = round_rng(self.run_seed, self.group, index / 2);
+            let baseline_first = rng.random_bool(0.5) == (index % 2 == 0);
             let started = Instant::now();
             let (baseline, contender) = if baseline_first {
                 let b = self.invoke(Role::Baseline, index)?;
