@@ -251,3 +251,43 @@ fn the_readme_example_file_parses() {
         "{out}"
     );
 }
+
+/// A true A/A (the same command on both sides) is a claim of its own kind (`aa = true`); without
+/// it identical sides are refused as a mistake.
+#[test]
+fn a_true_aa_runs_when_the_claim_says_so() {
+    let steady = side("--lines --mean 100 -i 5 --noise-sd 0.01 --seed 7", "lines");
+    let (o, v) = reproduce("aa", &claim("same-cmd", &steady, &steady, "aa = true\n"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (low, _, high) = interval(&v, 0);
+    assert!(low <= 1.0 && 1.0 <= high, "A/A: [{low}, {high}]");
+    let (o, _) = reproduce("not-aa", &claim("same-cmd", &steady, &steady, ""));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("aa = true"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `-r` and `--timeout` set scenario claims' iterations and forks; with a claim on programs they
+/// would do nothing, so they are refused, naming the claim.
+#[test]
+fn flags_that_do_nothing_for_programs_are_refused() {
+    let d = dir("flags");
+    let file = d.join("claims.toml");
+    let steady = side("--lines --mean 100 -i 5", "lines");
+    let fast = side("--lines --mean 300 -i 5", "lines");
+    std::fs::write(&file, claim("prog", &steady, &fast, "")).unwrap();
+    for flag in [["-r", "500ms"], ["--timeout", "30s"]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+            .args(["reproduce", "--claims"])
+            .arg(&file)
+            .args(flag)
+            .output()
+            .expect("running critsec");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flag:?}: {err}");
+        assert!(err.contains("`prog`") && err.contains("timeout_s"), "{err}");
+    }
+}

@@ -19,8 +19,24 @@ pub fn replicates(o: &ClaimOutcome) -> String {
 /// The ratio cell: `1.234 [1.100, 1.380]`, or `-` when there is none.
 pub fn ratio_cell(o: &ClaimOutcome) -> String {
     match (&o.verdict, &o.interval) {
-        (Ok(_), Some(r)) => format!("{:.3} [{:.3}, {:.3}]", r.ratio, r.low, r.high),
+        (Ok(_), Some(r)) => format!(
+            "{} [{}, {}]",
+            ratio_text(r.ratio),
+            ratio_text(r.low),
+            ratio_text(r.high)
+        ),
         _ => "-".into(),
+    }
+}
+
+/// A ratio with three decimals, or three significant digits below 0.01 (where three decimals
+/// would print a 1,000x effect as `0.000`).
+pub fn ratio_text(x: f64) -> String {
+    if x > 0.0 && x < 0.01 && x.is_finite() {
+        let decimals = (2 - x.log10().floor() as i32).max(3) as usize;
+        format!("{x:.decimals$}")
+    } else {
+        format!("{x:.3}")
     }
 }
 
@@ -169,4 +185,19 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ratio_text;
+
+    #[test]
+    fn tiny_ratios_keep_three_significant_digits() {
+        assert_eq!(ratio_text(1.23456), "1.235");
+        assert_eq!(ratio_text(0.036), "0.036");
+        assert_eq!(ratio_text(0.00123), "0.00123");
+        assert_eq!(ratio_text(0.0000456), "0.0000456");
+        assert_eq!(ratio_text(0.0), "0.000");
+        assert_eq!(ratio_text(f64::INFINITY), "inf");
+    }
 }

@@ -102,6 +102,17 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
     for c in &selected {
         validate_claim(&catalog, c)?;
     }
+    if let Some(c) = selected.iter().find(|c| c.is_command())
+        && (args.iteration_time.is_some() || args.timeout.is_some())
+    {
+        return Err(UsageError(format!(
+            "-r and --timeout set the iterations and forks of scenario claims; `{}` runs programs, \
+             whose time limit is their side's `timeout_s` and whose iterations are their own \
+             (JMH's -r)",
+            c.id
+        ))
+        .into());
+    }
     if args.list {
         for c in selected {
             println!(
