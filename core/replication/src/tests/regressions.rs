@@ -202,6 +202,76 @@ fn the_drain_cap_leaves_time_for_messages_still_in_flight() {
     }
 }
 
+/// Issue #18, bug 6's cluster: 4 nodes whose 400 requesters each share one 2 ms core, 1 ms lock
+/// and reply timeouts, 100 µs links, a 5 ms window and a retransmission task every
+/// `xmit_interval_us`. Every requester's first operation is queued for its node's core when the
+/// window closes (800 ms of client operations per node), and their remote commands, backup
+/// writes and replies queue behind them at the other nodes' cores.
+fn cpu_queue_cluster(xmit_interval_us: u64) -> SimConfig {
+    SimConfig {
+        cluster: ClusterConfig {
+            nodes: 4,
+            keys: 200,
+            lock_timeout_us: 1_000,
+            reply_timeout_us: 1_000,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 100,
+            jitter_us: 0,
+            xmit_interval_us,
+            ..NetworkConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 400,
+            ..WorkloadConfig::default()
+        },
+        cpu: CpuConfig {
+            cores: 1,
+            per_input_us: 2_000,
+            ..CpuConfig::default()
+        },
+        duration_us: 5_000,
+        start_spread_us: 1_000,
+        seed: 1,
+    }
+}
+
+/// Issue #18, bug 6: the drain cap counted one input's CPU cost per hop, not the queue in front
+/// of a core, so with a 1 µs retransmission interval (which only the cap reads here: nothing is
+/// lost or rejected) every protocol was cut at 425 ms, mid-drain, and failed its verification
+/// (owners disagreeing, batches in flight). The same run with a 500 ms interval, whose cap is
+/// 100 s later, drains in 2.5 to 4.5 s and verifies. The cap now accounts for the work queued
+/// in front of the cores, so both runs are the same run. So are they in IspnPerfTest's run
+/// shape (two requests per requester), whose first cap counted a round per request.
+#[test]
+fn the_drain_cap_leaves_time_for_work_queued_in_front_of_a_core() {
+    for fixed in [None, Some(800)] {
+        for &p in ProtocolKind::ALL {
+            let cfg = |xmit| {
+                let mut cfg = cpu_queue_cluster(xmit);
+                cfg.workload.requests_per_node = fixed;
+                cfg
+            };
+            let short = run(p, cfg(1));
+            let long = run(p, cfg(500_000));
+            assert_verified(&long);
+            assert_eq!(
+                (long.drops, long.stats.pool_rejections),
+                (0, 0),
+                "{p:?}, {fixed:?}: {long:#?}"
+            );
+            assert!(long.end_us > 2_000_000, "{p:?}, {fixed:?}: {long:#?}");
+            assert_verified(&short);
+            assert_eq!(
+                (short.end_us, short.events, short.drained_ops, &short.verify),
+                (long.end_us, long.events, long.drained_ops, &long.verify),
+                "{p:?}, {fixed:?}"
+            );
+        }
+    }
+}
+
 /// A key-queue variant for the tests only, as the key queue was before issue #18's bug 3 was
 /// fixed: its gets fall back to the next owner after the stagger and take the first answer,
 /// which may be a backup's stale one. Everything else is the key queue.
