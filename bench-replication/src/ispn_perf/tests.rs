@@ -189,6 +189,37 @@ fn sim_with_zero_time_operations_ends_and_verifies() {
     assert!(trial.verify().unwrap().contains("agree"));
 }
 
+/// Issue #18, bug 7: a simulated run the drain cap cut was verified as it stood, and with its
+/// pending work all in the network (here lock forwarding's stale gets and puts, rejected by
+/// one-slot `abort` pools at every retransmission, 500 ms apart) no node looked busy, it passed,
+/// and the iteration scored. A cut run now fails its verification: the iteration is a failed
+/// check naming the cut and what was in flight, not a number.
+#[test]
+fn a_sim_iteration_cut_by_the_drain_cap_is_a_failed_check() {
+    let p = params(&[
+        ("protocol", "lock-forwarding"),
+        ("nodes", "5"),
+        ("requesters", "20"),
+        ("pool_size", "1"),
+        ("rejection", "abort"),
+        ("lock_timeout_ms", "0"),
+        ("reply_timeout_ms", "1"),
+        ("cores", "0"),
+        ("duration_ms", "100"),
+    ]);
+    let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
+    let err = trial
+        .expect_self_timed()
+        .run_iteration(false, Duration::from_secs(1))
+        .err()
+        .expect("a cut run scored");
+    assert!(
+        err.0.contains("drain cap cut the run") && err.0.contains("awaiting retransmission"),
+        "{}",
+        err.0
+    );
+}
+
 #[test]
 fn bad_params_are_rejected_with_the_valid_set() {
     for (k, v) in [

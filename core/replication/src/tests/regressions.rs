@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::components::timeouts::Deadline;
-use crate::message::{Key, Msg, NodeId, Output};
+use crate::message::{Input, Key, Msg, NodeId, Output};
 use crate::node::{NodeBase, ProtocolNode};
 use crate::protocol::{GetPlan, KeyQueueProtocol, WriteProtocol};
 use crate::{NodeMachine, VerifyError};
@@ -270,6 +270,129 @@ fn the_drain_cap_leaves_time_for_work_queued_in_front_of_a_core() {
             );
         }
     }
+}
+
+/// A node of a real cluster whose pools reject every `Put` from another node, every time: the
+/// put is retransmitted at every run of its retransmission task, forever, and the run never
+/// becomes quiescent, though no node holds anything for it (its originator timed it out).
+struct RejectsPuts(Box<dyn NodeMachine>);
+
+impl NodeMachine for RejectsPuts {
+    fn kind(&self) -> ProtocolKind {
+        self.0.kind()
+    }
+    fn handle(&mut self, now: u64, input: Input, out: &mut Vec<Output>) {
+        match input {
+            Input::Message {
+                from,
+                msg: msg @ Msg::Put { .. },
+            } => out.push(Output::Rejected { from, msg }),
+            input => self.0.handle(now, input, out),
+        }
+    }
+    fn use_real_slots(&mut self) {
+        self.0.use_real_slots();
+    }
+    fn inbound_blocked(&self) -> bool {
+        self.0.inbound_blocked()
+    }
+    fn base(&self) -> &NodeBase {
+        self.0.base()
+    }
+    fn busy_reason(&self) -> Option<String> {
+        self.0.busy_reason()
+    }
+    fn stats(&self) -> NodeStats {
+        self.0.stats()
+    }
+    fn sequences(&self) -> (Vec<u64>, Vec<u64>) {
+        self.0.sequences()
+    }
+}
+
+/// Issue #18, bug 7, in small: puts that their primary rejects at every retransmission, forever,
+/// keep the run from quiescing, and the drain cap ends it, but no node looked busy and the
+/// verifier said OK. A cut run now fails its verification, naming the cut and what was still in
+/// flight: here the puts awaiting retransmission, and nothing else.
+#[test]
+fn a_run_cut_by_the_drain_cap_fails_naming_the_work_in_flight() {
+    for &p in ProtocolKind::ALL {
+        let mut cfg = no_cpu(2, 2, 4, 1);
+        cfg.cluster.lock_timeout_us = 1_000;
+        cfg.cluster.reply_timeout_us = 1_000;
+        cfg.network.latency_us = 500;
+        cfg.network.jitter_us = 0;
+        cfg.network.xmit_interval_us = 2_000;
+        cfg.workload.read_pct = 0;
+        cfg.workload.hot_key_pct = 100;
+        cfg.workload.ops_per_requester = Some(4);
+        // Every put is of key 0; its primary rejects the other node's.
+        let primary = cfg.cluster.hash().expect("valid config").primary(0) as usize;
+        let mut nodes = p.build_cluster(&cfg.cluster).expect("valid config");
+        let inner = nodes.remove(primary);
+        nodes.insert(primary, Box::new(RejectsPuts(inner)));
+        let r = Simulation::with_machines(cfg, nodes)
+            .expect("valid config")
+            .run();
+        assert!(r.requesters.failed_reply > 0, "{p:?}: {r:#?}");
+        let Err(e @ VerifyError::DrainCut { in_flight, .. }) = &r.verify else {
+            panic!("{p:?}: a cut run verified: {r:#?}");
+        };
+        // The other node's puts, rejected forever, and nothing else.
+        assert_eq!(
+            in_flight.awaiting_retransmission.keys().collect::<Vec<_>>(),
+            [&"Put"],
+            "{p:?}: {in_flight:#?}"
+        );
+        assert!(
+            in_flight.on_links.is_empty()
+                && in_flight.queued_inputs.is_empty()
+                && in_flight.armed_deadlines.is_empty()
+                && in_flight.busy_nodes.is_empty(),
+            "{p:?}: {in_flight:#?}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("drain cap cut the run") && text.contains("Put"),
+            "{p:?}: {text}"
+        );
+    }
+}
+
+/// Issue #18, bug 7 as reported: lock forwarding on 5 nodes with 1 µs lock and reply timeouts,
+/// a 2-slot `abort` pool, 3 ms links and a retransmission task every 2 ms (5 requesters per node,
+/// a 10 ms window). Remote operations time out at their originators at once, and the stale
+/// commands (here 75 gets and 24 puts) pile up at the nodes' full pools, rejected again at every
+/// retransmission. When the drain cap cut the run at 1.07 s that work was all in the network
+/// (the run drains by itself 90 ms later), no node looked busy, and the verifier said OK. No
+/// operation completes in the drain, so the cap does not move: the run is still cut, and now
+/// fails, naming the commands awaiting retransmission.
+#[test]
+fn a_lock_forwarding_run_cut_with_rejected_messages_in_flight_does_not_verify() {
+    let mut cfg = small(5);
+    cfg.cluster.lock_timeout_us = 1;
+    cfg.cluster.reply_timeout_us = 1;
+    cfg.cluster.pool_size = 2;
+    cfg.cluster.rejection = RejectionPolicy::Abort;
+    cfg.network.latency_us = 3_000;
+    cfg.network.jitter_us = 300;
+    cfg.network.xmit_interval_us = 2_000;
+    cfg.workload.requesters_per_node = 5;
+    cfg.duration_us = 10_000;
+    let r = run(ProtocolKind::LockForwarding, cfg);
+    let Err(VerifyError::DrainCut { at_us, in_flight }) = &r.verify else {
+        panic!("a cut run verified: {r:#?}");
+    };
+    assert!(*at_us < 2_000_000, "cut at {at_us} µs");
+    // The stale commands rejected at every retransmission; no node busy, no CPU model.
+    assert!(
+        in_flight.awaiting_retransmission.get("Put") > Some(&0),
+        "{in_flight:#?}"
+    );
+    assert!(
+        in_flight.busy_nodes.is_empty() && in_flight.queued_inputs.is_empty(),
+        "{in_flight:#?}"
+    );
 }
 
 /// A key-queue variant for the tests only, as the key queue was before issue #18's bug 3 was

@@ -1,7 +1,8 @@
 //! The simulation loop: requesters issue operations in a closed loop, the event queue delivers
 //! messages, timers and CPU-delayed inputs to the node machines in virtual-time order, and after
 //! the window the run drains to quiescence (or a cap, which moves while operations still
-//! complete: [`DrainCap`]) and the verifier checks the cluster. With
+//! complete: [`DrainCap`]; a cut run fails with what was still in flight) and the verifier
+//! checks the cluster. With
 //! `requests_per_node` (IspnPerfTest's run shape) the requesters stop after their share of the
 //! requests instead, and the window is the time until the last completed. Every
 //! operation is also checked as it completes against the puts of its key acknowledged before it
@@ -16,9 +17,9 @@ use super::SimConfig;
 use super::cpu::Cpus;
 use super::event_queue::{EventKind, EventQueue};
 use super::network::Network;
-use super::report::SimReport;
+use super::report::{InFlight, SimReport};
 use crate::driver::retransmission::{ResentInput, repair_tick};
-use crate::error::ConfigError;
+use crate::error::{ConfigError, VerifyError};
 use crate::history::HistoryCheck;
 use crate::message::{ClientOp, Input, Msg, NodeId, Outcome, Output};
 use crate::node::{NodeMachine, NodeStats};
@@ -190,8 +191,13 @@ impl Simulation {
         // The cores' usage when the window closed (work queued before it and ending after it
         // counts in full: a few inputs' worth).
         let mut window_cpu = None;
+        let mut cut = None;
         while let Some(ev) = self.queue.pop() {
             if ev.time > cap.at && !self.extend_cap(&mut cap, ev.time) {
+                cut = Some(VerifyError::DrainCut {
+                    at_us: cap.at,
+                    in_flight: Box::new(self.in_flight(ev.kind)),
+                });
                 break;
             }
             if !self.fixed_requests() && ev.time >= self.cfg.duration_us && window_cpu.is_none() {
@@ -250,12 +256,15 @@ impl Simulation {
         for n in &self.nodes {
             stats.add(&n.stats());
         }
-        // The history check found its violations first, during the run; the verifier checks the
-        // end state.
-        let verify = self
-            .history
-            .result()
-            .and_then(|()| verify(&self.nodes, &self.acks));
+        // A cut run's end state is mid-flight: the cut is its verdict. Otherwise the history
+        // check found its violations first, during the run; the verifier checks the end state.
+        let verify = match cut {
+            Some(cut) => Err(cut),
+            None => self
+                .history
+                .result()
+                .and_then(|()| verify(&self.nodes, &self.acks)),
+        };
         SimReport {
             protocol: self
                 .nodes
@@ -286,7 +295,7 @@ impl Simulation {
 
     /// The virtual time after which the drain stops, as first set (the run moves it while its
     /// operations still complete: [`Simulation::extend_cap`]): it only guards against a protocol
-    /// bug looping forever (the verifier then reports the node that is still busy), so it must
+    /// bug looping forever (the run then fails with what was still in flight), so it must
     /// leave every healthy run time to drain. Every wait in the protocols is bounded by a lock or
     /// reply timeout, and every hop by what can still be in flight: link latency and jitter, a
     /// retransmission (a drop or a full pool), a latency spike, the slow node's extra delay, a
@@ -365,6 +374,50 @@ impl Simulation {
             .saturating_add(round.saturating_mul(DRAIN_ROUNDS));
         cap.completed = self.drain_completed();
         true
+    }
+
+    /// What is still pending when the drain cap cuts the run: the events still queued (`next`,
+    /// the one past the cap, among them), the messages awaiting retransmission, the nodes' armed
+    /// deadlines and the nodes that are not quiescent. Until issue #18's bug 7 a cut run was
+    /// verified as it stood: with the pending work all in the network (stale commands rejected
+    /// again at every retransmission) no node looked busy and it passed.
+    fn in_flight(&self, next: EventKind) -> InFlight {
+        let mut f = InFlight::default();
+        for ev in self.queue.pending().chain([&next]) {
+            match ev {
+                EventKind::Deliver { msg, .. } => f.on_link(msg),
+                EventKind::Handle { input, .. } => f.queued(input),
+                // A resend's messages wait in `resends`, a wake-up serves the deadlines below,
+                // and the operations still to issue are counted from the requesters below.
+                EventKind::Resend { .. } | EventKind::Timer { .. } | EventKind::Issue { .. } => {}
+            }
+        }
+        if self.fixed_requests() {
+            let per_node = self.cfg.workload.requesters_per_node as usize;
+            let active = self
+                .cfg
+                .workload
+                .requester_nodes
+                .unwrap_or(self.nodes.len());
+            for (idx, &issued) in self.issued.iter().enumerate() {
+                let limit = self.cfg.workload.ops_limit((idx % per_node.max(1)) as u32);
+                if idx / per_node.max(1) < active {
+                    f.to_issue += limit.unwrap_or(0).saturating_sub(issued);
+                }
+            }
+        }
+        for msg in self.resends.iter().flatten().flat_map(|(_, batch)| batch) {
+            f.awaiting(msg);
+        }
+        for n in &self.nodes {
+            for d in n.base().timeouts.armed() {
+                f.armed(d);
+            }
+            if let Some(why) = n.busy_reason() {
+                f.busy_nodes.push((n.base().id(), why));
+            }
+        }
+        f
     }
 
     /// Operations completed in the drain: after the window, or in a fixed-request run (whose
