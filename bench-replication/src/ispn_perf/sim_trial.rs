@@ -44,7 +44,7 @@ impl SimTrial {
                 }
                 Ok(r)
             }
-            Err(e) => Err(CheckFailed(format!("verifier failed: {e}"))),
+            Err(e) => Err(CheckFailed(format!("verification failed: {e}"))),
         }
     }
 }

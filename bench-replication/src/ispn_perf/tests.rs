@@ -189,6 +189,36 @@ fn sim_with_zero_time_operations_ends_and_verifies() {
     assert!(trial.verify().unwrap().contains("agree"));
 }
 
+/// A simulated run the drain cap cuts is a failed check naming the cut and what was in flight,
+/// never a score: with its pending work all in the network (here lock forwarding's stale gets
+/// and puts, rejected by one-slot `abort` pools at every retransmission, 500 ms apart) no node
+/// looks busy, and the verifier would pass it.
+#[test]
+fn a_sim_iteration_cut_by_the_drain_cap_is_a_failed_check() {
+    let p = params(&[
+        ("protocol", "lock-forwarding"),
+        ("nodes", "5"),
+        ("requesters", "20"),
+        ("pool_size", "1"),
+        ("rejection", "abort"),
+        ("lock_timeout_ms", "0"),
+        ("reply_timeout_ms", "1"),
+        ("cores", "0"),
+        ("duration_ms", "100"),
+    ]);
+    let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
+    let err = trial
+        .expect_self_timed()
+        .run_iteration(false, Duration::from_secs(1))
+        .err()
+        .expect("a cut run scored");
+    assert!(
+        err.0.contains("drain cap cut the run") && err.0.contains("awaiting retransmission"),
+        "{}",
+        err.0
+    );
+}
+
 #[test]
 fn bad_params_are_rejected_with_the_valid_set() {
     for (k, v) in [

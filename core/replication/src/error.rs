@@ -1,5 +1,6 @@
 //! Errors of the replication model: bad configurations and failed verifications.
 
+use super::driver::sim::InFlight;
 use super::message::{Key, NodeId, Versioned};
 
 /// A configuration the model cannot run.
@@ -114,6 +115,15 @@ pub enum VerifyError {
         key: Key,
         /// What is wrong.
         what: String,
+    },
+    /// The simulation's drain cap cut the run before it became quiescent: its end state is
+    /// mid-flight, so the run is not verified (a cut run never passes).
+    #[error("the drain cap cut the run at {at_us} µs, before it became quiescent; {in_flight}")]
+    DrainCut {
+        /// The virtual time of the cut.
+        at_us: u64,
+        /// What was still pending.
+        in_flight: Box<InFlight>,
     },
     /// A Triangle backup's delivered sequence differs from the primary's sent sequence.
     #[error(

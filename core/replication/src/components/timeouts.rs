@@ -179,6 +179,13 @@ impl Timeouts {
         }
     }
 
+    /// The deadlines still armed, in no particular order.
+    pub fn armed(&self) -> impl Iterator<Item = Deadline> + '_ {
+        self.lanes
+            .iter()
+            .flat_map(|l| l.entries.iter().filter_map(|(_, d)| *d))
+    }
+
     /// Deadlines still armed.
     #[cfg(test)]
     pub fn len(&self) -> usize {

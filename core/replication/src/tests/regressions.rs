@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::components::timeouts::Deadline;
-use crate::message::{Key, Msg, NodeId, Output};
+use crate::message::{Input, Key, Msg, NodeId, Output};
 use crate::node::{NodeBase, ProtocolNode};
 use crate::protocol::{GetPlan, KeyQueueProtocol, WriteProtocol};
 use crate::{NodeMachine, VerifyError};
@@ -203,6 +203,198 @@ fn the_drain_cap_leaves_time_for_messages_still_in_flight() {
             "{p:?}: the drain outlasts the window"
         );
     }
+}
+
+/// A cluster whose drain is long because of the queues in front of its cores: 4 nodes whose 400 requesters each share one 2 ms core, 1 ms lock
+/// and reply timeouts, 100 µs links, a 5 ms window and a retransmission task every
+/// `xmit_interval_us`. Every requester's first operation is queued for its node's core when the
+/// window closes (800 ms of client operations per node), and their remote commands, backup
+/// writes and replies queue behind them at the other nodes' cores.
+fn cpu_queue_cluster(xmit_interval_us: u64) -> SimConfig {
+    SimConfig {
+        cluster: ClusterConfig {
+            nodes: 4,
+            keys: 200,
+            lock_timeout_us: 1_000,
+            reply_timeout_us: 1_000,
+            ..ClusterConfig::default()
+        },
+        network: NetworkConfig {
+            latency_us: 100,
+            jitter_us: 0,
+            xmit_interval_us,
+            ..NetworkConfig::default()
+        },
+        workload: WorkloadConfig {
+            requesters_per_node: 400,
+            ..WorkloadConfig::default()
+        },
+        cpu: CpuConfig {
+            cores: 1,
+            per_input_us: 2_000,
+            ..CpuConfig::default()
+        },
+        duration_us: 5_000,
+        start_spread_us: 1_000,
+        seed: 1,
+    }
+}
+
+/// The drain cap must leave time for the work queued in front of the cores. With a 1 µs
+/// retransmission interval (which only the cap reads here: nothing is lost or rejected), a cap
+/// that counts one input's CPU cost per hop cuts every protocol at 425 ms, mid-drain, where it
+/// fails its verification (owners disagreeing, batches in flight); with a 500 ms interval, whose
+/// cap is 100 s later, the same run drains in 2.5 to 4.5 s and verifies. Both must be the same
+/// run, and so in IspnPerfTest's run shape (two requests per requester).
+#[test]
+fn the_drain_cap_leaves_time_for_work_queued_in_front_of_a_core() {
+    for fixed in [None, Some(800)] {
+        for &p in ProtocolKind::ALL {
+            let cfg = |xmit| {
+                let mut cfg = cpu_queue_cluster(xmit);
+                cfg.workload.requests_per_node = fixed;
+                cfg
+            };
+            let short = run(p, cfg(1));
+            let long = run(p, cfg(500_000));
+            assert_verified(&long);
+            assert_eq!(
+                (long.drops, long.stats.pool_rejections),
+                (0, 0),
+                "{p:?}, {fixed:?}: {long:#?}"
+            );
+            assert!(long.end_us > 2_000_000, "{p:?}, {fixed:?}: {long:#?}");
+            assert_verified(&short);
+            assert_eq!(
+                (short.end_us, short.events, short.drained_ops, &short.verify),
+                (long.end_us, long.events, long.drained_ops, &long.verify),
+                "{p:?}, {fixed:?}"
+            );
+        }
+    }
+}
+
+/// A node of a real cluster whose pools reject every `Put` from another node, every time: the
+/// put is retransmitted at every run of its retransmission task, forever, and the run never
+/// becomes quiescent, though no node holds anything for it (its originator timed it out).
+struct RejectsPuts(Box<dyn NodeMachine>);
+
+impl NodeMachine for RejectsPuts {
+    fn kind(&self) -> ProtocolKind {
+        self.0.kind()
+    }
+    fn handle(&mut self, now: u64, input: Input, out: &mut Vec<Output>) {
+        match input {
+            Input::Message {
+                from,
+                msg: msg @ Msg::Put { .. },
+            } => out.push(Output::Rejected { from, msg }),
+            input => self.0.handle(now, input, out),
+        }
+    }
+    fn use_real_slots(&mut self) {
+        self.0.use_real_slots();
+    }
+    fn inbound_blocked(&self) -> bool {
+        self.0.inbound_blocked()
+    }
+    fn base(&self) -> &NodeBase {
+        self.0.base()
+    }
+    fn busy_reason(&self) -> Option<String> {
+        self.0.busy_reason()
+    }
+    fn stats(&self) -> NodeStats {
+        self.0.stats()
+    }
+    fn sequences(&self) -> (Vec<u64>, Vec<u64>) {
+        self.0.sequences()
+    }
+}
+
+/// A cut run, in small: puts that their primary rejects at every retransmission, forever,
+/// keep the run from quiescing, and the drain cap ends it, but no node looked busy and the
+/// verifier said OK. A cut run now fails its verification, naming the cut and what was still in
+/// flight: here the puts awaiting retransmission, and nothing else.
+#[test]
+fn a_run_cut_by_the_drain_cap_fails_naming_the_work_in_flight() {
+    for &p in ProtocolKind::ALL {
+        let mut cfg = no_cpu(2, 2, 4, 1);
+        cfg.cluster.lock_timeout_us = 1_000;
+        cfg.cluster.reply_timeout_us = 1_000;
+        cfg.network.latency_us = 500;
+        cfg.network.jitter_us = 0;
+        cfg.network.xmit_interval_us = 2_000;
+        cfg.workload.read_pct = 0;
+        cfg.workload.hot_key_pct = 100;
+        cfg.workload.ops_per_requester = Some(4);
+        // Every put is of key 0; its primary rejects the other node's.
+        let primary = cfg.cluster.hash().expect("valid config").primary(0) as usize;
+        let mut nodes = p.build_cluster(&cfg.cluster).expect("valid config");
+        let inner = nodes.remove(primary);
+        nodes.insert(primary, Box::new(RejectsPuts(inner)));
+        let r = Simulation::with_machines(cfg, nodes)
+            .expect("valid config")
+            .run();
+        assert!(r.requesters.failed_reply > 0, "{p:?}: {r:#?}");
+        let Err(e @ VerifyError::DrainCut { in_flight, .. }) = &r.verify else {
+            panic!("{p:?}: a cut run verified: {r:#?}");
+        };
+        // The other node's puts, rejected forever, and nothing else.
+        assert_eq!(
+            in_flight.awaiting_retransmission.keys().collect::<Vec<_>>(),
+            [&"Put"],
+            "{p:?}: {in_flight:#?}"
+        );
+        assert!(
+            in_flight.on_links.is_empty()
+                && in_flight.queued_inputs.is_empty()
+                && in_flight.armed_deadlines.is_empty()
+                && in_flight.busy_nodes.is_empty(),
+            "{p:?}: {in_flight:#?}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("drain cap cut the run") && text.contains("Put"),
+            "{p:?}: {text}"
+        );
+    }
+}
+
+/// A cut run with rejected messages in flight: lock forwarding on 5 nodes with 1 µs lock and reply timeouts,
+/// a 2-slot `abort` pool, 3 ms links and a retransmission task every 2 ms (5 requesters per node,
+/// a 10 ms window). Remote operations time out at their originators at once, and the stale
+/// commands (here 75 gets and 24 puts) pile up at the nodes' full pools, rejected again at every
+/// retransmission. When the drain cap cut the run at 1.07 s that work was all in the network
+/// (the run drains by itself 90 ms later), no node looked busy, and the verifier said OK. No
+/// operation completes in the drain, so the cap does not move: the run is still cut, and now
+/// fails, naming the commands awaiting retransmission.
+#[test]
+fn a_lock_forwarding_run_cut_with_rejected_messages_in_flight_does_not_verify() {
+    let mut cfg = small(5);
+    cfg.cluster.lock_timeout_us = 1;
+    cfg.cluster.reply_timeout_us = 1;
+    cfg.cluster.pool_size = 2;
+    cfg.cluster.rejection = RejectionPolicy::Abort;
+    cfg.network.latency_us = 3_000;
+    cfg.network.jitter_us = 300;
+    cfg.network.xmit_interval_us = 2_000;
+    cfg.workload.requesters_per_node = 5;
+    cfg.duration_us = 10_000;
+    let r = run(ProtocolKind::LockForwarding, cfg);
+    let Err(VerifyError::DrainCut { at_us, in_flight }) = &r.verify else {
+        panic!("a cut run verified: {r:#?}");
+    };
+    assert!(*at_us < 2_000_000, "cut at {at_us} µs");
+    // The stale commands rejected at every retransmission; no node busy, no CPU model.
+    assert!(
+        in_flight.awaiting_retransmission.get("Put") > Some(&0),
+        "{in_flight:#?}"
+    );
+    assert!(
+        in_flight.busy_nodes.is_empty() && in_flight.queued_inputs.is_empty(),
+        "{in_flight:#?}"
+    );
 }
 
 /// A key-queue variant for the tests only, with the stale backup read built in: its gets fall

@@ -141,6 +141,17 @@ impl Cpus {
         end
     }
 
+    /// The work queued on `node`'s cores at `t`: how long until its last core to free up is
+    /// free (the inputs it has taken and not yet handled, pauses included), in µs.
+    pub fn queued_us(&self, node: usize, t: u64) -> u64 {
+        let cores = self.cfg.cores as usize;
+        self.free_at[node * cores..(node + 1) * cores]
+            .iter()
+            .map(|&free| free.saturating_sub(t))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// `t`, or the end of the pause `node` is in at `t`.
     pub fn after_pause(&self, node: usize, t: u64) -> u64 {
         let (interval, pause) = (self.cfg.gc_interval_us, self.cfg.gc_pause_us);
@@ -208,6 +219,9 @@ mod tests {
         assert_eq!(c.schedule(1, 0, 0), 10, "another node's cores are its own");
         assert_eq!(c.usage.wait_us, 10);
         assert_eq!(c.usage.busy_us, 45);
+        assert_eq!(c.queued_us(0, 0), 20, "the last core to free up");
+        assert_eq!(c.queued_us(0, 12), 8);
+        assert_eq!(c.queued_us(1, 25), 0, "idle");
     }
 
     #[test]

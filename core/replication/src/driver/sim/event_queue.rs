@@ -247,6 +247,14 @@ impl EventQueue {
         let _ = i;
     }
 
+    /// The pending events, in no particular order (their times are not kept with them).
+    pub fn pending(&self) -> impl Iterator<Item = &EventKind> {
+        self.entries
+            .iter()
+            .flatten()
+            .chain(self.far.iter().map(|e| &e.kind))
+    }
+
     /// Events pending.
     #[cfg(test)]
     pub fn len(&self) -> usize {
@@ -282,6 +290,7 @@ mod tests {
         q.push(10_000_000, EventKind::Timer { node: 4 });
         q.push(70_000, EventKind::Timer { node: 5 });
         assert_eq!(q.len(), 5);
+        assert_eq!(q.pending().count(), 5);
         assert_eq!(
             drain(&mut q),
             vec![(3, 2), (5, 1), (5, 3), (70_000, 5), (10_000_000, 4)]

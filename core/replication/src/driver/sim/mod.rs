@@ -4,7 +4,9 @@
 //! the clock, the network ([`network`]) and the requesters (closed loop, no think time, as
 //! IspnPerfTest's invoker threads). It never reads the wall clock, and one seed fixes every random
 //! choice, so a run repeats exactly. After the measured window requesters stop issuing; the run
-//! continues until no event is left (quiescence), then the verifier checks the cluster.
+//! continues until no event is left (quiescence), then the verifier checks the cluster. A run
+//! still busy at the drain cap is cut, and fails its verification with what was still in flight
+//! ([`InFlight`]), never passes it.
 //!
 //! With a CPU model ([`cpu`], off by default) a node's inputs queue for its cores and its cores
 //! pause for GC, so a run can be CPU-bound and hiccup as real nodes do; without one, a node
@@ -27,7 +29,7 @@ mod network;
 mod report;
 mod simulation;
 
-pub use report::SimReport;
+pub use report::{InFlight, SimReport};
 pub use simulation::Simulation;
 
 pub use cpu::CpuConfig;

@@ -1,6 +1,8 @@
 //! The simulation loop: requesters issue operations in a closed loop, the event queue delivers
 //! messages, timers and CPU-delayed inputs to the node machines in virtual-time order, and after
-//! the window the run drains to quiescence (or a cap) and the verifier checks the cluster. With
+//! the window the run drains to quiescence (or a cap, which moves while operations still
+//! complete: [`DrainCap`]; a cut run fails with what was still in flight) and the verifier
+//! checks the cluster. With
 //! `requests_per_node` (IspnPerfTest's run shape) the requesters stop after their share of the
 //! requests instead, and the window is the time until the last completed. Every
 //! operation is also checked as it completes against the puts of its key acknowledged before it
@@ -15,9 +17,9 @@ use super::SimConfig;
 use super::cpu::Cpus;
 use super::event_queue::{EventKind, EventQueue};
 use super::network::Network;
-use super::report::SimReport;
+use super::report::{InFlight, SimReport};
 use crate::driver::retransmission::{ResentInput, repair_tick};
-use crate::error::ConfigError;
+use crate::error::{ConfigError, VerifyError};
 use crate::history::HistoryCheck;
 use crate::message::{ClientOp, Input, Msg, NodeId, Outcome, Output};
 use crate::node::{NodeMachine, NodeStats};
@@ -28,6 +30,18 @@ use crate::workload::{OpGenerator, RequesterStats};
 /// The least virtual time between two operations of one requester (µs): what keeps a run whose
 /// operations take no time of their own moving towards the end of its window.
 pub const MIN_ISSUE_INTERVAL_US: u64 = 1;
+
+/// How many rounds of its pending work a drain may take before the cap cuts it.
+const DRAIN_ROUNDS: u64 = 100;
+
+/// The drain cap: the virtual time after which a run that is still not quiescent is cut, and
+/// the operations completed in the drain when it was last set (while more complete, it moves
+/// on).
+#[derive(Debug, Clone, Copy)]
+struct DrainCap {
+    at: u64,
+    completed: u64,
+}
 
 /// A simulated cluster.
 pub struct Simulation {
@@ -49,6 +63,8 @@ pub struct Simulation {
     acks: AckLog,
     requesters: RequesterStats,
     drained_ops: u64,
+    /// Operations completed over the run, window and drain.
+    completed: u64,
     /// Fixed-request runs: when the last operation completed (the end of their window).
     last_reply: u64,
     now: u64,
@@ -128,6 +144,7 @@ impl Simulation {
             acks,
             requesters: RequesterStats::default(),
             drained_ops: 0,
+            completed: 0,
             last_reply: 0,
             now: 0,
             last_activity: 0,
@@ -167,12 +184,20 @@ impl Simulation {
                 );
             }
         }
-        let cap = self.drain_cap();
+        let mut cap = DrainCap {
+            at: self.drain_cap(),
+            completed: 0,
+        };
         // The cores' usage when the window closed (work queued before it and ending after it
         // counts in full: a few inputs' worth).
         let mut window_cpu = None;
+        let mut cut = None;
         while let Some(ev) = self.queue.pop() {
-            if ev.time > cap {
+            if ev.time > cap.at && !self.extend_cap(&mut cap, ev.time) {
+                cut = Some(VerifyError::DrainCut {
+                    at_us: cap.at,
+                    in_flight: Box::new(self.in_flight(ev.kind)),
+                });
                 break;
             }
             if !self.fixed_requests() && ev.time >= self.cfg.duration_us && window_cpu.is_none() {
@@ -231,12 +256,15 @@ impl Simulation {
         for n in &self.nodes {
             stats.add(&n.stats());
         }
-        // The history check found its violations first, during the run; the verifier checks the
-        // end state.
-        let verify = self
-            .history
-            .result()
-            .and_then(|()| verify(&self.nodes, &self.acks));
+        // A cut run's end state is mid-flight: the cut is its verdict. Otherwise the history
+        // check found its violations first, during the run; the verifier checks the end state.
+        let verify = match cut {
+            Some(cut) => Err(cut),
+            None => self
+                .history
+                .result()
+                .and_then(|()| verify(&self.nodes, &self.acks)),
+        };
         SimReport {
             protocol: self
                 .nodes
@@ -265,16 +293,146 @@ impl Simulation {
         }
     }
 
-    /// The virtual time after which the drain stops: it only guards against a protocol bug
-    /// looping forever (the verifier then reports the node that is still busy), so it must leave
-    /// every healthy run time to drain. Every wait in the protocols is bounded by a lock or reply
-    /// timeout, and every hop by what can still be in flight: link latency and jitter, a
+    /// The virtual time after which the drain stops, as first set (the run moves it while its
+    /// operations still complete: [`Simulation::extend_cap`]): it only guards against a protocol
+    /// bug looping forever (the run then fails with what was still in flight), so it must
+    /// leave every healthy run time to drain. Every wait in the protocols is bounded by a lock or
+    /// reply timeout, and every hop by what can still be in flight: link latency and jitter, a
     /// retransmission (a drop or a full pool), a latency spike, the slow node's extra delay, a
     /// GC pause and a core's time per input. The cap allows 100 rounds of both, so it is never
     /// smaller than 100 x (reply + lock timeout). The timeouts alone are not enough: with 1 µs
     /// timeouts a cap counting only them falls before a 3 ms message can arrive and cuts healthy
     /// runs off.
     fn drain_cap(&self) -> u64 {
+        let per_input = if self.cfg.cpu.enabled() {
+            self.cfg.cpu.per_input_us
+        } else {
+            0
+        };
+        let round = self.round_us(per_input);
+        // A fixed-request run has no set window: each requester's operations take at most a
+        // round each.
+        let window = match self.cfg.workload.requests_per_node {
+            Some(_) => round.saturating_mul(self.cfg.workload.ops_limit(0).unwrap_or(0)),
+            None => self.cfg.duration_us,
+        };
+        window.saturating_add(round.saturating_mul(DRAIN_ROUNDS))
+    }
+
+    /// The run reached `cap` at `t` (its next event is due then): if an operation completed
+    /// since `cap` was last set, sets it again from the work pending now and returns `true`;
+    /// otherwise the run is cut (`false`).
+    ///
+    /// The first cap counts one input's CPU cost per hop, not the queue in front of a core: 400
+    /// requesters per node on one 2 ms core have 800 ms of client operations queued per node when
+    /// the window closes, far more than that cap allows. So a round's CPU term is the longest queue of work in front of a
+    /// node's cores (the inputs they have taken, plus the messages on their way to it, at their
+    /// cost), and the cap also waits for the latest wake-up a node has armed. Only operations
+    /// completed in the drain (in a fixed-request run, any) move it, and requesters issue
+    /// finitely many (none after the window, none past their share of requests), so a run that
+    /// never becomes quiescent still ends, at most 100 rounds of its pending work after the
+    /// last of them. A run the first cap did not reach is the same run as before.
+    fn extend_cap(&self, cap: &mut DrainCap, t: u64) -> bool {
+        if self.drain_completed() == cap.completed {
+            return false;
+        }
+        let cpu = self.cpus.config();
+        let mut queue_us = 0;
+        if cpu.enabled() {
+            let nodes = self.nodes.len();
+            let mut inbound = vec![0u64; nodes];
+            for ev in self.queue.pending() {
+                if let EventKind::Deliver { to, msg, .. } = ev {
+                    let to = &mut inbound[*to as usize];
+                    *to = to.saturating_add(cpu.cost_us(msg.payload_len()));
+                }
+            }
+            for (conn, batches) in self.resends.iter().enumerate() {
+                for msg in batches.iter().flat_map(|(_, batch)| batch) {
+                    let to = &mut inbound[conn / nodes];
+                    *to = to.saturating_add(cpu.cost_us(msg.payload_len()));
+                }
+            }
+            queue_us = (0..nodes)
+                .map(|n| {
+                    let inbound = inbound[n].div_ceil(u64::from(cpu.cores));
+                    self.cpus.queued_us(n, t).saturating_add(inbound)
+                })
+                .max()
+                .unwrap_or(0);
+        }
+        let armed = self
+            .timer_at
+            .iter()
+            .flatten()
+            .map(|&at| at.saturating_sub(t))
+            .max()
+            .unwrap_or(0);
+        let round = self.round_us(queue_us.max(cpu.per_input_us));
+        cap.at = t
+            .saturating_add(armed)
+            .saturating_add(round.saturating_mul(DRAIN_ROUNDS));
+        cap.completed = self.drain_completed();
+        true
+    }
+
+    /// What is still pending when the drain cap cuts the run: the events still queued (`next`,
+    /// the one past the cap, among them), the messages awaiting retransmission, the nodes' armed
+    /// deadlines and the nodes that are not quiescent. A cut run is never verified as it stands:
+    /// with the pending work all in the network (stale commands rejected again at every
+    /// retransmission) no node looks busy, and the verifier would pass it.
+    fn in_flight(&self, next: EventKind) -> InFlight {
+        let mut f = InFlight::default();
+        for ev in self.queue.pending().chain([&next]) {
+            match ev {
+                EventKind::Deliver { msg, .. } => f.on_link(msg),
+                EventKind::Handle { input, .. } => f.queued(input),
+                // A resend's messages wait in `resends`, a wake-up serves the deadlines below,
+                // and the operations still to issue are counted from the requesters below.
+                EventKind::Resend { .. } | EventKind::Timer { .. } | EventKind::Issue { .. } => {}
+            }
+        }
+        if self.fixed_requests() {
+            let per_node = self.cfg.workload.requesters_per_node as usize;
+            let active = self
+                .cfg
+                .workload
+                .requester_nodes
+                .unwrap_or(self.nodes.len());
+            for (idx, &issued) in self.issued.iter().enumerate() {
+                let limit = self.cfg.workload.ops_limit((idx % per_node.max(1)) as u32);
+                if idx / per_node.max(1) < active {
+                    f.to_issue += limit.unwrap_or(0).saturating_sub(issued);
+                }
+            }
+        }
+        for msg in self.resends.iter().flatten().flat_map(|(_, batch)| batch) {
+            f.awaiting(msg);
+        }
+        for n in &self.nodes {
+            for d in n.base().timeouts.armed() {
+                f.armed(d);
+            }
+            if let Some(why) = n.busy_reason() {
+                f.busy_nodes.push((n.base().id(), why));
+            }
+        }
+        f
+    }
+
+    /// Operations completed in the drain: after the window, or in a fixed-request run (whose
+    /// window ends only with the last of them) over the whole run.
+    fn drain_completed(&self) -> u64 {
+        if self.fixed_requests() {
+            self.completed
+        } else {
+            self.drained_ops
+        }
+    }
+
+    /// The longest round of a drain: a lock and a reply timeout, and a hop whose CPU term is
+    /// `cpu_us` (the time an input waits for and occupies a core).
+    fn round_us(&self, cpu_us: u64) -> u64 {
         let net = &self.cfg.network;
         let cpu = &self.cfg.cpu;
         let spike = if net.spike_per_mille > 0 {
@@ -287,8 +445,8 @@ impl Simulation {
         } else {
             0
         };
-        let (pause, per_input) = if cpu.enabled() {
-            (cpu.gc_pause_us, cpu.per_input_us)
+        let (pause, cpu_us) = if cpu.enabled() {
+            (cpu.gc_pause_us, cpu_us)
         } else {
             (0, 0)
         };
@@ -302,23 +460,15 @@ impl Simulation {
             spike,
             slow,
             pause,
-            per_input,
+            cpu_us,
         ]
         .into_iter()
         .fold(0u64, u64::saturating_add);
-        let round = self
-            .cfg
+        self.cfg
             .cluster
             .reply_timeout_us
             .saturating_add(self.cfg.cluster.lock_timeout_us)
-            .saturating_add(hop);
-        // A fixed-request run has no set window: each requester's operations take at most a
-        // round each.
-        let window = match self.cfg.workload.requests_per_node {
-            Some(_) => round.saturating_mul(self.cfg.workload.ops_limit(0).unwrap_or(0)),
-            None => self.cfg.duration_us,
-        };
-        window.saturating_add(round.saturating_mul(100))
+            .saturating_add(hop)
     }
 
     /// Whether the run has IspnPerfTest's shape: a fixed number of requests per node, and a
@@ -476,6 +626,7 @@ impl Simulation {
                         }
                         _ => {}
                     }
+                    self.completed += 1;
                     if self.fixed_requests() {
                         self.last_reply = self.now;
                     }
