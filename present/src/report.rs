@@ -576,6 +576,7 @@ mod tests {
             verdict: Ok(Verdict::Reproduced),
             seconds: 1.0,
             group: vec!["X-1".into()],
+            far_processes: Vec::new(),
         };
         let failed = ClaimOutcome {
             verdict: Err("check failed: wrong core".into()),

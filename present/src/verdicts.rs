@@ -155,6 +155,13 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                         vc.within, vc.between, vc.rho, vc.design_effect
                     );
                 }
+                for far in &o.far_processes {
+                    let _ = writeln!(
+                        out,
+                        "  far:       replicate {}'s {} process ran at {:.2}x the other processes' median (kept in the interval)",
+                        far.replicate, far.side, far.factor
+                    );
+                }
                 if let Verdict::NotTestable { reason } = v {
                     let _ = writeln!(out, "  not here:  {reason}");
                 }

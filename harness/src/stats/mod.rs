@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 pub mod hierarchy;
+pub mod outlier;
 pub mod poisson;
 pub mod ratio;
 pub mod spending;

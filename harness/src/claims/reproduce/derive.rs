@@ -9,10 +9,13 @@ use crate::claims::claim::ClaimKind;
 use crate::run::result::IterationResult;
 use crate::stats::CONFIDENCE;
 use crate::stats::hierarchy::components;
+use crate::stats::outlier::far_levels;
 use crate::stats::poisson::{RateInterval, rate_interval};
 use crate::stats::ratio::log_interval;
 
-use super::outcome::{BlockValue, ClaimOutcome, CountSummary, Replicate, Verdict, verdict};
+use super::outcome::{
+    BlockValue, ClaimOutcome, CountSummary, FarProcess, Replicate, ReplicateKind, Verdict, verdict,
+};
 
 /// Picks the claim's metric out of one iteration (`primary`, `ops`, or a secondary metric).
 pub fn metric_of(metric: &str, it: &IterationResult) -> Result<(f64, String), String> {
@@ -74,6 +77,29 @@ fn inadmissible(kind: ClaimKind, replicates: &[Paired]) -> Option<String> {
                 })
         })
     })
+}
+
+/// The processes of either side whose level (the mean log of their blocks' values) lies far from
+/// the other processes' of that side.
+fn far_processes(replicates: &[Replicate]) -> Vec<FarProcess> {
+    let level = |r: &Replicate, side: fn(&BlockValue) -> f64| {
+        r.blocks.iter().map(|b| side(b).ln()).sum::<f64>() / r.blocks.len().max(1) as f64
+    };
+    let sides: [(&str, fn(&BlockValue) -> f64); 2] =
+        [("baseline", |b| b.baseline), ("contender", |b| b.contender)];
+    sides
+        .into_iter()
+        .flat_map(|(name, side)| {
+            let levels: Vec<f64> = replicates.iter().map(|r| level(r, side)).collect();
+            far_levels(&levels)
+                .into_iter()
+                .map(move |(i, factor)| FarProcess {
+                    replicate: i + 1,
+                    side: name.to_string(),
+                    factor,
+                })
+        })
+        .collect()
 }
 
 /// One replicate of one claim as the claim's metric saw it.
@@ -177,6 +203,11 @@ pub(crate) fn derive(
             },
         })
         .collect();
+    outcome.far_processes = if outcome.replicate_kind == ReplicateKind::ProcessPair {
+        far_processes(&outcome.replicates)
+    } else {
+        Vec::new()
+    };
     if ratio_defined {
         let means: Vec<f64> = outcome
             .replicates

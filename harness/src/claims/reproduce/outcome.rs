@@ -224,6 +224,21 @@ pub struct ClaimOutcome {
     pub seconds: f64,
     /// The claims derived from the same measurements (this one included).
     pub group: Vec<String>,
+    /// Processes whose level lay far from the other processes' of their side (process pairs
+    /// only): kept in the interval, reported so that their cause can be looked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub far_processes: Vec<FarProcess>,
+}
+
+/// A process far from the others of its side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FarProcess {
+    /// The replicate, counted from 1.
+    pub replicate: usize,
+    /// `baseline` or `contender`.
+    pub side: String,
+    /// Its level (geometric mean over its blocks) over the median of the other processes'.
+    pub factor: f64,
 }
 
 impl ClaimOutcome {
@@ -243,6 +258,7 @@ impl ClaimOutcome {
             verdict: Err("not run".into()),
             seconds: 0.0,
             group: vec![claim.id.clone()],
+            far_processes: Vec::new(),
         }
     }
 }
