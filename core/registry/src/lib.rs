@@ -35,6 +35,7 @@ mod kind;
 mod mdc;
 mod mdc_log4j2;
 mod mutex_registry;
+mod name_map;
 mod registry_state;
 mod rwlock_registry;
 mod snapshot_registry;

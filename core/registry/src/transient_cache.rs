@@ -31,7 +31,7 @@
 //! lock the handler needs) and kept evicted-but-referenced cores in an overflow map.
 
 use super::core::Core;
-use super::registry_state::NameMap;
+use super::name_map::NameMap;
 use critsec_sync::primitive::{Arc, AtomicU64, Ordering};
 
 /// What the eviction handler does with a core it must not close yet.
