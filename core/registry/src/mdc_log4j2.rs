@@ -348,6 +348,41 @@ mod tests {
         }
     }
 
+    /// Issue bug 5: a put that fails (a panic caught by a worker pool that reuses its thread)
+    /// must leave the thread's map valid. `make_room` used to switch half-spaces before its
+    /// fallible check, so the map still pointed into the old space, the next scavenge copied
+    /// into that space over the map's own strings, and `node_name` read back bytes that were
+    /// not UTF-8 through an unchecked `&str`. Runs the sequence on the thread's real context:
+    /// whether or not the long put panics, every later read must be the value put.
+    #[test]
+    fn a_caught_panic_in_a_put_leaves_the_map_valid() {
+        std::thread::spawn(|| {
+            let node = "n:node1:8983_solr";
+            put("node_name", "node1:8983_solr");
+            let long = "a".repeat(70_000);
+            let _ = std::panic::catch_unwind(|| put("core", &long));
+            // Enough short puts for several scavenges after the failed one (the bug showed
+            // after about 800; Miri runs fewer).
+            const PUTS: usize = if cfg!(miri) {
+                2048
+            } else {
+                4 * nursery::SPACE_WORDS
+            };
+            for i in 0..PUTS {
+                put("core", &format!("core{i}"));
+                let got = get("node_name").expect("node_name stays");
+                assert!(
+                    got.as_bytes() == node.as_bytes(),
+                    "put {i}: node_name reads back {:x?}",
+                    got.as_bytes()
+                );
+            }
+            assert_eq!(get("core"), Some(format!("x:core{}", PUTS - 1)));
+        })
+        .join()
+        .expect("the thread's context stayed valid");
+    }
+
     #[test]
     fn depth_beyond_the_integer_cache_still_counts() {
         let before = depth();

@@ -119,34 +119,66 @@ impl Nursery {
     /// Ensures `words` more words fit without a scavenge, scavenging first if they do not:
     /// `live` (and its strings) is copied to the other half-space and returned moved; every other
     /// handle dies. Panics if `words` do not fit even then (no object of the model is that big).
+    ///
+    /// Unwinding: the check that can fail runs before anything changes, and the scavenge writes
+    /// only the other half-space (which holds no live object) until it commits by switching
+    /// spaces at the end. So a panic out of here, caught by a thread pool that reuses the
+    /// thread, leaves `live` valid in the current space, where the caller still points.
     pub(super) fn make_room(&mut self, words: usize, live: Option<Map>) -> Option<Map> {
         if self.top + words <= SPACE_WORDS {
             return live;
         }
-        self.current ^= 1;
-        self.top = 0;
-        let allocated = self.objects;
-        let moved = live.map(|map| {
-            // SAFETY: `live` was valid up to this scavenge, and nothing writes the old space
-            // while it is copied out (allocation goes to the other one).
-            let copy = self.new_map(&[unsafe { map.entries() }]);
-            for i in 0..copy.len {
-                // SAFETY: `i < len`, so the entry is one just written; its value still points
-                // into the old space, unwritten until the next scavenge.
-                let slot = unsafe { copy.ptr.as_ptr().add(i) };
-                let value = self.new_str([unsafe { (*slot).value.as_str() }]);
-                // SAFETY: as above.
-                unsafe { (*slot).value = value };
-            }
-            copy
-        });
-        // A scavenge's copies are not the program's allocations.
-        self.objects = allocated;
+        // SAFETY: `live` was valid up to this scavenge (the caller's promise), and nothing writes
+        // the current space while these entries are read (the copies go to the other one).
+        let entries = live.map_or(&[][..], |map| unsafe { map.entries() });
+        let survivors = Nursery::map_words(entries.len())
+            + entries
+                .iter()
+                .map(|e| Nursery::str_words(e.value.len))
+                .sum::<usize>();
         assert!(
-            self.top + words <= SPACE_WORDS,
+            survivors + words <= SPACE_WORDS,
             "a nursery object of {words} words does not fit in a half-space"
         );
+        let to = self.current ^ 1;
+        let mut to_top = 0;
+        let moved = live.map(|map| {
+            let copy = self.copy_to(to, &mut to_top, entries);
+            for (i, entry) in entries.iter().enumerate() {
+                // SAFETY: a string of the live map, still in the current space, unwritten.
+                let bytes = unsafe { entry.value.as_str() }.as_bytes();
+                let value = Str {
+                    ptr: self.copy_to(to, &mut to_top, bytes),
+                    len: bytes.len(),
+                };
+                // SAFETY: `i < len`, so the slot is one of the entries just copied to `copy`.
+                unsafe { (*copy.as_ptr().add(i)).value = value };
+            }
+            Map {
+                ptr: copy,
+                len: map.len,
+            }
+        });
+        // The commit: only now does the other space become the current one.
+        self.current = to;
+        self.top = to_top;
         moved
+    }
+
+    /// A scavenge's copy of `values` at `*to_top` in space `to`, which must not be the current
+    /// one (the values come from there); advances `to_top`. A copy is not a program allocation.
+    fn copy_to<T: Copy>(&self, to: usize, to_top: &mut usize, values: &[T]) -> NonNull<T> {
+        const { assert!(align_of::<T>() <= 8) };
+        debug_assert_ne!(to, self.current, "a scavenge copies into the other space");
+        let words = words_for(size_of_val(values));
+        assert!(*to_top + words <= SPACE_WORDS, "survivors were sized first");
+        // SAFETY: `to_top + words <= SPACE_WORDS`, so the copy is inside space `to`, 8-byte
+        // aligned (enough for `T`); it holds no live object, so nothing the caller reads
+        // overlaps it.
+        let at = unsafe { self.spaces[to].add(*to_top) }.cast::<T>();
+        unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), at.as_ptr(), values.len()) };
+        *to_top += words;
+        at
     }
 
     /// `words` words at the bump pointer. The caller made room.
