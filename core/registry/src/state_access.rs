@@ -263,13 +263,15 @@ fn put_and_check(st: &mut RegistryState, name: &str, core: Arc<Core>) -> (Option
 }
 
 /// The `CloserThread`'s part for cores the transient cache evicted: releases the registry's
-/// reference to each (outside the lock), then unblocks their names and wakes waiters.
+/// reference to each (outside the lock), then unblocks their names and wakes waiters. Whichever
+/// thread runs it (a request that loaded or hit a core, or a maintenance thread), its logging
+/// context is left alone, as Solr's closer thread does not share a request's.
 pub(crate) fn release_evicted<S: StateAccess + ?Sized>(s: &S, evicted: Vec<(Box<str>, Arc<Core>)>) {
     if evicted.is_empty() {
         return;
     }
     for (_, core) in &evicted {
-        let _ = core.close();
+        let _ = core.close_on_closer_thread();
     }
     s.write_and_notify(|st| st.finish_closes_locked(&evicted));
 }

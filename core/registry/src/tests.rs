@@ -636,6 +636,69 @@ pub(super) fn check_transient_under_concurrent_requests(make: Make) {
     }
 }
 
+/// Issue bug 1: an eviction never touches the logging context of the request that caused it.
+/// A request whose load of `b` evicts `a` (mutex and snapshot evict inline), or, in mutex, whose
+/// plain hit finds the cache over its bound, used to close the evicted core's registry
+/// reference on its own thread, and `Core::close` cleared that thread's context: the request
+/// held `b` with depth 0 and no `core` key. Solr closes evicted cores on its `CloserThread`,
+/// whose context is its own. Both logging-context models.
+pub(super) fn check_eviction_leaves_the_requests_logging_context(make: Make) {
+    for mdc in MdcKind::ALL.iter().copied() {
+        let r = &*make(RegistryConfig {
+            transient_cache_size: 1,
+            mdc,
+            ..RegistryConfig::default()
+        });
+        let core_key = |name: &str| match mdc {
+            MdcKind::Cheap => name.to_string(),
+            MdcKind::Log4j2 => format!("x:{name}"),
+        };
+        let context = || (Mdc::depth_of(mdc), Mdc::get_of(mdc, "core"));
+        for name in ["a", "b"] {
+            r.add_core_descriptor(transient(name)).unwrap();
+        }
+        // The load of b evicts a, unused.
+        let a = r.get_core("a").unwrap().expect("a");
+        let a_core = std::sync::Arc::clone(a.core());
+        drop(a);
+        let b = r.get_core("b").unwrap().expect("b");
+        r.clean_up_transient();
+        assert_closed_once(r, &a_core);
+        assert_eq!(
+            context(),
+            (1, Some(core_key("b"))),
+            "{} ({mdc}): the load that evicted a",
+            r.id()
+        );
+        // a is loaded again while b is in use, so b is kept (re-inserted, or moved to the
+        // overflow) and the cache stays over its bound; the next request for b (a hit in
+        // mutex, the load path's re-admission elsewhere) evicts a, unused again.
+        drop(r.get_core("a").unwrap().expect("a"));
+        let a_core = loaded(r, "a");
+        drop(b);
+        let b = r.get_core("b").unwrap().expect("b");
+        r.clean_up_transient();
+        assert_closed_once(r, &a_core);
+        assert_eq!(
+            context(),
+            (1, Some(core_key("b"))),
+            "{} ({mdc}): the request for b that evicted a",
+            r.id()
+        );
+        drop(b);
+        assert_eq!(context(), (0, None), "{} ({mdc})", r.id());
+        r.shutdown();
+        r.clean_up_transient();
+        let tally = r.container().close_tally();
+        assert_eq!(
+            (tally.closed(), tally.over_closed()),
+            (r.container().cores_created(), 0),
+            "{} ({mdc})",
+            r.id()
+        );
+    }
+}
+
 fn mutex(config: RegistryConfig) -> Box<dyn CoreRegistry> {
     Box::new(MutexRegistry::new(config))
 }
@@ -717,6 +780,10 @@ macro_rules! conformance {
                     check_transient_referenced_core_survives_eviction(broken)
                 });
                 assert!(caught.is_err(), "the broken eviction handler passed");
+            }
+            #[test]
+            fn eviction_leaves_the_requests_logging_context() {
+                check_eviction_leaves_the_requests_logging_context(super::$strategy);
             }
             #[test]
             fn transient_unload_and_shutdown() {
