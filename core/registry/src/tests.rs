@@ -699,6 +699,91 @@ pub(super) fn check_eviction_leaves_the_requests_logging_context(make: Make) {
     }
 }
 
+/// Issue bug 2: `put_core` across the transient boundary. A name's loaded core lives in one
+/// map, the permanent `cores` or the transient cache (Solr's `TransientSolrCores` asserts the
+/// two name sets are disjoint); putting a core of the other kind under that name replaces the
+/// loaded one and hands back its registry reference. A permanent core put over a transient one
+/// used to leave both loaded: the name was listed twice, `num_unloaded` underflowed, and after
+/// a reload the new core was not found by its id.
+pub(super) fn check_put_core_across_the_transient_boundary(make: Make) {
+    let r = &*transient_registry(make, 2);
+    r.add_core_descriptor(transient("x")).unwrap();
+    let first = r.get_core("x").unwrap().expect("x");
+    let transient_core = std::sync::Arc::clone(first.core());
+    drop(first);
+    // A permanent core over the loaded transient one.
+    let permanent = r.container().create_core(std::sync::Arc::new(cloud("x")));
+    let permanent_id = permanent.id();
+    let old = r.put_core(permanent).unwrap();
+    assert_eq!(
+        old.as_ref().map(|h| h.id()),
+        Some(transient_core.id()),
+        "{}: the transient core was not replaced",
+        r.id()
+    );
+    drop(old);
+    r.clean_up_transient();
+    assert_closed_once(r, &transient_core);
+    assert_eq!(
+        r.loaded_cores(),
+        [("x".to_string(), permanent_id)],
+        "{}",
+        r.id()
+    );
+    assert_eq!(
+        (r.num_loaded(), r.num_loaded_transient(), r.num_unloaded()),
+        (1, 0, 0),
+        "{}",
+        r.id()
+    );
+    assert_eq!(r.get_core("x").unwrap().map(|h| h.id()), Some(permanent_id));
+    // A reload makes a new core from the registered descriptor (still the transient one),
+    // which replaces the permanent core in turn, and is found by its id.
+    let reloaded = r.reload("x").unwrap();
+    r.clean_up_transient();
+    assert_eq!(
+        r.loaded_cores(),
+        [("x".to_string(), reloaded)],
+        "{}",
+        r.id()
+    );
+    assert_eq!(
+        r.get_core_with_id("x", reloaded).unwrap().map(|h| h.id()),
+        Some(reloaded),
+        "{}: the reloaded core is not found by its id",
+        r.id()
+    );
+    assert_eq!(r.get_core("x").unwrap().map(|h| h.id()), Some(reloaded));
+    assert_eq!(r.num_unloaded(), 0);
+    // And back: a permanent core again, then a transient one over it.
+    let permanent = r.container().create_core(std::sync::Arc::new(cloud("x")));
+    let replaced = r.put_core(permanent).unwrap().map(|h| h.id());
+    assert_eq!(replaced, Some(reloaded), "{}", r.id());
+    let again = r
+        .container()
+        .create_core(std::sync::Arc::new(transient("x")));
+    let again_id = again.id();
+    assert!(r.put_core(again).unwrap().is_some(), "{}", r.id());
+    r.clean_up_transient();
+    assert_eq!(
+        r.loaded_cores(),
+        [("x".to_string(), again_id)],
+        "{}",
+        r.id()
+    );
+    assert_eq!((r.num_loaded(), r.num_unloaded()), (0, 0), "{}", r.id());
+    assert_quiescent(r);
+    r.shutdown();
+    r.clean_up_transient();
+    let tally = r.container().close_tally();
+    assert_eq!(
+        (tally.closed(), tally.over_closed()),
+        (r.container().cores_created(), 0),
+        "{}: every core closes once",
+        r.id()
+    );
+}
+
 fn mutex(config: RegistryConfig) -> Box<dyn CoreRegistry> {
     Box::new(MutexRegistry::new(config))
 }
@@ -784,6 +869,10 @@ macro_rules! conformance {
             #[test]
             fn eviction_leaves_the_requests_logging_context() {
                 check_eviction_leaves_the_requests_logging_context(super::$strategy);
+            }
+            #[test]
+            fn put_core_across_the_transient_boundary() {
+                check_put_core_across_the_transient_boundary(super::$strategy);
             }
             #[test]
             fn transient_unload_and_shutdown() {
