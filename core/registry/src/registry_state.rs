@@ -94,6 +94,15 @@ impl Maps {
             .cloned()
     }
 
+    /// The id of the loaded core `name`, permanent or transient (cache or overflow), without
+    /// recording an access.
+    pub(crate) fn loaded_id(&self, name: &str) -> Option<CoreId> {
+        self.cores
+            .get(name)
+            .or_else(|| self.transient.peek(name))
+            .map(|core| core.id())
+    }
+
     /// Solr's `isLoaded`: permanent or transient.
     pub(crate) fn is_loaded(&self, name: &str) -> bool {
         self.cores.contains_key(name) || self.transient.peek(name).is_some()

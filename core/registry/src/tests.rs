@@ -784,6 +784,46 @@ pub(super) fn check_put_core_across_the_transient_boundary(make: Make) {
     );
 }
 
+/// Issue bug 3: every lookup sees the same loaded cores. A transient core evicted while in use
+/// stays loaded (re-inserted in mutex, in the overflow elsewhere); `is_loaded`, the listings and
+/// `get_core` found it, but `get_core_with_id` with its id answered `None` in the strategies
+/// with an overflow, whose fast path serves the cache only.
+pub(super) fn check_transient_overflow_core_found_by_id(make: Make) {
+    let r = &*transient_registry(make, 1);
+    for name in ["t0", "t1"] {
+        r.add_core_descriptor(transient(name)).unwrap();
+    }
+    let held = r.get_core("t0").unwrap().expect("t0");
+    let id = held.id();
+    drop(r.get_core("t1").unwrap().expect("t1"));
+    r.clean_up_transient();
+    assert!(r.is_loaded("t0"), "{}", r.id());
+    assert_eq!(loaded(r, "t0").id(), id);
+    assert!(r.loaded_cores().contains(&("t0".to_string(), id)));
+    let found = r.get_core_with_id("t0", id).unwrap().map(|h| h.id());
+    assert_eq!(
+        found,
+        Some(id),
+        "{}: t0 is loaded but not found by its id",
+        r.id()
+    );
+    assert!(
+        r.get_core_with_id("t0", CoreId(u64::MAX))
+            .unwrap()
+            .is_none(),
+        "{}: another id",
+        r.id()
+    );
+    let created = r.container().cores_created();
+    assert_eq!(r.get_core("t0").unwrap().map(|h| h.id()), Some(id));
+    assert_eq!(r.container().cores_created(), created, "nothing loaded");
+    let t0 = std::sync::Arc::clone(held.core());
+    drop(held);
+    r.shutdown();
+    r.clean_up_transient();
+    assert_closed_once(r, &t0);
+}
+
 fn mutex(config: RegistryConfig) -> Box<dyn CoreRegistry> {
     Box::new(MutexRegistry::new(config))
 }
@@ -873,6 +913,10 @@ macro_rules! conformance {
             #[test]
             fn put_core_across_the_transient_boundary() {
                 check_put_core_across_the_transient_boundary(super::$strategy);
+            }
+            #[test]
+            fn transient_overflow_core_found_by_id() {
+                check_transient_overflow_core_found_by_id(super::$strategy);
             }
             #[test]
             fn transient_unload_and_shutdown() {

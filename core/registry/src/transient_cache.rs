@@ -96,7 +96,8 @@ impl TransientCores {
 
     /// `TransientSolrCoreCache.getCore`: the cached core `name`, recording the access. A core in
     /// the overflow is not served here: its request takes the load path, which finds it loaded
-    /// and re-admits it ([`TransientCores::readmit`]) under the write lock.
+    /// and re-admits it ([`TransientCores::readmit`]) under the write lock; a request by id
+    /// for it takes the same path (without ever loading), so every lookup sees the same cores.
     #[inline]
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<Core>> {
         let entry = self.cached.get(name)?;
