@@ -182,13 +182,29 @@ impl Core {
     /// Solr's `SolrCore.close()`: one reference fewer; the real close runs when the count reaches
     /// 0. Returns whether this call closed the core. The logging context is cleared in any case.
     pub fn close(&self) -> Result<bool, RegistryError> {
+        let result = self.release();
+        Mdc::clear_with(self.mdc_kind);
+        result
+    }
+
+    /// The `CloserThread`'s `close()` of a core the transient cache evicted: the same release of
+    /// a reference (here the registry's), leaving the calling thread's logging context alone.
+    /// In Solr that close runs on the closer thread, whose context is its own (its clear there
+    /// is not modelled); here the thread that ran the eviction calls it, and that thread may be
+    /// a request holding another core, whose context must stay as its own open left it.
+    pub(crate) fn close_on_closer_thread(&self) -> Result<bool, RegistryError> {
+        self.release()
+    }
+
+    /// `close()` without the logging context: one reference fewer, the real close at 0.
+    fn release(&self) -> Result<bool, RegistryError> {
         // Release, as in `Arc::drop`: everything this reference holder did with the core happens
         // before the real close, which the closing thread orders after itself with the fence below.
         #[cfg(not(loom))]
         let prev = self.ref_count.fetch_sub(1, Ordering::Release);
         #[cfg(loom)]
         let prev = self.mutant_decrement();
-        let result = if prev == 1 {
+        if prev == 1 {
             fence(Ordering::Acquire);
             self.do_close();
             Ok(true)
@@ -206,9 +222,7 @@ impl Core {
             })
         } else {
             Ok(false)
-        };
-        Mdc::clear_with(self.mdc_kind);
-        result
+        }
     }
 
     /// Solr's `doClose()`: releases the core's resources; runs once, at count 0.

@@ -1,6 +1,6 @@
 //! Deliberately broken reference counts for [`Core`], compiled only under `cfg(loom)`, so that
-//! the loom models of `core/tests/loom_registry.rs` can show they catch a broken protocol (issue
-//! #16). A mutant is chosen per core, before any thread starts, with
+//! the loom models of `core/registry/tests/loom_registry.rs` can show they catch a broken
+//! protocol. A mutant is chosen per core, before any thread starts, with
 //! [`Core::break_ref_count`]; every core is correct unless a model breaks it.
 
 use super::Core;

@@ -190,7 +190,7 @@ impl Mdc {
     }
 
     /// `MDCLoggingContext.clear`, cheap model: one level up; at depth 1 or less also remove the per-core keys,
-    /// all of them, not only those of the core being closed (issue #18).
+    /// all of them, not only those of the core being closed.
     ///
     /// Deviation: Solr's fixed set is collection, core, replica and shard; ours is every key but
     /// [`NODE_KEY`], which adds the padding keys that stand for a larger per-core context.

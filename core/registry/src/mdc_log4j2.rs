@@ -122,8 +122,11 @@ impl Local {
     /// `createStringMap(map)` + `putValue` + `freeze`, a new map with the key set.
     fn put(&mut self, key: &'static str, prefix: &str, value: &str) {
         let len = self.entries().len() + 1;
-        let room = Nursery::str_words(prefix.len() + value.len()) + Nursery::map_words(len);
-        self.map = self.nursery.make_room(room, self.map);
+        let room = [
+            Nursery::str_words(prefix.len() + value.len()),
+            Nursery::map_words(len),
+        ];
+        self.map = self.nursery.make_room(&room, self.map);
         let value = self.nursery.new_str([prefix, value]);
         // SAFETY: room was made above, so no scavenge runs before the new map replaces the root.
         let old = unsafe { entries_of(self.map) };
@@ -141,8 +144,8 @@ impl Local {
         if self.map.is_none() {
             return;
         }
-        let room = Nursery::map_words(self.entries().len());
-        self.map = self.nursery.make_room(room, self.map);
+        let room = [Nursery::map_words(self.entries().len())];
+        self.map = self.nursery.make_room(&room, self.map);
         // SAFETY: as in `put`.
         let old = unsafe { entries_of(self.map) };
         let (at, skip) = splice_point(old, key);
@@ -344,6 +347,142 @@ mod tests {
                         reference.iter().map(|(k, v)| (*k, v.clone())).collect();
                     prop_assert_eq!(got, want);
                 }
+            }
+        }
+    }
+
+    /// A put that fails (a panic caught by a worker pool that reuses its thread)
+    /// must leave the thread's map valid. `make_room` used to switch half-spaces before its
+    /// fallible check, so the map still pointed into the old space, the next scavenge copied
+    /// into that space over the map's own strings, and `node_name` read back bytes that were
+    /// not UTF-8 through an unchecked `&str`. Runs the sequence on the thread's real context:
+    /// whether or not the long put panics, every later read must be the value put.
+    #[test]
+    fn a_caught_panic_in_a_put_leaves_the_map_valid() {
+        std::thread::spawn(|| {
+            let node = "n:node1:8983_solr";
+            put("node_name", "node1:8983_solr");
+            let long = "a".repeat(70_000);
+            let _ = std::panic::catch_unwind(|| put("core", &long));
+            // Enough short puts for several scavenges after the failed one (the bug showed
+            // after about 800; Miri runs fewer).
+            const PUTS: usize = if cfg!(miri) {
+                2048
+            } else {
+                4 * nursery::SPACE_WORDS
+            };
+            for i in 0..PUTS {
+                put("core", &format!("core{i}"));
+                let got = get("node_name").expect("node_name stays");
+                assert!(
+                    got.as_bytes() == node.as_bytes(),
+                    "put {i}: node_name reads back {:x?}",
+                    got.as_bytes()
+                );
+            }
+            assert_eq!(get("core"), Some(format!("x:core{}", PUTS - 1)));
+        })
+        .join()
+        .expect("the thread's context stayed valid");
+    }
+
+    /// Every entry of `local` with its value, read back.
+    fn read_back(local: &Local) -> Vec<(&'static str, String)> {
+        // SAFETY: entries of the live map, read before the next operation.
+        let read = |e: &Entry| (e.key, unsafe { e.value.as_str() }.to_string());
+        local.entries().iter().map(read).collect()
+    }
+
+    /// A value longer than a half-space (a 70 KB core name) is allocated in the old
+    /// generation, as HotSpot allocates a humongous object, instead of panicking in `make_room`.
+    #[test]
+    fn a_value_longer_than_a_half_space_goes_to_the_old_generation() {
+        let mut local = Local {
+            nursery: Nursery::new(),
+            map: None,
+        };
+        local.put("node_name", "n:", "node1:8983_solr");
+        let long = "a".repeat(70_000);
+        for round in 0..200 {
+            local.put("core", "x:", &long);
+            local.put("shard", "s:", &format!("shard{round}"));
+            assert_eq!(
+                read_back(&local),
+                [
+                    ("core", format!("x:{long}")),
+                    ("node_name", "n:node1:8983_solr".to_string()),
+                    ("shard", format!("s:shard{round}")),
+                ]
+            );
+            local.remove("core");
+            local.remove("shard");
+        }
+        assert_eq!(
+            local.nursery.old_objects(),
+            200,
+            "each long value, and only those"
+        );
+    }
+
+    /// 21 values of 4 KB make a live map larger than a half-space; a scavenge
+    /// promotes the survivors that do not fit to the old generation, as HotSpot does when the
+    /// survivor space overflows, instead of panicking.
+    #[test]
+    fn a_live_map_larger_than_a_half_space_is_promoted() {
+        let mut local = Local {
+            nursery: Nursery::new(),
+            map: None,
+        };
+        let value = |key: &str, round: usize| format!("{key}{round}:{}", "v".repeat(4_000));
+        for round in 0..20 {
+            for key in crate::MDC_KEYS {
+                local.put(key, "", &value(key, round));
+            }
+            let mut want: Vec<(&'static str, String)> = crate::MDC_KEYS
+                .iter()
+                .map(|k| (*k, value(k, round)))
+                .collect();
+            want.sort();
+            assert_eq!(read_back(&local), want, "round {round}");
+            for key in CLEARED {
+                local.remove(key);
+            }
+        }
+        assert!(local.nursery.promoted() > 0, "the survivors overflowed");
+        assert_eq!(
+            local.nursery.old_objects(),
+            0,
+            "no value is large by itself"
+        );
+    }
+
+    /// A value longer than a half-space, through a registry of every strategy: requests to a core with a 70 KB name
+    /// (Solr's five puts) and with a 4 KB name and 21 puts. The put used to panic inside
+    /// `open()`, after the reference was counted, so the core never closed.
+    #[test]
+    fn long_core_names_through_every_registry() {
+        use critsec_sync::kind::StrategyKind;
+        for (len, puts) in [(70_000, 5), (4_000, 21)] {
+            let name = "c".repeat(len);
+            for kind in RegistryKind::ALL {
+                let mut config = RegistryConfig::new(Some("node1:8983_solr".into()), puts).unwrap();
+                config.mdc = super::super::MdcKind::Log4j2;
+                let r = kind.build(config);
+                r.create(CoreDescriptor::new(name.as_str())).unwrap();
+                for _ in 0..50 {
+                    let h = r.get_core(&name).unwrap().expect("loaded");
+                    assert_eq!(get("core"), Some(format!("x:{name}")), "{kind}, {len}");
+                    drop(h);
+                    assert_eq!((depth(), get("core")), (0, None), "{kind}, {len}");
+                }
+                r.shutdown();
+                let created = r.container().cores_created();
+                let tally = r.container().close_tally();
+                assert_eq!(
+                    (created, tally.closed(), tally.over_closed()),
+                    (1, 1, 0),
+                    "{kind}, {len} bytes x {puts} puts: created, closed, over-closed"
+                );
             }
         }
     }

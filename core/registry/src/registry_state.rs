@@ -65,6 +65,15 @@ impl Maps {
             .cloned()
     }
 
+    /// The id of the loaded core `name`, permanent or transient (cache or overflow), without
+    /// recording an access.
+    pub(crate) fn loaded_id(&self, name: &str) -> Option<CoreId> {
+        self.cores
+            .get(name)
+            .or_else(|| self.transient.peek(name))
+            .map(|core| core.id())
+    }
+
     /// Solr's `isLoaded`: permanent or transient.
     pub(crate) fn is_loaded(&self, name: &str) -> bool {
         self.cores.contains_key(name) || self.transient.peek(name).is_some()
@@ -220,6 +229,13 @@ impl RegistryState {
 
     /// Solr's `putCore`: registers `core` under `name` (adding its descriptor if the name is new)
     /// and returns the core it replaced, whose registry reference passes to the caller.
+    ///
+    /// A name's loaded core is in one map only, the permanent `cores` or the transient cache
+    /// (`TransientSolrCores` asserts the two name sets are disjoint when it lists them), so a core
+    /// put under a name whose loaded core is of the other kind replaces that one too: it leaves
+    /// its map and is returned. Deviation: Solr's `putCore` puts into one map without looking at
+    /// the other, which would break that invariant; every reader here (listings, counts, the
+    /// lookups by id) relies on it.
     pub(crate) fn put_core_locked(&mut self, name: &str, core: Arc<Core>) -> Option<Arc<Core>> {
         if !self.maps.resident_descriptors.contains_key(name) {
             let descriptor = Arc::new(core.descriptor().renamed(name));
@@ -228,10 +244,19 @@ impl RegistryState {
                 .insert(name.into(), descriptor);
         }
         self.version += 1;
-        if self.maps.transient.enabled() && core.descriptor().is_transient() {
-            return self.maps.transient.put(name, core);
-        }
-        self.maps.cores.insert(name.into(), core)
+        let (replaced, other_kind) =
+            if self.maps.transient.enabled() && core.descriptor().is_transient() {
+                let replaced = self.maps.transient.put(name, core);
+                (replaced, self.maps.cores.shift_remove(name))
+            } else {
+                let replaced = self.maps.cores.insert(name.into(), core);
+                (replaced, self.maps.transient.remove(name))
+            };
+        debug_assert!(
+            replaced.is_none() || other_kind.is_none(),
+            "{name} was loaded twice"
+        );
+        replaced.or(other_kind)
     }
 
     /// One pass of the transient cache's maintenance with `TransientSolrCores.onEvict` as the

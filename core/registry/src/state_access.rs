@@ -121,6 +121,12 @@ impl<S: StateAccess> CoreRegistry for S {
     ) -> Result<Option<CoreHandle>, RegistryError> {
         match self.open_loaded(name, Some(id))? {
             Lookup::Opened(handle) => Ok(Some(handle)),
+            // The fast path serves the permanent cores and the transient cache, not the
+            // overflow, whose cores the load path opens and re-admits; `get_core` reaches them
+            // there, and so does an id lookup, for a core loaded with that id (it never loads).
+            Lookup::Missed if self.read_view(|view| view.loaded_id(name)) == Some(id) => {
+                open_claimed_with_id(self, name, id)
+            }
             Lookup::Missed | Lookup::Unregistered => Ok(None),
         }
     }
@@ -263,13 +269,15 @@ fn put_and_check(st: &mut RegistryState, name: &str, core: Arc<Core>) -> (Option
 }
 
 /// The `CloserThread`'s part for cores the transient cache evicted: releases the registry's
-/// reference to each (outside the lock), then unblocks their names and wakes waiters.
+/// reference to each (outside the lock), then unblocks their names and wakes waiters. Whichever
+/// thread runs it (a request that loaded or hit a core, or a maintenance thread), its logging
+/// context is left alone, as Solr's closer thread does not share a request's.
 pub(crate) fn release_evicted<S: StateAccess + ?Sized>(s: &S, evicted: Vec<(Box<str>, Arc<Core>)>) {
     if evicted.is_empty() {
         return;
     }
     for (_, core) in &evicted {
-        let _ = core.close();
+        let _ = core.close_on_closer_thread();
     }
     s.write_and_notify(|st| st.finish_closes_locked(&evicted));
 }
@@ -295,7 +303,7 @@ fn load_core(s: &impl StateAccess, name: &str) -> Result<Option<CoreHandle>, Reg
             Lookup::Opened(handle) => return Ok(Some(handle)),
             Lookup::Unregistered => return Ok(None),
             // The core found under the claim closed before we could open it, and the name may
-            // still be registered (issue #18): look again. Each retry follows a writer that
+            // still be registered: look again. Each retry follows a writer that
             // released the registry's reference (a bare `remove`, a `put_core` replacing the core,
             // or shutdown, after which the next claim fails), so callers are lock-free, not
             // wait-free, as on the snapshot's fast path.
@@ -312,18 +320,8 @@ fn load_claimed(
     existing: Option<Arc<Core>>,
 ) -> Result<Lookup, RegistryError> {
     if let Some(core) = existing {
-        // Another caller loaded it while we waited. Our claim on the name keeps unload and reload
-        // away, but a bare `remove` (the descriptor stays) may have released the registry's
-        // reference since, and the last handle may have closed the core: then report the miss,
-        // and the caller looks again rather than answering that nothing is registered.
-        if !core.try_open() {
-            return Ok(Lookup::Missed);
-        }
-        // An evicted core still in use (the transient overflow) is used again: re-admit it.
-        if core.descriptor().is_transient() && s.write(|st| st.readmit_transient_locked(name)) {
-            s.maintain_transient();
-        }
-        return Ok(Lookup::Opened(CoreHandle::from_open(core)));
+        // Another caller loaded it while we waited, or the fast path does not serve it.
+        return Ok(open_claimed(s, name, core));
     }
     let Some(descriptor) = s.read(|st| st.maps.descriptor(name)) else {
         return Ok(Lookup::Unregistered);
@@ -362,6 +360,42 @@ fn load_claimed(
                 name: name.to_string(),
             })
         }
+    }
+}
+
+/// Under the claim on `name`: opens its loaded `core` and, if it was in the transient overflow,
+/// re-admits it to the cache. Our claim keeps unload and reload away, but a bare `remove` (the
+/// descriptor stays) may have released the registry's reference since, and the last handle may
+/// have closed the core: then [`Lookup::Missed`], and a loader looks again rather than answering
+/// that nothing is registered.
+fn open_claimed(s: &impl StateAccess, name: &str, core: Arc<Core>) -> Lookup {
+    if !core.try_open() {
+        return Lookup::Missed;
+    }
+    // An evicted core still in use (the transient overflow) is used again: re-admit it.
+    if core.descriptor().is_transient() && s.write(|st| st.readmit_transient_locked(name)) {
+        s.maintain_transient();
+    }
+    Lookup::Opened(CoreHandle::from_open(core))
+}
+
+/// `get_core_with_id` for a core the fast path does not serve (the transient overflow): as the
+/// load path does for such a core, claims `name` and opens its loaded core (re-admitting it), but
+/// only if that core still has `id`; never loads.
+fn open_claimed_with_id(
+    s: &impl StateAccess,
+    name: &str,
+    id: CoreId,
+) -> Result<Option<CoreHandle>, RegistryError> {
+    let existing = s.wait_add_pending_core_ops(name, "opened")?;
+    let found = match existing {
+        Some(core) if core.id() == id => open_claimed(s, name, core),
+        _ => Lookup::Missed,
+    };
+    remove_from_pending_ops(s, name);
+    match found {
+        Lookup::Opened(handle) => Ok(Some(handle)),
+        Lookup::Missed | Lookup::Unregistered => Ok(None),
     }
 }
 

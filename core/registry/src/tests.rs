@@ -98,7 +98,7 @@ pub(super) fn check_lookups(r: &dyn CoreRegistry) {
     assert_quiescent(r);
 }
 
-/// Issue #18, bug 1: once a thread's last open core closes, its logging context holds no core's
+/// Once a thread's last open core closes, its logging context holds no core's
 /// keys, whichever core closes last. Solr's `MDCLoggingContext.clear()` removes the fixed set of
 /// per-core keys whenever the depth is back at 1 or less; removing only the closing core's keys
 /// left the first core's collection, shard and replica behind when closes were not LIFO.
@@ -337,7 +337,7 @@ pub(super) fn check_reload_under_readers(r: &dyn CoreRegistry) {
     assert_quiescent(r);
 }
 
-/// Issue #18, bug 2: `get_core` never answers `Ok(None)` for a name that stays registered, while
+/// `get_core` never answers `Ok(None)` for a name that stays registered, while
 /// another thread keeps unregistering its loaded core with a bare `remove` (the descriptor stays,
 /// so the next `get_core` must load a fresh core) and, every other round, putting a replacement. A loader that waited
 /// for a concurrent load used to `try_open` the core that load published after its claim, and
@@ -636,6 +636,194 @@ pub(super) fn check_transient_under_concurrent_requests(make: Make) {
     }
 }
 
+/// An eviction never touches the logging context of the request that caused it.
+/// A request whose load of `b` evicts `a` (mutex and snapshot evict inline), or, in mutex, whose
+/// plain hit finds the cache over its bound, used to close the evicted core's registry
+/// reference on its own thread, and `Core::close` cleared that thread's context: the request
+/// held `b` with depth 0 and no `core` key. Solr closes evicted cores on its `CloserThread`,
+/// whose context is its own. Both logging-context models.
+pub(super) fn check_eviction_leaves_the_requests_logging_context(make: Make) {
+    for mdc in MdcKind::ALL.iter().copied() {
+        let r = &*make(RegistryConfig {
+            transient_cache_size: 1,
+            mdc,
+            ..RegistryConfig::default()
+        });
+        let core_key = |name: &str| match mdc {
+            MdcKind::Cheap => name.to_string(),
+            MdcKind::Log4j2 => format!("x:{name}"),
+        };
+        let context = || (Mdc::depth_of(mdc), Mdc::get_of(mdc, "core"));
+        for name in ["a", "b"] {
+            r.add_core_descriptor(transient(name)).unwrap();
+        }
+        // The load of b evicts a, unused.
+        let a = r.get_core("a").unwrap().expect("a");
+        let a_core = std::sync::Arc::clone(a.core());
+        drop(a);
+        let b = r.get_core("b").unwrap().expect("b");
+        r.clean_up_transient();
+        assert_closed_once(r, &a_core);
+        assert_eq!(
+            context(),
+            (1, Some(core_key("b"))),
+            "{} ({mdc}): the load that evicted a",
+            r.id()
+        );
+        // a is loaded again while b is in use, so b is kept (re-inserted, or moved to the
+        // overflow) and the cache stays over its bound; the next request for b (a hit in
+        // mutex, the load path's re-admission elsewhere) evicts a, unused again.
+        drop(r.get_core("a").unwrap().expect("a"));
+        let a_core = loaded(r, "a");
+        drop(b);
+        let b = r.get_core("b").unwrap().expect("b");
+        r.clean_up_transient();
+        assert_closed_once(r, &a_core);
+        assert_eq!(
+            context(),
+            (1, Some(core_key("b"))),
+            "{} ({mdc}): the request for b that evicted a",
+            r.id()
+        );
+        drop(b);
+        assert_eq!(context(), (0, None), "{} ({mdc})", r.id());
+        r.shutdown();
+        r.clean_up_transient();
+        let tally = r.container().close_tally();
+        assert_eq!(
+            (tally.closed(), tally.over_closed()),
+            (r.container().cores_created(), 0),
+            "{} ({mdc})",
+            r.id()
+        );
+    }
+}
+
+/// `put_core` across the transient boundary. A name's loaded core lives in one
+/// map, the permanent `cores` or the transient cache (Solr's `TransientSolrCores` asserts the
+/// two name sets are disjoint); putting a core of the other kind under that name replaces the
+/// loaded one and hands back its registry reference. A permanent core put over a transient one
+/// used to leave both loaded: the name was listed twice, `num_unloaded` underflowed, and after
+/// a reload the new core was not found by its id.
+pub(super) fn check_put_core_across_the_transient_boundary(make: Make) {
+    let r = &*transient_registry(make, 2);
+    r.add_core_descriptor(transient("x")).unwrap();
+    let first = r.get_core("x").unwrap().expect("x");
+    let transient_core = std::sync::Arc::clone(first.core());
+    drop(first);
+    // A permanent core over the loaded transient one.
+    let permanent = r.container().create_core(std::sync::Arc::new(cloud("x")));
+    let permanent_id = permanent.id();
+    let old = r.put_core(permanent).unwrap();
+    assert_eq!(
+        old.as_ref().map(|h| h.id()),
+        Some(transient_core.id()),
+        "{}: the transient core was not replaced",
+        r.id()
+    );
+    drop(old);
+    r.clean_up_transient();
+    assert_closed_once(r, &transient_core);
+    assert_eq!(
+        r.loaded_cores(),
+        [("x".to_string(), permanent_id)],
+        "{}",
+        r.id()
+    );
+    assert_eq!(
+        (r.num_loaded(), r.num_loaded_transient(), r.num_unloaded()),
+        (1, 0, 0),
+        "{}",
+        r.id()
+    );
+    assert_eq!(r.get_core("x").unwrap().map(|h| h.id()), Some(permanent_id));
+    // A reload makes a new core from the registered descriptor (still the transient one),
+    // which replaces the permanent core in turn, and is found by its id.
+    let reloaded = r.reload("x").unwrap();
+    r.clean_up_transient();
+    assert_eq!(
+        r.loaded_cores(),
+        [("x".to_string(), reloaded)],
+        "{}",
+        r.id()
+    );
+    assert_eq!(
+        r.get_core_with_id("x", reloaded).unwrap().map(|h| h.id()),
+        Some(reloaded),
+        "{}: the reloaded core is not found by its id",
+        r.id()
+    );
+    assert_eq!(r.get_core("x").unwrap().map(|h| h.id()), Some(reloaded));
+    assert_eq!(r.num_unloaded(), 0);
+    // And back: a permanent core again, then a transient one over it.
+    let permanent = r.container().create_core(std::sync::Arc::new(cloud("x")));
+    let replaced = r.put_core(permanent).unwrap().map(|h| h.id());
+    assert_eq!(replaced, Some(reloaded), "{}", r.id());
+    let again = r
+        .container()
+        .create_core(std::sync::Arc::new(transient("x")));
+    let again_id = again.id();
+    assert!(r.put_core(again).unwrap().is_some(), "{}", r.id());
+    r.clean_up_transient();
+    assert_eq!(
+        r.loaded_cores(),
+        [("x".to_string(), again_id)],
+        "{}",
+        r.id()
+    );
+    assert_eq!((r.num_loaded(), r.num_unloaded()), (0, 0), "{}", r.id());
+    assert_quiescent(r);
+    r.shutdown();
+    r.clean_up_transient();
+    let tally = r.container().close_tally();
+    assert_eq!(
+        (tally.closed(), tally.over_closed()),
+        (r.container().cores_created(), 0),
+        "{}: every core closes once",
+        r.id()
+    );
+}
+
+/// Every lookup sees the same loaded cores. A transient core evicted while in use
+/// stays loaded (re-inserted in mutex, in the overflow elsewhere); `is_loaded`, the listings and
+/// `get_core` found it, but `get_core_with_id` with its id answered `None` in the strategies
+/// with an overflow, whose fast path serves the cache only.
+pub(super) fn check_transient_overflow_core_found_by_id(make: Make) {
+    let r = &*transient_registry(make, 1);
+    for name in ["t0", "t1"] {
+        r.add_core_descriptor(transient(name)).unwrap();
+    }
+    let held = r.get_core("t0").unwrap().expect("t0");
+    let id = held.id();
+    drop(r.get_core("t1").unwrap().expect("t1"));
+    r.clean_up_transient();
+    assert!(r.is_loaded("t0"), "{}", r.id());
+    assert_eq!(loaded(r, "t0").id(), id);
+    assert!(r.loaded_cores().contains(&("t0".to_string(), id)));
+    let found = r.get_core_with_id("t0", id).unwrap().map(|h| h.id());
+    assert_eq!(
+        found,
+        Some(id),
+        "{}: t0 is loaded but not found by its id",
+        r.id()
+    );
+    assert!(
+        r.get_core_with_id("t0", CoreId(u64::MAX))
+            .unwrap()
+            .is_none(),
+        "{}: another id",
+        r.id()
+    );
+    let created = r.container().cores_created();
+    assert_eq!(r.get_core("t0").unwrap().map(|h| h.id()), Some(id));
+    assert_eq!(r.container().cores_created(), created, "nothing loaded");
+    let t0 = std::sync::Arc::clone(held.core());
+    drop(held);
+    r.shutdown();
+    r.clean_up_transient();
+    assert_closed_once(r, &t0);
+}
+
 fn mutex(config: RegistryConfig) -> Box<dyn CoreRegistry> {
     Box::new(MutexRegistry::new(config))
 }
@@ -717,6 +905,18 @@ macro_rules! conformance {
                     check_transient_referenced_core_survives_eviction(broken)
                 });
                 assert!(caught.is_err(), "the broken eviction handler passed");
+            }
+            #[test]
+            fn eviction_leaves_the_requests_logging_context() {
+                check_eviction_leaves_the_requests_logging_context(super::$strategy);
+            }
+            #[test]
+            fn put_core_across_the_transient_boundary() {
+                check_put_core_across_the_transient_boundary(super::$strategy);
+            }
+            #[test]
+            fn transient_overflow_core_found_by_id() {
+                check_transient_overflow_core_found_by_id(super::$strategy);
             }
             #[test]
             fn transient_unload_and_shutdown() {

@@ -23,7 +23,9 @@
 //!   only the loaded cores live here. The counts Solr derives are the same.
 //! - The core queued to close is closed by the thread that ran the eviction, after it released
 //!   the registry lock, rather than by a separate `CloserThread`; in both the close runs outside
-//!   the lock, and the name stays blocked for new operations until it is done.
+//!   the lock, and the name stays blocked for new operations until it is done. That close leaves
+//!   the running thread's logging context alone (`Core::close_on_closer_thread`): in Solr it is
+//!   the closer thread's own, never the request's whose load or hit caused the eviction.
 //!
 //! Where an eviction pass runs, and what becomes of a still-referenced core
 //! ([`EvictionPolicy`]), is the strategy's: Solr re-inserts into the cache under its monitor;
@@ -94,7 +96,8 @@ impl TransientCores {
 
     /// `TransientSolrCoreCache.getCore`: the cached core `name`, recording the access. A core in
     /// the overflow is not served here: its request takes the load path, which finds it loaded
-    /// and re-admits it ([`TransientCores::readmit`]) under the write lock.
+    /// and re-admits it ([`TransientCores::readmit`]) under the write lock; a request by id
+    /// for it takes the same path (without ever loading), so every lookup sees the same cores.
     #[inline]
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<Core>> {
         let entry = self.cached.get(name)?;

@@ -153,7 +153,7 @@ fn load_once<R: CoreRegistry + 'static>(make: fn(RegistryConfig) -> R) {
     });
 }
 
-/// Issue #18, bug 2: two callers race to load a registered core while a third removes it (a bare
+/// Two callers race to load a registered core while a third removes it (a bare
 /// `remove`: the descriptor stays). Neither caller may answer `Ok(None)`, since the name stays
 /// registered: a caller that waited for the other's load and finds the published core removed
 /// and closed before it could open it must load a fresh one.
@@ -249,7 +249,7 @@ fn three_thread_bound() -> usize {
         .unwrap_or(5)
 }
 
-/// Issue #16's larger model, under `CRITSEC_LONG=1` only: preemption bound 5 (about 30 s in
+/// Larger model, under `CRITSEC_LONG=1` only: preemption bound 5 (about 30 s in
 /// release on 2 cores under load; bound 3 takes 0.4 s, bound 10 did not finish in 200 s);
 /// `CRITSEC_LOOM_BOUND=N` picks another.
 #[test]
