@@ -210,8 +210,7 @@ fn a_sim_iteration_cut_by_the_drain_cap_is_a_failed_check() {
     let err = trial
         .expect_self_timed()
         .run_iteration(false, Duration::from_secs(1))
-        .err()
-        .expect("a cut run scored");
+        .expect_err("a cut run scored");
     assert!(
         err.0.contains("drain cap cut the run") && err.0.contains("awaiting retransmission"),
         "{}",

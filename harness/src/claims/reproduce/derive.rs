@@ -5,7 +5,7 @@
 //! This knows nothing of how the replicates were measured: each kind of replicate
 //! ([`super::looks::ReplicateSource`]) hands over the same [`Observed`] values.
 
-use crate::claims::claim::ClaimKind;
+use crate::claims::claim::{ClaimKind, Role};
 use crate::run::result::IterationResult;
 use crate::stats::CONFIDENCE;
 use crate::stats::hierarchy::components;
@@ -82,20 +82,25 @@ fn inadmissible(kind: ClaimKind, replicates: &[Paired]) -> Option<String> {
 /// The processes of either side whose level (the mean log of their blocks' values) lies far from
 /// the other processes' of that side.
 fn far_processes(replicates: &[Replicate]) -> Vec<FarProcess> {
-    let level = |r: &Replicate, side: fn(&BlockValue) -> f64| {
-        r.blocks.iter().map(|b| side(b).ln()).sum::<f64>() / r.blocks.len().max(1) as f64
-    };
-    let sides: [(&str, fn(&BlockValue) -> f64); 2] =
-        [("baseline", |b| b.baseline), ("contender", |b| b.contender)];
-    sides
+    Role::BOTH
         .into_iter()
-        .flat_map(|(name, side)| {
-            let levels: Vec<f64> = replicates.iter().map(|r| level(r, side)).collect();
+        .flat_map(|role| {
+            let value = |b: &BlockValue| match role {
+                Role::Baseline => b.baseline,
+                Role::Contender => b.contender,
+            };
+            let levels: Vec<f64> = replicates
+                .iter()
+                .map(|r| {
+                    r.blocks.iter().map(|b| value(b).ln()).sum::<f64>()
+                        / r.blocks.len().max(1) as f64
+                })
+                .collect();
             far_levels(&levels)
                 .into_iter()
                 .map(move |(i, factor)| FarProcess {
                     replicate: i + 1,
-                    side: name.to_string(),
+                    side: role.name().to_string(),
                     factor,
                 })
         })
