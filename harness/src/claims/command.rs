@@ -267,7 +267,15 @@ pub fn invoke(
             let text = std::fs::read_to_string(&result)
                 .map_err(|e| format!("no JMH result file at {} ({e})", result.display()));
             let _ = std::fs::remove_file(&result);
+            // JMH exits 0 with an empty result when its fork died or the benchmark threw; the
+            // cause is in what it printed.
             text.and_then(|t| parse_jmh(&t, benchmark, metric))
+                .map_err(|e| {
+                    format!(
+                        "{e}; the end of its output: {}",
+                        tail(&format!("{stdout}\n{stderr}"), 600)
+                    )
+                })
         }
     };
     parsed.map_err(|e| format!("{which} command `{}`: {e}", side.label()))
@@ -361,6 +369,13 @@ pub fn parse_jmh(text: &str, benchmark: Option<&str>, metric: &str) -> Result<In
             benchmark.is_none_or(|b| e.benchmark == b || e.benchmark.ends_with(&format!(".{b}")))
         })
         .collect();
+    if entries.is_empty() {
+        return Err(
+            "the JMH result is empty ([]): JMH writes that when its fork died or the benchmark \
+             threw"
+                .into(),
+        );
+    }
     let entry = match chosen.as_slice() {
         [one] => *one,
         [] => {

@@ -630,6 +630,31 @@ fn garbage_from_a_side_is_an_error_naming_the_side_and_the_value() {
     assert!(e.contains("contender") && e.contains("is NaN"), "{e}");
 }
 
+/// JMH exits 0 with an empty result (`[]`) when its fork dies or the benchmark throws; the error
+/// says so and shows the end of what JMH printed, where the cause is.
+#[test]
+fn an_empty_jmh_result_shows_the_end_of_its_output() {
+    let dead = sh(
+        "echo '# Run progress: 0.00% complete'; echo 'java.lang.IllegalStateException: boom in setup' >&2; printf '[]' > \"$0\"",
+        "jmh",
+    );
+    let text = command(
+        "dead-fork",
+        "benchmark='b.run'\n",
+        &sh(&jmh_script("1, 1"), "jmh"),
+        &dead,
+    );
+    let out = run(&text);
+    let e = out[0]
+        .verdict
+        .clone()
+        .expect_err("a dead fork has no verdict");
+    assert!(
+        e.contains("contender") && e.contains("empty") && e.contains("boom in setup"),
+        "{e}"
+    );
+}
+
 /// A control's own control counts: in the chain top -> middle -> base, a base that does not
 /// reproduce makes middle NOT TESTABLE HERE, and so top too, however well each measured. Selecting
 /// top alone runs the whole chain.
