@@ -155,6 +155,24 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                         vc.within, vc.between, vc.rho, vc.design_effect
                     );
                 }
+                if let Some(d) = &o.design {
+                    let looks: Vec<String> = d
+                        .looks
+                        .iter()
+                        .zip(&d.confidence)
+                        .map(|(n, c)| format!("{n} ({})", confidence_text(*c)))
+                        .collect();
+                    let _ = writeln!(
+                        out,
+                        "  design:    looks at {}; {:.1} s per replicate over the pilot; {}",
+                        looks.join(", "),
+                        d.replicate_seconds,
+                        d.why
+                    );
+                    if !d.ended.is_empty() {
+                        let _ = writeln!(out, "  ended:     {}", d.ended);
+                    }
+                }
                 for far in &o.far_processes {
                     let _ = writeln!(
                         out,
@@ -194,9 +212,24 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
     out
 }
 
+/// A look's confidence with two significant digits of what it leaves out: 99.9968%, 99.903%.
+fn confidence_text(confidence: f64) -> String {
+    let left_out = (1.0 - confidence) * 100.0;
+    let digits = ((-left_out.log10() - 1e-9).ceil() as i32 + 1).clamp(1, 10) as usize;
+    format!("{:.digits$}%", confidence * 100.0)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::ratio_text;
+    use super::{confidence_text, ratio_text};
+
+    #[test]
+    fn a_look_s_confidence_keeps_the_digits_that_tell_it_from_99_9() {
+        assert_eq!(confidence_text(1.0 - 3.151_634e-5), "99.9968%");
+        assert_eq!(confidence_text(1.0 - 9.684_837e-4), "99.903%");
+        assert_eq!(confidence_text(0.999), "99.90%");
+        assert_eq!(confidence_text(1.0 - 1.202_584e-8), "99.9999988%");
+    }
 
     #[test]
     fn tiny_ratios_keep_three_significant_digits() {

@@ -146,11 +146,16 @@ fn run(text: &str) -> Vec<super::reproduce::ClaimOutcome> {
 
 /// The outcomes, and how many iterations the synthetic trials ran.
 fn run_counting(text: &str) -> (Vec<super::reproduce::ClaimOutcome>, u64) {
+    run_with(text, &settings())
+}
+
+/// [`run_counting`] with `settings`.
+fn run_with(text: &str, settings: &PairedSettings) -> (Vec<super::reproduce::ClaimOutcome>, u64) {
     let synthetic = Synthetic::default();
     let ran = Arc::clone(&synthetic.ran);
     let launcher = Launcher::new(Arc::new(Catalog::new(vec![Box::new(synthetic)])), None);
     let cs = claims(text);
-    let out = reproduce_claims(&launcher, &cs, &cs, &settings(), &mut Silent);
+    let out = reproduce_claims(&launcher, &cs, &cs, settings, &mut Silent);
     (out, ran.load(Ordering::Relaxed))
 }
 
@@ -318,12 +323,13 @@ fn deterministic_scenarios_replicate_over_seeds() {
     assert_eq!(o.verdict, Ok(Verdict::Reproduced));
 }
 
-/// Seeds have looks too (quick: 3, then 8): a seeded claim whose ratio is the claimed effect
-/// give or take e^{±0.1} from seed to seed is undecided at 3 seeds, runs on to 8 and stops there
-/// undecided; a decided one in the same group stops at 3. With `first_seed` set, the second look
-/// runs only seeds 3..8 of each arm it continues, and the replicates are those of a full rerun.
+/// Seeds have looks too (quick: 3, then 8): a seeded claim of twice the baseline give or take
+/// e^{±0.1} from seed to seed against a claimed 1.5 is undecided at 3 seeds (99.9999923%, t
+/// with 2 degrees of freedom) and decided at 8; a decided one in the same group stops at 3.
+/// With `first_seed` set, the second look runs only seeds 3..8 of each arm it continues, and
+/// the replicates are those of a full rerun.
 fn seeded_looks(first_seed: &str) -> (Vec<super::reproduce::ClaimOutcome>, u64) {
-    let seeded = |id: &str, cont: &str| {
+    let seeded = |id: &str, cont: &str, spread: &str| {
         ratio(id, "100", cont, "")
             .replace(
                 "score='100'}",
@@ -331,13 +337,10 @@ fn seeded_looks(first_seed: &str) -> (Vec<super::reproduce::ClaimOutcome>, u64) 
             )
             .replace(
                 &format!("score='{cont}'}}"),
-                &format!(
-                    "score='{cont}', seeded='1', seed='{first_seed}', spread='{}'}}",
-                    if cont == "150" { "0.1" } else { "0" }
-                ),
+                &format!("score='{cont}', seeded='1', seed='{first_seed}', spread='{spread}'}}"),
             )
     };
-    run_counting(&(seeded("decided", "200") + &seeded("never", "150")))
+    run_counting(&(seeded("decided", "200", "0") + &seeded("later", "200", "0.1")))
 }
 
 #[test]
@@ -360,16 +363,36 @@ fn an_undecided_seeded_claim_runs_on_to_the_last_seed_look() {
     let (out, _) = seeded_looks("");
     assert_eq!(out[0].looks, vec![3], "{:?}", out[0]);
     assert_eq!(out[0].verdict, Ok(Verdict::Reproduced));
-    let never = &out[1];
-    assert_eq!(never.looks, vec![3, 8], "{never:?}");
-    assert_eq!(never.replicates.len(), 8);
+    let later = &out[1];
+    assert_eq!(later.looks, vec![3, 8], "{later:?}");
     assert_eq!(
-        never.replicates.iter().map(|r| r.seed).collect::<Vec<_>>(),
+        later.replicates.iter().map(|r| r.seed).collect::<Vec<_>>(),
         (0..8).map(Some).collect::<Vec<_>>()
     );
+    assert_eq!(later.verdict, Ok(Verdict::Reproduced), "{later:?}");
+}
+
+/// A claim that the last look could not decide, even had its estimate moved two standard errors
+/// away from the bound, stops where it is (futility): a seeded ratio of exactly the claimed 1.5,
+/// give or take e^{±0.1}, is not run on to 8 seeds after 3, and its verdict says why.
+#[test]
+fn a_claim_the_last_look_could_not_decide_stops_early_and_says_why() {
+    let text = ratio("never", "100", "150", "")
+        .replace("score='100'}", "score='100', seeded='1'}")
+        .replace("score='150'}", "score='150', seeded='1', spread='0.1'}");
+    let (out, ran) = run_counting(&text);
+    let never = &out[0];
+    assert_eq!(never.looks, vec![3], "{never:?}");
+    assert_eq!(ran, 2 * 3);
     assert!(
         matches!(never.verdict, Ok(Verdict::Inconclusive { .. })),
         "{never:?}"
+    );
+    let design = never.design.as_ref().expect("a design");
+    assert_eq!(design.looks, vec![3, 8]);
+    assert!(
+        design.ended.contains("stopped at 3") && design.ended.contains("straddle"),
+        "{design:?}"
     );
 }
 
@@ -387,7 +410,11 @@ fn an_undecided_pilot_measures_on_to_the_next_look_and_stops_at_the_last() {
             &format!("score='{cont}', swing='0.1'}}"),
         )
     };
-    let out = run(&(swung("later", "200") + &swung("never", "150")));
+    let fixed = PairedSettings {
+        most_pairs: 0,
+        ..settings()
+    };
+    let out = run_with(&(swung("later", "200") + &swung("never", "150")), &fixed).0;
     let later = &out[0];
     assert_eq!(later.looks, vec![5, 8], "{later:?}");
     assert_eq!(later.replicates.len(), 8);
@@ -399,6 +426,38 @@ fn an_undecided_pilot_measures_on_to_the_next_look_and_stops_at_the_last() {
         matches!(never.verdict, Ok(Verdict::Inconclusive { .. })),
         "{never:?}"
     );
+}
+
+/// After the pilot the last look moves out to what the budget affords (synthetic rounds cost
+/// next to nothing: to the most, 16), with looks every 3 rounds before it, spending the α the
+/// pilot left by the same shape: `later` is decided at 11 (at 8 the look now spends little), and
+/// `never`, whose estimate sits on the bound, stops with it, since 16 rounds could not decide it.
+#[test]
+fn the_last_look_moves_out_to_what_the_budget_affords() {
+    let swung = |id: &str, cont: &str| {
+        ratio(id, "100", cont, "").replace(
+            &format!("score='{cont}'}}"),
+            &format!("score='{cont}', swing='0.1'}}"),
+        )
+    };
+    let out = run(&(swung("later", "200") + &swung("never", "150")));
+    let later = &out[0];
+    let design = later.design.as_ref().expect("a design");
+    assert_eq!(design.looks, vec![5, 8, 11, 14, 16], "{design:?}");
+    assert!(design.why.contains("at most 16"), "{design:?}");
+    let spent: f64 = design.confidence.iter().map(|c| 1.0 - c).sum();
+    assert!((spent - 0.001).abs() < 1e-12, "{design:?}");
+    assert_eq!(later.looks, vec![5, 8, 11], "{later:?}");
+    assert_eq!(later.verdict, Ok(Verdict::Reproduced), "{later:?}");
+    let never = &out[1];
+    assert_eq!(never.looks, vec![5, 8, 11], "{never:?}");
+    assert!(
+        matches!(never.verdict, Ok(Verdict::Inconclusive { .. })),
+        "{never:?}"
+    );
+    assert!(design.ended.is_empty(), "{design:?}");
+    let ended = &never.design.as_ref().expect("a design").ended;
+    assert!(ended.contains("stopped at 11"), "{ended}");
 }
 
 /// A command side running `sh -c script` (the script sees `$CRITSEC_REPLICATE`; `$0` is the
@@ -554,6 +613,9 @@ fn pinned_json(outcomes: &[super::reproduce::ClaimOutcome]) -> String {
     for o in v.as_array_mut().unwrap() {
         o["seconds"] = serde_json::Value::from(0.0);
         o["optimal_blocks"] = serde_json::Value::Null;
+        if o["design"].is_object() {
+            o["design"]["replicate_seconds"] = serde_json::Value::from(0.0);
+        }
     }
     serde_json::to_string_pretty(&v).unwrap() + "\n"
 }

@@ -72,6 +72,50 @@ pub fn look_alphas(looks: &[u32], alpha: f64) -> Vec<f64> {
     alphas
 }
 
+/// The α each of `looks` spends when a first look at `first` replicates has already spent
+/// `spent` of a family-wise `alpha`, and `looks` (increasing, each beyond `first`; the last is
+/// the last planned look) were planned only after it: the rest, `alpha − spent`, shared in
+/// proportion to the O'Brien-Fleming increments over t = n / looks[last] from t = first /
+/// looks[last] to 1. With the first look's α fixed before the later looks are chosen, the
+/// looks spend `alpha` in all whatever was chosen, so the union bound holds as in
+/// [`look_alphas`]. Floors and the equal split as there.
+pub fn look_alphas_after(spent: f64, first: u32, looks: &[u32], alpha: f64) -> Vec<f64> {
+    let rest = alpha - spent;
+    assert!(
+        rest > 0.0 && rest <= alpha,
+        "the first look spent {spent} of a family-wise α of {alpha}"
+    );
+    let Some(&last) = looks.last() else {
+        return Vec::new();
+    };
+    let total = f64::from(last.max(1));
+    let base = obrien_fleming_spent(alpha, f64::from(first) / total);
+    let fraction = |n: u32| {
+        let span = alpha - base;
+        if span <= 0.0 {
+            1.0
+        } else {
+            ((obrien_fleming_spent(alpha, f64::from(n) / total) - base) / span).clamp(0.0, 1.0)
+        }
+    };
+    let mut done = 0.0;
+    let mut alphas: Vec<f64> = looks[..looks.len() - 1]
+        .iter()
+        .map(|&n| {
+            let cumulative = fraction(n).max(done);
+            let increment = (cumulative - done) * rest;
+            done = cumulative;
+            increment.max(MIN_LOOK_ALPHA)
+        })
+        .collect();
+    let earlier: f64 = alphas.iter().sum();
+    if rest - earlier < MIN_LOOK_ALPHA {
+        return vec![rest / looks.len() as f64; looks.len()];
+    }
+    alphas.push(rest - earlier);
+    alphas
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,5 +194,23 @@ mod tests {
             let t = super::super::t_quantile(1.0 - MIN_LOOK_ALPHA, f64::from(df));
             assert!(t.is_finite() && t > 0.0, "df {df}: {t}");
         }
+    }
+
+    #[test]
+    fn looks_planned_after_the_first_spend_the_rest_of_alpha_by_the_same_shape() {
+        let first = look_alphas(&[5, 8], 0.001)[0];
+        // Planned as before (a last look at 8): the same α as look_alphas.
+        let same = look_alphas_after(first, 5, &[8], 0.001);
+        assert!(close(same[0], 9.684_837e-4, 1e-6), "{same:?}");
+        // A last look at 16 with a look at 11 between: the rest, shared by the increments of
+        // α(t) over t = 5/16 .. 11/16 .. 1 (α(5/16) = 3.9500e-9, α(11/16) = 7.2319e-5).
+        let later = look_alphas_after(first, 5, &[11, 16], 0.001);
+        let share = (7.231_90e-5 - 3.950_0e-9) / (0.001 - 3.950_0e-9);
+        assert!(close(later[0], share * (0.001 - first), 1e-3), "{later:?}");
+        assert!(close(first + later.iter().sum::<f64>(), 0.001, 1e-12));
+        // Nothing after the first look, or a first look that spent it all.
+        assert!(look_alphas_after(first, 5, &[], 0.001).is_empty());
+        let one = look_alphas_after(first, 5, &[5], 0.001);
+        assert!(close(one[0], 0.001 - first, 1e-12), "{one:?}");
     }
 }

@@ -134,7 +134,7 @@ impl ReplicateSource for Invocations<'_> {
                 sides: [baseline, contender],
                 seconds: started.elapsed().as_secs_f64(),
             });
-            observer.replicate_done(&self.ids, self.pairs.len() as u32, self.planned);
+            observer.replicate_done(&self.ids, self.pairs.len() as u32, self.planned.max(n));
         }
         Ok(())
     }

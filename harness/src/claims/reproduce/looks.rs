@@ -13,9 +13,10 @@ use crate::run::runner::interrupted;
 
 use super::PairObserver;
 use super::derive::{Observed, derive};
-use super::outcome::{ClaimOutcome, ReplicateKind, settled};
+use super::outcome::{ClaimOutcome, Design, ReplicateKind, Verdict, settled};
 use super::plan::LookSchedule;
 use crate::claims::claim::ClaimKind;
+use crate::stats::t_quantile;
 
 /// One side's check values, one per process (or trial) that ran it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -65,7 +66,10 @@ pub(crate) trait ReplicateSource {
 
 /// Takes the looks of `schedule` over `source`, whose members are `outcomes[members[m]]`, each
 /// look at its own confidence, and leaves each member's verdict of its deciding (or last) look
-/// in its outcome. Whether the measurements ended without failing the group.
+/// in its outcome, with the design the looks followed ([`Design`]). After the pilot the looks
+/// are planned again from its measured cost ([`LookSchedule::after_pilot`]); the group stops
+/// early when every undecided claim is [`futile`]. Whether the measurements ended without
+/// failing the group.
 pub(crate) fn take_looks(
     source: &mut dyn ReplicateSource,
     outcomes: &mut [ClaimOutcome],
@@ -73,13 +77,22 @@ pub(crate) fn take_looks(
     schedule: &LookSchedule,
     observer: &mut dyn PairObserver,
 ) -> bool {
+    let mut schedule = schedule.clone();
     // The budget is for the looks beyond the pilot: it starts when the pilot is measured, so
     // a pilot that takes longer than the budget (a JVM per invocation) still gets a second look.
     let mut budget_end = None;
     let mut undecided: Vec<usize> = (0..members.len()).collect();
-    for (index, &look) in schedule.looks.iter().enumerate() {
+    let started = Instant::now();
+    let (mut why, mut replicate_seconds) = (String::new(), 0.0);
+    let mut ended = String::new();
+    let mut index = 0;
+    while index < schedule.looks.len() {
+        let look = schedule.looks[index];
         let over_budget = budget_end.is_some_and(|end| Instant::now() >= end);
         if index > 0 && (undecided.is_empty() || over_budget || interrupted()) {
+            if over_budget && !undecided.is_empty() {
+                ended = format!("the budget ran out before the look at {look}");
+            }
             break;
         }
         if let Err(e) = source.measure(look, &undecided, observer) {
@@ -92,6 +105,8 @@ pub(crate) fn take_looks(
             budget_end = schedule
                 .budget
                 .and_then(|budget| Instant::now().checked_add(budget));
+            replicate_seconds = started.elapsed().as_secs_f64() / f64::from(look.max(1));
+            why = schedule.after_pilot(replicate_seconds);
         }
         let confidence = schedule.confidence_at(index);
         for &m in &undecided {
@@ -118,6 +133,65 @@ pub(crate) fn take_looks(
             }
         }
         undecided.retain(|&m| !settled(&outcomes[members[m]].verdict));
+        let last = schedule.looks.len() - 1;
+        if index < last
+            && !undecided.is_empty()
+            && undecided.iter().all(|&m| {
+                futile(
+                    &outcomes[members[m]],
+                    schedule.looks[last],
+                    schedule.confidence_at(last),
+                )
+            })
+        {
+            ended = format!(
+                "stopped at {look}: at the last look ({}) the interval would still straddle the claimed effect",
+                schedule.looks[last]
+            );
+            break;
+        }
+        index += 1;
+    }
+    let design = Design {
+        looks: schedule.looks.clone(),
+        confidence: schedule.confidence.clone(),
+        replicate_seconds,
+        why,
+        ended,
+    };
+    for &i in members {
+        // Why the looks ended early concerns only the claims they left undecided.
+        let ended = if settled(&outcomes[i].verdict) {
+            String::new()
+        } else {
+            design.ended.clone()
+        };
+        outcomes[i].design = Some(Design {
+            ended,
+            ..design.clone()
+        });
     }
     true
+}
+
+/// Whether more replicates up to a last look at `last` (at `confidence`) would leave `outcome`
+/// undecided even if its estimate moved two standard errors away from the claimed bound: the
+/// predicted half-width there, a Student t at the current spread, is wider than that distance.
+/// Stopping then takes no look, so it can only lower the chance of a wrong verdict.
+pub(crate) fn futile(outcome: &ClaimOutcome, last: u32, confidence: f64) -> bool {
+    let (Ok(Verdict::Inconclusive { .. }), Some(r), Some(bound)) = (
+        &outcome.verdict,
+        &outcome.interval,
+        outcome.claim.min_effect,
+    ) else {
+        return false;
+    };
+    if r.n < 2 || !r.log_sd.is_finite() || last as usize <= r.n {
+        return false;
+    }
+    let distance = (r.ratio.ln() - bound.ln()).abs();
+    let moved = distance + 2.0 * r.log_sd / (r.n as f64).sqrt();
+    let half_width =
+        t_quantile(confidence, f64::from(last - 1)) * r.log_sd / f64::from(last).sqrt();
+    moved < half_width
 }

@@ -228,6 +228,25 @@ pub struct ClaimOutcome {
     /// only): kept in the interval, reported so that their cause can be looked for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub far_processes: Vec<FarProcess>,
+    /// The looks the claim's group planned and why (absent in files written before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub design: Option<Design>,
+}
+
+/// The looks a group planned, as planned after its pilot, and why they ended where they did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Design {
+    /// Replicates at each planned look.
+    pub looks: Vec<u32>,
+    /// Each planned look's confidence (1 − the α it spends).
+    pub confidence: Vec<f64>,
+    /// Wall seconds per replicate over the pilot.
+    pub replicate_seconds: f64,
+    /// Why the last look is where it is, in words.
+    pub why: String,
+    /// Why the looks ended before the last planned look with this claim undecided, in words
+    /// (empty when they did not, or when it was decided).
+    pub ended: String,
 }
 
 /// A process far from the others of its side.
@@ -259,6 +278,7 @@ impl ClaimOutcome {
             seconds: 0.0,
             group: vec![claim.id.clone()],
             far_processes: Vec::new(),
+            design: None,
         }
     }
 }

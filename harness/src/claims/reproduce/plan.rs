@@ -18,7 +18,7 @@ use crate::run::result::TrialSpec;
 use crate::run::runner::{param_product, trial_spec};
 use crate::run::settings::{Mode, available_cores, resolve_threads};
 use crate::stats::CONFIDENCE;
-use crate::stats::spending::look_alphas;
+use crate::stats::spending::{look_alphas, look_alphas_after};
 
 use super::outcome::{ClaimOutcome, ReplicateKind, Verdict};
 
@@ -29,15 +29,21 @@ pub struct PairedSettings {
     pub warmup_iterations: u32,
     /// Rounds of fresh processes in the pilot (the first look).
     pub min_pairs: u32,
-    /// Rounds after which an inconclusive claim stays inconclusive (the last look).
+    /// Rounds at the last planned look, where the budget affords no more.
     pub max_pairs: u32,
+    /// Rounds the last look may move out to when the pilot's measured cost of a round affords
+    /// them within the budget ([`LookSchedule::after_pilot`]). Verdict files written before it
+    /// existed read 0: the last look stays at `max_pairs`.
+    #[serde(default)]
+    pub most_pairs: u32,
     /// Rounds between looks after the pilot.
     pub look_every: u32,
     /// ABBA blocks per round (even: as many A-B as B-A orders).
     pub blocks: u32,
     /// Length of every iteration.
     pub iteration_time: Duration,
-    /// Wall-time budget per claim for rounds beyond the pilot.
+    /// Wall-time budget per claim for rounds beyond the pilot: what the looks after it may
+    /// take, and what the last look is planned from.
     pub budget: Duration,
     /// Run each side in a fork (needed for environment overrides such as `RUST_BACKTRACE`).
     pub forked: bool,
@@ -56,6 +62,7 @@ impl PairedSettings {
             warmup_iterations: 1,
             min_pairs: 5,
             max_pairs: 8,
+            most_pairs: 16,
             look_every: 3,
             blocks: 2,
             iteration_time: Duration::from_millis(200),
@@ -73,6 +80,7 @@ impl PairedSettings {
             warmup_iterations: 5,
             min_pairs: 10,
             max_pairs: 30,
+            most_pairs: 50,
             look_every: 5,
             blocks: 4,
             iteration_time: Duration::from_secs(2),
@@ -121,20 +129,29 @@ impl PairedSettings {
     }
 
     /// The looks of a group of `claims` measured as `kind`: process pairs at [`Self::looks`]
-    /// within the budget of every claim; seeds at [`Self::seed_looks`] with no budget (a
+    /// within the budget of every claim, the last look moved out after the pilot to what the
+    /// budget affords, up to `most_pairs`; seeds at [`Self::seed_looks`] with no budget (a
     /// simulation's seeds are cheap). Either way the looks spend α = 0.001 by the
     /// O'Brien-Fleming-type function ([`LookSchedule::spending`]).
     pub(crate) fn schedule(&self, kind: GroupKind, claims: usize) -> LookSchedule {
         let alpha = 1.0 - CONFIDENCE;
         match kind {
             GroupKind::Seeds => LookSchedule::spending(self.seed_looks(), alpha, None),
-            GroupKind::Rounds | GroupKind::Invocations => LookSchedule::spending(
-                self.looks(),
-                alpha,
-                u32::try_from(claims)
-                    .ok()
-                    .and_then(|n| self.budget.checked_mul(n)),
-            ),
+            GroupKind::Rounds | GroupKind::Invocations => {
+                let mut schedule = LookSchedule::spending(
+                    self.looks(),
+                    alpha,
+                    u32::try_from(claims)
+                        .ok()
+                        .and_then(|n| self.budget.checked_mul(n)),
+                );
+                schedule.growth = Some(Growth {
+                    most: self.most_pairs,
+                    step: self.look_every.max(1),
+                    alpha,
+                });
+                schedule
+            }
         }
     }
 }
@@ -148,6 +165,37 @@ pub(crate) struct LookSchedule {
     pub confidence: Vec<f64>,
     /// Wall time after which no look beyond the first is taken (`None`: no limit).
     pub budget: Option<Duration>,
+    /// How the looks after the pilot may be planned again from its measured cost (`None`:
+    /// they stay as planned).
+    pub growth: Option<Growth>,
+}
+
+/// How far a schedule's last look may move out after the pilot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Growth {
+    /// The most replicates at the last look.
+    pub most: u32,
+    /// Replicates between looks after the pilot.
+    pub step: u32,
+    /// The family-wise α the looks spend.
+    pub alpha: f64,
+}
+
+/// The last look's replicates for a pilot of `pilot` replicates that took `seconds` each, a
+/// `budget` of wall seconds for the rest, a planned last look at `planned` and at most `most`:
+/// the pilot plus as many as the budget affords, never before `planned` (the floor every group
+/// gets, however dear its replicates: a JVM per invocation) nor beyond `most`. The choice
+/// depends only on costs, never on the values measured, so it cannot steer a verdict.
+pub(crate) fn last_look(pilot: u32, seconds: f64, budget: f64, planned: u32, most: u32) -> u32 {
+    let affordable = if seconds > 0.0 && seconds.is_finite() {
+        (budget / seconds).floor().min(f64::from(u32::MAX)) as u32
+    } else {
+        u32::MAX
+    };
+    pilot
+        .saturating_add(affordable)
+        .min(most.max(planned))
+        .max(planned)
 }
 
 impl LookSchedule {
@@ -164,7 +212,52 @@ impl LookSchedule {
             looks,
             confidence,
             budget,
+            growth: None,
         }
+    }
+
+    /// Plans the looks after the pilot (the first look, taken) again from the `seconds` each of
+    /// its replicates took: the last at [`last_look`], looks every `step` before it, and the α
+    /// the pilot did not spend shared over them by the same O'Brien-Fleming shape
+    /// ([`look_alphas_after`]). The pilot's α was fixed before, so the looks spend α in all
+    /// whatever is chosen. Without growth, a budget or a look after the pilot the schedule
+    /// stays as it is. Why the last look is where it is, in words.
+    pub fn after_pilot(&mut self, seconds: f64) -> String {
+        let (Some(growth), Some(budget), Some(&pilot), Some(&planned)) = (
+            self.growth,
+            self.budget,
+            self.looks.first(),
+            self.looks.last(),
+        ) else {
+            return "planned before the pilot".into();
+        };
+        if self.looks.len() < 2 {
+            return "a single look, planned before the pilot".into();
+        }
+        let budget = budget.as_secs_f64();
+        let last = last_look(pilot, seconds, budget, planned, growth.most);
+        let why = if last == planned && pilot.saturating_add((budget / seconds) as u32) < planned {
+            format!("the budget ({budget:.0} s) affords less; every group gets {planned}")
+        } else if last == planned {
+            format!("the budget ({budget:.0} s) affords no more")
+        } else if last == growth.most.max(planned) {
+            format!("the budget ({budget:.0} s) affords more; at most {last}")
+        } else {
+            format!("as many as the budget ({budget:.0} s) affords")
+        };
+        if last != planned {
+            let mut later: Vec<u32> = (1..)
+                .map(|k| pilot + k * growth.step)
+                .take_while(|&n| n < last)
+                .collect();
+            later.push(last);
+            let alphas = look_alphas_after(1.0 - self.confidence[0], pilot, &later, growth.alpha);
+            self.looks.truncate(1);
+            self.confidence.truncate(1);
+            self.looks.extend(later);
+            self.confidence.extend(alphas.into_iter().map(|a| 1.0 - a));
+        }
+        format!("last look at {last}: {why}")
     }
 
     /// The confidence of the interval at look `index` (counted from 0).
@@ -528,6 +621,43 @@ mod tests {
                 assert!((spent - 0.001).abs() < 1e-12, "{c:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_last_look_is_what_the_budget_affords_between_the_planned_and_the_most() {
+        // A pilot of 5 at 1.5 s a replicate, 12 s of budget: 8 more, a last look at 13.
+        assert_eq!(last_look(5, 1.5, 12.0, 8, 16), 13);
+        // Dear replicates (a JVM per invocation): the planned last look all the same.
+        assert_eq!(last_look(5, 20.0, 12.0, 8, 16), 8);
+        assert_eq!(last_look(5, 1.5, 3.0, 8, 16), 8);
+        // Cheap ones: at most 16; free ones (a zero or unmeasurable cost) likewise.
+        assert_eq!(last_look(5, 0.5, 12.0, 8, 16), 16);
+        assert_eq!(last_look(5, 0.0, 12.0, 8, 16), 16);
+        assert_eq!(last_look(5, f64::NAN, 12.0, 8, 16), 16);
+        // A verdict file from before (most 0): the planned last look.
+        assert_eq!(last_look(5, 1.0, 100.0, 8, 0), 8);
+    }
+
+    #[test]
+    fn looks_planned_after_the_pilot_keep_its_alpha_and_spend_the_rest() {
+        let q = PairedSettings::quick();
+        let mut s = q.schedule(GroupKind::Rounds, 2);
+        let pilot = s.confidence[0];
+        let why = s.after_pilot(1.5);
+        assert_eq!(s.looks, vec![5, 8, 11, 13], "{why}");
+        assert_eq!(s.confidence[0], pilot);
+        let spent: f64 = s.confidence.iter().map(|c| 1.0 - c).sum();
+        assert!((spent - 0.001).abs() < 1e-12, "{:?}", s.confidence);
+        assert!(why.contains("last look at 13"), "{why}");
+        // Seeds keep their looks; so does a schedule whose budget affords no more.
+        let mut seeds = q.schedule(GroupKind::Seeds, 2);
+        let before = seeds.clone();
+        seeds.after_pilot(0.0);
+        assert_eq!(seeds, before);
+        let mut dear = q.schedule(GroupKind::Invocations, 1);
+        let before = dear.clone();
+        assert!(dear.after_pilot(30.0).contains("every group gets 8"));
+        assert_eq!(dear, before);
     }
 
     #[test]

@@ -94,7 +94,7 @@ impl ReplicateSource for Rounds<'_> {
                 .map_err(|e| format!("{}: {}", label(&self.specs[e.arm]), e.message))?;
             self.rounds.push(record);
             self.checks.push(check);
-            observer.replicate_done(&self.ids, self.rounds.len() as u32, self.planned);
+            observer.replicate_done(&self.ids, self.rounds.len() as u32, self.planned.max(n));
         }
         Ok(())
     }
