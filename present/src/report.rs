@@ -577,6 +577,7 @@ mod tests {
             seconds: 1.0,
             group: vec!["X-1".into()],
             far_processes: Vec::new(),
+            flags: Vec::new(),
             design: None,
         };
         let failed = ClaimOutcome {

@@ -173,6 +173,9 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                         let _ = writeln!(out, "  ended:     {}", d.ended);
                     }
                 }
+                for flag in &o.flags {
+                    let _ = writeln!(out, "  flag:      {flag}");
+                }
                 for far in &o.far_processes {
                     let _ = writeln!(
                         out,

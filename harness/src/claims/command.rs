@@ -362,6 +362,23 @@ pub fn parse_lines(stdout: &str, benchmark: &str) -> Result<Invocation, String> 
 /// Values of a JMH result file: the iteration scores of every fork of the selected entry (its
 /// score when it lists none).
 pub fn parse_jmh(text: &str, benchmark: Option<&str>, metric: &str) -> Result<Invocation, String> {
+    let start = text.trim_start();
+    if start.is_empty() {
+        return Err("the JMH result file is empty".into());
+    }
+    if !start.starts_with('[') {
+        return Err(format!(
+            "the JMH result file is not JSON (it starts `{}`): JMH writes CSV unless told \
+             otherwise; add `-rf json` to the command's arguments",
+            start
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(40)
+                .collect::<String>()
+        ));
+    }
     let entries = read_entries(text, "the JMH result file").map_err(|e| e.to_string())?;
     let chosen: Vec<_> = entries
         .iter()
@@ -442,6 +459,13 @@ mod tests {
         let e = parse_lines("1,s\n2,ms\n", "b").unwrap_err();
         assert!(e.contains("unit `ms`"), "{e}");
         assert!(parse_lines("", "b").unwrap_err().contains("no `value"));
+    }
+
+    #[test]
+    fn a_csv_result_asks_for_rf_json() {
+        let csv = "\"Benchmark\",\"Mode\",\"Threads\",\"Samples\",\"Score\"\n";
+        let e = parse_jmh(csv, None, "primary").unwrap_err();
+        assert!(e.contains("-rf json") && e.contains("Benchmark"), "{e}");
     }
 
     #[test]

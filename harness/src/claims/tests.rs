@@ -692,6 +692,23 @@ fn garbage_from_a_side_is_an_error_naming_the_side_and_the_value() {
     assert!(e.contains("contender") && e.contains("is NaN"), "{e}");
 }
 
+/// A side that reports exactly what it reported before, to the last bit, is flagged (a cached
+/// result file counted as five replicates read "REPRODUCED 9.785 [9.785, 9.785]"); a side whose
+/// values vary is not.
+#[test]
+fn identical_replicates_of_a_program_are_flagged() {
+    let cached = sh("echo 9.785,ops/s", "lines");
+    let varying = sh("echo 10$CRITSEC_REPLICATE,ops/s", "lines");
+    let out = run(&command("cached", "", &varying, &cached));
+    let flags = &out[0].flags;
+    assert!(!flags.is_empty(), "{:?}", out[0]);
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert!(
+        flags[0].starts_with("the contender's replicates 2, 3, 4, 5 repeat"),
+        "{flags:?}"
+    );
+}
+
 /// JMH exits 0 with an empty result (`[]`) when its fork dies or the benchmark throws; the error
 /// says so and shows the end of what JMH printed, where the cause is.
 #[test]

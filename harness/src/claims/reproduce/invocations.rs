@@ -36,8 +36,9 @@ pub(crate) struct Invocations<'a> {
     ids: Vec<String>,
     /// Replicates at the last look, for progress.
     planned: u32,
-    /// The benchmark and unit the first invocation reported, which every other must match.
-    reported: Option<(String, String)>,
+    /// The benchmark and unit the first invocation reported, and its side's name, which every
+    /// other must match.
+    reported: Option<(String, String, &'static str)>,
     pairs: Vec<InvocationPair>,
 }
 
@@ -79,17 +80,18 @@ impl<'a> Invocations<'a> {
             .find(|&(_, &v)| !admissible(self.claim.kind, v))
         {
             return Err(format!(
-                "{which} command `{}` reported {v} as iteration {} of replicate {index}; {}",
+                "{which} command `{}` reported {} = {v} as iteration {} of replicate {index}; {}",
                 command.label(),
+                self.claim.metric,
                 i + 1,
                 needs(self.claim.kind)
             ));
         }
-        let this = (inv.benchmark.clone(), inv.unit.clone());
+        let this = (inv.benchmark.clone(), inv.unit.clone(), which);
         match &self.reported {
-            Some(first) if *first != this => Err(format!(
-                "the sides report different benchmarks or units: {} in {} against {} in {}; a claim compares one benchmark",
-                first.0, first.1, this.0, this.1
+            Some(first) if (&first.0, &first.1) != (&this.0, &this.1) => Err(format!(
+                "the sides report different benchmarks or units: the {} {} in {} against the {} {} in {}; a claim compares one benchmark",
+                first.2, first.0, first.1, this.2, this.0, this.1
             )),
             Some(_) => Ok(inv),
             None => {
@@ -137,6 +139,33 @@ impl ReplicateSource for Invocations<'_> {
             observer.replicate_done(&self.ids, self.pairs.len() as u32, self.planned.max(n));
         }
         Ok(())
+    }
+
+    /// Replicates of one side that reported exactly the values of an earlier one, to the last
+    /// bit: a cached result file, or a program that does not run the benchmark, whose
+    /// "replicates" are one measurement counted many times.
+    fn flags(&self, _: usize) -> Vec<String> {
+        let bits = |i: &Invocation| i.values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        Role::BOTH
+            .into_iter()
+            .filter_map(|role| {
+                let side = |p: &InvocationPair| bits(&p.sides[role as usize]);
+                let repeats: Vec<String> = (1..self.pairs.len())
+                    .filter(|&later| {
+                        let values = side(&self.pairs[later]);
+                        self.pairs[..later].iter().any(|p| side(p) == values)
+                    })
+                    .map(|later| (later + 1).to_string())
+                    .collect();
+                (!repeats.is_empty()).then(|| {
+                    format!(
+                        "the {}'s replicates {} repeat an earlier replicate's values to the last bit: is its result cached, or its benchmark not run?",
+                        role.name(),
+                        repeats.join(", ")
+                    )
+                })
+            })
+            .collect()
     }
 
     /// A program's values are already of the claim's metric: it was asked for it when invoked.

@@ -58,6 +58,12 @@ pub(crate) trait ReplicateSource {
         exposure: Option<&str>,
     ) -> Result<Observed, String>;
 
+    /// What the reader of `member`'s verdict must know about its replicates (e.g. identical
+    /// values where independent runs cannot give them).
+    fn flags(&self, _member: usize) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The check values of `member`'s baseline and contender, if its sides have checks.
     fn verified(&self, _member: usize) -> Option<[Verified; 2]> {
         None
@@ -125,6 +131,7 @@ pub(crate) fn take_looks(
             outcome.verdict = source
                 .observe(m, &metric, exposure.as_deref())
                 .and_then(|observed| derive(outcome, &observed, &metric, confidence));
+            outcome.flags = source.flags(m);
             if let Some([baseline, contender]) = source.verified(m) {
                 outcome.baseline.verified_before = baseline.before;
                 outcome.baseline.verified_after = baseline.after;

@@ -228,6 +228,10 @@ pub struct ClaimOutcome {
     /// only): kept in the interval, reported so that their cause can be looked for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub far_processes: Vec<FarProcess>,
+    /// What the reader must know about the replicates (e.g. identical values where independent
+    /// runs cannot give them), in words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
     /// The looks the claim's group planned and why (absent in files written before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub design: Option<Design>,
@@ -278,6 +282,7 @@ impl ClaimOutcome {
             seconds: 0.0,
             group: vec![claim.id.clone()],
             far_processes: Vec::new(),
+            flags: Vec::new(),
             design: None,
         }
     }

@@ -610,6 +610,26 @@ fn error_rates_and_power() {
             );
         }
     }
+    println!("looks planned after the pilot (quick, out to 16 and to 9; full, out to 50):");
+    let (quick, full) = (PairedSettings::quick(), PairedSettings::full());
+    for (settings, seconds) in [(&quick, 0.0), (&quick, 1.5), (&full, 0.0)] {
+        let boundary = grown(settings, 0.001, seconds);
+        let (_, t, _) = holds_at_the_boundary(&boundary, 0.001, REPORT_RUNS_0001);
+        let mut line = format!(
+            "  looks {:?}: wrong at the boundary {:.5};",
+            boundary.looks,
+            t.fraction(t.decided())
+        );
+        for ratio in [1.10, 1.15, 1.20, 1.30] {
+            let p = simulate(&boundary, Truth::at(ratio), REPORT_RUNS_POWER, 0xf00d);
+            line += &format!(
+                " {ratio:.2}: {:.3} ({:.1})",
+                p.fraction(p.reproduced),
+                p.mean_replicates()
+            );
+        }
+        println!("{line}");
+    }
     // The replicate log ratio's sd, for reading the figures.
     let truth = Truth::at(1.0);
     let mut rng = Rng::new(7);
