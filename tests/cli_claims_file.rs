@@ -29,13 +29,15 @@ fn claim(id: &str, base: &str, cont: &str, extra: &str) -> String {
     )
 }
 
-/// Runs `reproduce --claims` on `text`; the output and the verdict file.
+/// Runs `reproduce --claims` on `text` (in an environment with `RUST_BACKTRACE=1`, as these
+/// machines often have); the output and the verdict file.
 fn reproduce(name: &str, text: &str) -> (Output, serde_json::Value) {
     let d = dir(name);
     let file = d.join("claims.toml");
     std::fs::write(&file, text).unwrap();
     let json = d.join("verdicts.json");
     let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .env("RUST_BACKTRACE", "1")
         .args(["reproduce", "--claims"])
         .arg(&file)
         .arg("--json")
@@ -261,6 +263,12 @@ fn a_true_aa_runs_when_the_claim_says_so() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (low, _, high) = interval(&v, 0);
     assert!(low <= 1.0 && 1.0 <= high, "A/A: [{low}, {high}]");
+    // Programs are not our Rust build: its hazards are not printed for them.
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !out.contains("[backtrace-env]") && !out.contains("[debug-build]"),
+        "{out}"
+    );
     let (o, _) = reproduce("not-aa", &claim("same-cmd", &steady, &steady, ""));
     assert_eq!(o.status.code(), Some(2));
     assert!(
