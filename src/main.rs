@@ -27,6 +27,9 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// Reproduce claims: paired A/B runs with a ratio, its 99.9% interval and a verdict.
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// A/B test two commands (a reviewer's two JMH jars, two builds of any benchmark) without a
+    /// claim file: writes the claim it tests and prints its verdict.
+    Ab(cmd::ab::AbArgs),
     /// Run the A/A claims many times at several slice lengths: this machine's noise, and
     /// whether the intervals cover 1 as often as they say.
     Calibrate(cmd::calibrate::CalibrateArgs),
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Command::List(args) => cmd::list::run(&args),
         Command::Run(args) => cmd::run::run(&args),
         Command::Reproduce(args) => cmd::reproduce::run(&args),
+        Command::Ab(args) => cmd::ab::run(&args),
         Command::Calibrate(args) => cmd::calibrate::run(&args),
         Command::Parse(args) => cmd::parse::run(&args),
         Command::Compare(args) => cmd::compare::run(&args),

@@ -299,3 +299,47 @@ fn flags_that_do_nothing_for_programs_are_refused() {
         assert!(err.contains("`prog`") && err.contains("timeout_s"), "{err}");
     }
 }
+
+/// `critsec ab` tests two commands without a claim file: it writes the claim it tested (which
+/// `reproduce --claims` runs again, to the same verdict) and prints the verdict; a 1.5x effect
+/// against the default 1.05 reproduces.
+#[test]
+fn ab_tests_two_commands_in_one_line_and_writes_its_claim() {
+    let d = dir("ab");
+    let claim = d.join("ab.toml");
+    let fake = |mean: &str| format!("{FAKE} -f 1 -wi 1 -i 3 --mean {mean} --offset-sd 0.01");
+    let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["ab", "--jmh", "org.example.FakeBench.run", "--seed", "3"])
+        .arg("--claims-out")
+        .arg(&claim)
+        .arg("--json")
+        .arg(d.join("ab.json"))
+        .arg("--")
+        .arg(fake("1000000"))
+        .arg(fake("1500000"))
+        .output()
+        .expect("running critsec");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("ab ") && l.contains(" REPRODUCED ")),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&claim).unwrap();
+    assert!(text.contains("-rf json -rff"), "{text}");
+    let (again, v) = reproduce("ab-again", &text);
+    assert!(again.status.success());
+    let first: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("ab.json")).unwrap()).unwrap();
+    assert_eq!(
+        first["outcomes"][0]["verdict"],
+        v["outcomes"][0]["verdict"],
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+}
