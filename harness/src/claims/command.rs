@@ -141,6 +141,38 @@ fn tail(text: &str, n: usize) -> String {
     t[start..].to_string()
 }
 
+/// Why an invocation gave no result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// What happened, naming the side and its command.
+    pub message: String,
+    /// Whether running it again may succeed: it ran and failed, or gave no usable result (a
+    /// dead JMH fork); not when it could not start, ran past its time limit or was interrupted.
+    pub transient: bool,
+}
+
+impl Failure {
+    fn transient(message: String) -> Self {
+        Failure {
+            message,
+            transient: true,
+        }
+    }
+
+    fn lasting(message: String) -> Self {
+        Failure {
+            message,
+            transient: false,
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Runs `side` once (`which` names it in errors: `baseline`, `contender`) and reads its result:
 /// `benchmark` selects the JMH entry (needed when the file has several), `metric` is
 /// `primary` or a secondary metric's name.
@@ -150,7 +182,7 @@ pub fn invoke(
     replicate: usize,
     benchmark: Option<&str>,
     metric: &str,
-) -> Result<Invocation, String> {
+) -> Result<Invocation, Failure> {
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let result: PathBuf =
@@ -179,9 +211,12 @@ pub fn invoke(
     }
     // Its own process group, so that a time limit or an interrupt ends everything it started.
     cmd.process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("{which} command `{}` could not start: {e}", side.program))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        Failure::lasting(format!(
+            "{which} command `{}` could not start: {e}",
+            side.program
+        ))
+    })?;
     let started = Instant::now();
     // A limit the clock cannot count to is none (a claims file cannot set one: `check`).
     let deadline = started.checked_add(Duration::from_secs(side.timeout_s));
@@ -213,11 +248,11 @@ pub fn invoke(
     let mut output: [Option<String>; 2] = [None, None];
     let stopped = |child: &mut Child, why: &str| {
         let _ = std::fs::remove_file(&result);
-        format!(
+        Failure::lasting(format!(
             "{which} command `{}` {why}: {}",
             side.label(),
             kill_group(child, started)
-        )
+        ))
     };
     let status = loop {
         if output.iter().all(Option::is_some) {
@@ -255,11 +290,11 @@ pub fn invoke(
     let [stdout, stderr] = output.map(Option::unwrap_or_default);
     if !status.success() {
         let _ = std::fs::remove_file(&result);
-        return Err(format!(
+        return Err(Failure::transient(format!(
             "{which} command `{}` failed ({status}); the end of its stderr: {}",
             side.label(),
             tail(&stderr, 400)
-        ));
+        )));
     }
     let parsed = match side.output {
         OutputFormat::Lines => parse_lines(&stdout, benchmark.unwrap_or("lines")),
@@ -278,7 +313,7 @@ pub fn invoke(
                 })
         }
     };
-    parsed.map_err(|e| format!("{which} command `{}`: {e}", side.label()))
+    parsed.map_err(|e| Failure::transient(format!("{which} command `{}`: {e}", side.label())))
 }
 
 /// How often a waiting invocation looks at its program, the clock and for an interrupt.
@@ -502,7 +537,9 @@ mod tests {
             output: OutputFormat::Lines,
             timeout_s: 1,
         };
-        let e = invoke(&side, "contender", 0, None, "primary").unwrap_err();
+        let failure = invoke(&side, "contender", 0, None, "primary").unwrap_err();
+        assert!(!failure.transient, "a time limit is not retried: {failure}");
+        let e = failure.message;
         assert!(
             e.contains("contender command `sh -c sleep 30 & echo 1.0`")
                 && e.contains("time limit of 1 s"),

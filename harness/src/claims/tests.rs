@@ -709,6 +709,45 @@ fn identical_replicates_of_a_program_are_flagged() {
     );
 }
 
+/// A side that fails once is run again (up to twice), and the verdict says so; a side that
+/// keeps failing fails the claim with an error naming the replicate, the side and the attempts,
+/// and the replicates measured before it are kept in the record.
+#[test]
+fn a_failed_invocation_is_retried_and_what_was_measured_is_kept() {
+    let mark = std::env::temp_dir().join(format!("critsec-flaky-{}", std::process::id()));
+    let _ = std::fs::remove_file(&mark);
+    let flaky = sh(
+        &format!(
+            "if [ $CRITSEC_REPLICATE = 1 ] && [ ! -e {m} ]; then touch {m}; exit 3; fi; echo $((200 + CRITSEC_REPLICATE)),ops/s",
+            m = mark.display()
+        ),
+        "lines",
+    );
+    let steady = sh("echo $((100 + CRITSEC_REPLICATE)),ops/s", "lines");
+    let out = run(&command("flaky", "", &steady, &flaky));
+    let _ = std::fs::remove_file(&mark);
+    assert_eq!(out[0].verdict, Ok(Verdict::Reproduced), "{:?}", out[0]);
+    assert!(
+        out[0]
+            .flags
+            .iter()
+            .any(|f| f.starts_with("replicate 2's contender failed and was run again")),
+        "{:?}",
+        out[0].flags
+    );
+    let broken = sh(
+        "[ $CRITSEC_REPLICATE -lt 2 ] || exit 3; echo $((200 + CRITSEC_REPLICATE)),ops/s",
+        "lines",
+    );
+    let out = run(&command("broken", "", &steady, &broken));
+    let e = out[0].verdict.clone().expect_err("it keeps failing");
+    assert!(
+        e.starts_with("replicate 3, the contender (3 attempts): contender command"),
+        "{e}"
+    );
+    assert_eq!(out[0].replicates.len(), 2, "{:?}", out[0]);
+}
+
 /// JMH exits 0 with an empty result (`[]`) when its fork dies or the benchmark throws; the error
 /// says so and shows the end of what JMH printed, where the cause is.
 #[test]

@@ -16,6 +16,9 @@ use super::derive::{Costs, Observed, Paired, admissible, needs, unknown_metric};
 use super::looks::ReplicateSource;
 use super::outcome::{BlockValue, ReplicateKind};
 
+/// Times a transient failure of one invocation is run again before it fails the claim.
+pub(crate) const RETRIES: usize = 2;
+
 /// One replicate: both sides' invocations.
 struct InvocationPair {
     /// Whether the baseline ran first.
@@ -24,6 +27,8 @@ struct InvocationPair {
     sides: [Invocation; 2],
     /// Wall seconds of both invocations.
     seconds: f64,
+    /// The failures that were run again, in words.
+    retried: Vec<String>,
 }
 
 /// A claim's invocations so far.
@@ -62,17 +67,48 @@ impl<'a> Invocations<'a> {
     }
 
     /// Runs one side once as the `index`-th replicate, checking it reports what the first did
-    /// and only values the claim can take: each iteration's, before they become one mean.
-    fn invoke(&mut self, role: Role, index: usize) -> Result<Invocation, String> {
+    /// and only values the claim can take: each iteration's, before they become one mean. A
+    /// transient failure (the program failed, or gave no usable result) is run again, up to
+    /// [`RETRIES`] times, each recorded in `retried`; then the error says which replicate and
+    /// side failed, and how often.
+    fn invoke(
+        &mut self,
+        role: Role,
+        index: usize,
+        retried: &mut Vec<String>,
+    ) -> Result<Invocation, String> {
         let (side, which) = (self.claim.side(role), role.name());
         let command = side.command.as_ref().expect("a claim on programs");
-        let inv = invoke(
-            command,
-            which,
-            index,
-            self.claim.benchmark.as_deref(),
-            &self.claim.metric,
-        )?;
+        let mut attempt = 0;
+        let inv = loop {
+            match invoke(
+                command,
+                which,
+                index,
+                self.claim.benchmark.as_deref(),
+                &self.claim.metric,
+            ) {
+                Ok(inv) => break inv,
+                Err(failure) if failure.transient && attempt < RETRIES && !interrupted() => {
+                    attempt += 1;
+                    retried.push(format!(
+                        "replicate {}'s {which} failed and was run again: {failure}",
+                        index + 1
+                    ));
+                }
+                Err(failure) => {
+                    let tries = if attempt > 0 {
+                        format!(" ({} attempts)", attempt + 1)
+                    } else {
+                        String::new()
+                    };
+                    return Err(format!(
+                        "replicate {}, the {which}{tries}: {failure}",
+                        index + 1
+                    ));
+                }
+            }
+        };
         if let Some((i, v)) = inv
             .values
             .iter()
@@ -124,17 +160,19 @@ impl ReplicateSource for Invocations<'_> {
             let mut rng = round_rng(self.run_seed, self.group, index / 2);
             let baseline_first = rng.random_bool(0.5) == (index % 2 == 0);
             let started = Instant::now();
+            let mut retried = Vec::new();
             let (baseline, contender) = if baseline_first {
-                let b = self.invoke(Role::Baseline, index)?;
-                (b, self.invoke(Role::Contender, index)?)
+                let b = self.invoke(Role::Baseline, index, &mut retried)?;
+                (b, self.invoke(Role::Contender, index, &mut retried)?)
             } else {
-                let c = self.invoke(Role::Contender, index)?;
-                (self.invoke(Role::Baseline, index)?, c)
+                let c = self.invoke(Role::Contender, index, &mut retried)?;
+                (self.invoke(Role::Baseline, index, &mut retried)?, c)
             };
             self.pairs.push(InvocationPair {
                 baseline_first,
                 sides: [baseline, contender],
                 seconds: started.elapsed().as_secs_f64(),
+                retried,
             });
             observer.replicate_done(&self.ids, self.pairs.len() as u32, self.planned.max(n));
         }
@@ -142,9 +180,10 @@ impl ReplicateSource for Invocations<'_> {
     }
 
     /// Replicates of one side that reported exactly the values of an earlier one, to the last
-    /// bit: a cached result file, or a program that does not run the benchmark, whose
-    /// "replicates" are one measurement counted many times.
+    /// bit (a cached result file, or a program that does not run the benchmark, whose
+    /// "replicates" are one measurement counted many times), and the failures run again.
     fn flags(&self, _: usize) -> Vec<String> {
+        let retried = self.pairs.iter().flat_map(|p| p.retried.iter().cloned());
         let bits = |i: &Invocation| i.values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         Role::BOTH
             .into_iter()
@@ -165,6 +204,7 @@ impl ReplicateSource for Invocations<'_> {
                     )
                 })
             })
+            .chain(retried)
             .collect()
     }
 

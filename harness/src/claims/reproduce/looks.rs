@@ -102,8 +102,18 @@ pub(crate) fn take_looks(
             break;
         }
         if let Err(e) = source.measure(look, &undecided, observer) {
-            for &i in members {
-                outcomes[i].verdict = Err(e.clone());
+            // What was measured before the failure is kept in the record (never a verdict).
+            for (m, &i) in members.iter().enumerate() {
+                let outcome = &mut outcomes[i];
+                let metric = outcome.claim.metric.clone();
+                if let Ok(observed) = source.observe(m, &metric, None)
+                    && !observed.replicates.is_empty()
+                {
+                    outcome.replicate_kind = source.kind();
+                    let _ = derive(outcome, &observed, &metric, schedule.confidence_at(index));
+                    outcome.flags = source.flags(m);
+                }
+                outcome.verdict = Err(e.clone());
             }
             return false;
         }
