@@ -5,7 +5,8 @@
 //! - [`run_table`]: the JMH-style table of `critsec run`.
 //! - [`verdicts`]: the verdict table of `critsec reproduce`.
 //! - [`compare`]: Rally-style comparison of two or more JMH JSON files.
-//! - [`report`] and [`plot`]: `REPORT.md` with its SVG plots, [`ratio_plot`]: the charts over a
+//! - [`report`] and [`plot`]: `REPORT.md` with its SVG plots, their intervals over processes
+//!   ([`processes`]), [`ratio_plot`]: the charts over a
 //!   parameter sweep; [`publication`]: the published
 //!   set of runs (`results/publication.toml`), measured by `critsec report --fresh`.
 
@@ -14,6 +15,7 @@
 pub mod calibration;
 pub mod compare;
 pub mod plot;
+pub mod processes;
 pub mod publication;
 pub mod ratio_plot;
 pub mod report;

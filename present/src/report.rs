@@ -16,6 +16,7 @@ use critsec_harness::format::{meta_path, write_atomically};
 use critsec_harness::run::environment::{Machine, git_commit, now_utc};
 
 use crate::plot::{latency_percentiles, throughput_vs_threads};
+use crate::processes::over_processes;
 use crate::publication::{PlotSpec, Publication};
 use crate::ratio_plot::{
     crossings, ratio_over_parameter, ratios_from_entries, values_from_entries,
@@ -65,8 +66,9 @@ pub fn verdict_markdown(outcomes: &[ClaimOutcome]) -> String {
 }
 
 /// A table per benchmark with one column per value of `series` (e.g. `strategy`): rows are the
-/// other parameters and the thread count; cells hold score ± error and the ratio to the row's
-/// best (highest for rates, lowest for times).
+/// other parameters and the thread count; cells hold the score with its 99.9% interval over
+/// processes ([`over_processes`]: none from one fork) and the ratio to the row's best (highest
+/// for rates, lowest for times).
 pub fn series_markdown(entries: &[JmhEntry], series: &str) -> String {
     let mut by_bench: BTreeMap<&str, Vec<&JmhEntry>> = BTreeMap::new();
     for e in entries {
@@ -117,14 +119,13 @@ pub fn series_markdown(entries: &[JmhEntry], series: &str) -> String {
                 .map(|c| match cells.get(c) {
                     Some(e) => {
                         let s = e.primary_metric.score.0;
-                        let err = e.primary_metric.score_error.0;
                         let ratio = if higher_better { best / s } else { s / best };
-                        let err = if err.is_finite() {
-                            format!(" ± {}", fmt_num(err))
-                        } else {
-                            String::new()
-                        };
-                        format!("{}{} ({:.2})", fmt_num(s), err, ratio)
+                        // The interval over processes (forks), as verdicts have it; JMH's
+                        // error over iterations would leave out what differs between them.
+                        let interval = over_processes(&e.primary_metric)
+                            .map(|p| format!(" [{}, {}]", fmt_num(p.low), fmt_num(p.high)))
+                            .unwrap_or_default();
+                        format!("{}{} ({:.2})", fmt_num(s), interval, ratio)
                     }
                     None => "-".into(),
                 })
@@ -337,7 +338,7 @@ pub fn write_report(
         let _ = writeln!(md, "## Runs\n");
         let _ = writeln!(
             md,
-            "Cells: score ± 99.9% error, and in parentheses the ratio to the best cell of the row (1.00 = best). `-`: not measured.\n"
+            "Cells: score [99.9% interval over processes, when it ran in two forks or more], and in parentheses the ratio to the best cell of the row (1.00 = best). `-`: not measured.\n"
         );
     }
     for (path, entries, meta) in &loaded {
@@ -500,10 +501,16 @@ mod tests {
     use critsec_harness::format::jmh::read_entries;
     use critsec_harness::stats::ratio::RatioInterval;
 
+    /// An entry of two forks whose levels are `score` · (1 ± 0.001), or of one fork.
     fn entry(strategy: &str, threads: u64, score: f64) -> String {
+        let raw = if threads == 2 {
+            format!("[[{}],[{}]]", score * 0.999, score * 1.001)
+        } else {
+            format!("[[{score}]]")
+        };
         format!(
             r#"{{"benchmark":"registry.request_mix","mode":"thrpt","threads":{threads},"params":{{"strategy":"{strategy}","cores":"10"}},
-               "primaryMetric":{{"score":{score},"scoreError":1.0,"scoreConfidence":[0,0],"scoreUnit":"ops/s"}}}}"#
+               "primaryMetric":{{"score":{score},"scoreError":1.0,"scoreConfidence":[0,0],"scoreUnit":"ops/s","rawData":{raw}}}}}"#
         )
     }
 
@@ -521,14 +528,14 @@ mod tests {
             md.contains("| params | threads | mutex | snapshot |"),
             "{md}"
         );
+        // Two forks: their interval (t = 636.6 at one degree of freedom); one fork: none.
         assert!(
-            md.contains("| cores=10 | 2 | 100.0 ± 1.000 (4.00) | 400.0 ± 1.000 (1.00) |"),
+            md.contains(
+                "| cores=10 | 2 | 100.0 [52.908, 189.0] (4.00) | 400.0 [211.6, 756.0] (1.00) |"
+            ),
             "{md}"
         );
-        assert!(
-            md.contains("| cores=10 | 8 | 50.000 ± 1.000 (1.00) | - |"),
-            "{md}"
-        );
+        assert!(md.contains("| cores=10 | 8 | 50.000 (1.00) | - |"), "{md}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use super::select::{most_common, param, select, series_values, subtitle};
 use super::style::{PALETTE, chart_on, draw_line, draw_mesh, finish, titled_page};
 use super::{PlotError, draw_err};
 use crate::compare::unit_factor;
+use crate::processes::over_processes;
 
 /// What the primary score of a mode measures, for the y-axis label.
 fn mode_words(mode: &str) -> &'static str {
@@ -27,10 +28,12 @@ fn mode_words(mode: &str) -> &'static str {
 }
 
 /// A point of the throughput chart: threads, score, and the interval half-width if finite.
-type Point = (f64, f64, Option<f64>);
+/// (threads, score, its 99.9% interval over processes).
+type Point = (f64, f64, Option<(f64, f64)>);
 
 /// Throughput (the primary score) against threads for one benchmark, one line per value of
-/// `series_param`, with 99.9% error bars where `scoreError` is finite. Returns the SVG text.
+/// `series_param`, with 99.9% error bars over processes where a point has two forks or more
+/// ([`over_processes`]). Returns the SVG text.
 /// In `avgt` or `sample` mode the primary score is a time per operation, and the y axis says so.
 pub fn throughput_vs_threads(
     entries: &[JmhEntry],
@@ -64,8 +67,8 @@ pub fn throughput_vs_threads(
                 let score = m.score.0 * f;
                 let t = e.threads as f64;
                 if score.is_finite() && !points.iter().any(|p| p.0 == t) {
-                    let err = Some(m.score_error.0 * f).filter(|x| x.is_finite() && *x > 0.0);
-                    points.push((t, score, err));
+                    let bounds = over_processes(m).map(|p| (p.low * f, p.high * f));
+                    points.push((t, score, bounds));
                 }
             }
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -120,11 +123,11 @@ pub fn throughput_vs_threads(
         .iter()
         .fold((f64::INFINITY, 0f64), |(a, b), v| (a.min(*v), b.max(*v)));
     let y_log = positive.len() == all.len() && vmax / vmin > 10.0;
-    // An interval from few iterations can be many times its score (t(0.9995, 2) = 31.6); let
+    // An interval over few processes can be many times its score (t(0.9995, 1) = 637); let
     // such a bar run off the top rather than squash every line against the x axis.
     let top = series
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|x| x.1 + x.2.unwrap_or(0.0).min(x.1)))
+        .flat_map(|(_, p)| p.iter().map(|x| x.2.map_or(x.1, |b| b.1.min(2.0 * x.1))))
         .fold(vmax, f64::max);
     let y = Axis::values(vmin, top, y_log);
     // The legend goes in the upper corner over the lower half of the data.
@@ -172,11 +175,12 @@ pub fn throughput_vs_threads(
                 .map(|p| (x.to_drawn(p.0), y.to_drawn(p.1)))
                 .collect();
             draw_line(&mut chart, &drawn, color, format!("{series_param}={name}"))?;
-            // Error bars: the 99.9% interval, clipped to the axis (a log axis has no zero).
+            // Error bars: the 99.9% interval over processes (positive by construction), clipped
+            // to the axis.
             let bars = points.iter().filter_map(|p| {
-                let e = p.2?;
-                let lo = y.to_drawn((p.1 - e).max(y.value_at(y.range.start)));
-                let hi = y.to_drawn((p.1 + e).min(y.value_at(y.range.end)));
+                let (low, high) = p.2?;
+                let lo = y.to_drawn(low.max(y.value_at(y.range.start)));
+                let hi = y.to_drawn(high.min(y.value_at(y.range.end)));
                 Some((x.to_drawn(p.0), lo, hi))
             });
             for (bx, lo, hi) in bars {
