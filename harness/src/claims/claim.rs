@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::direction::Direction;
 
-use crate::claims::command::CommandSide;
+use crate::claims::command::{CommandSide, OutputFormat};
 use crate::run::scenario::Params;
 
 /// One side of a claim: parameter values and environment overrides on top of the shared ones.
@@ -292,14 +292,17 @@ impl Claim {
             (Some(a), Some(b)) => {
                 a.check()?;
                 b.check()?;
-                let plain = |s: &Side| {
-                    s.params.is_empty()
-                        && s.env.is_empty()
-                        && s.scenario.is_none()
-                        && s.threads.is_none()
-                };
+                let plain =
+                    |s: &Side| s.env.is_empty() && s.scenario.is_none() && s.threads.is_none();
                 if !plain(&self.baseline) || !plain(&self.contender) || !self.scenario.is_empty() {
-                    return Err("a command side sets only `command` (its program, args, env, cwd, output); the claim names no scenario".into());
+                    return Err("a command side sets only `command` (its program, args, env, cwd, output) and, for JMH, `params`; the claim names no scenario".into());
+                }
+                // Params pick one @Param combination out of a JMH result; lines have none.
+                for (side, command) in [(&self.baseline, a), (&self.contender, b)] {
+                    let selects = !side.params.is_empty() || !self.params.is_empty();
+                    if selects && command.output != OutputFormat::Jmh {
+                        return Err("`params` select a JMH entry's @Param values; a side with `output = \"lines\"` has none".into());
+                    }
                 }
             }
             (None, None) => {
@@ -452,6 +455,28 @@ contender = { params = { strategy = "mutex" }, env = { RUST_BACKTRACE = "0" } }
             .unwrap_err()
             .to_string();
         assert!(e.contains("identical"), "{e}");
+    }
+
+    #[test]
+    fn params_on_a_command_side_select_a_jmh_entry_and_nothing_on_lines() {
+        let side = |output: &str, imp: &str| {
+            format!(
+                "{{command={{program='java', args=['-rff', '{{result}}'], output='{output}'}}, params={{impl='{imp}'}}}}"
+            )
+        };
+        let claim = |output: &str| {
+            format!(
+                "[[claim]]\nid='p'\ntitle='t'\nsource='s'\nsource_figure='f'\ndirection='higher'\nmin_effect=1.05\nbaseline={}\ncontender={}\n",
+                side(output, "chm"),
+                side(output, "cow")
+            )
+        };
+        let c = &Claim::parse_file(&claim("jmh"), "p.toml").unwrap()[0];
+        assert_eq!(c.resolved(Role::Contender).params.0["impl"], "cow");
+        let e = Claim::parse_file(&claim("lines"), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`params` select a JMH entry"), "{e}");
     }
 
     #[test]

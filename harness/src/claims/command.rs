@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::format::jmh::{JmhMetric, read_entries};
+use crate::format::jmh::{JmhEntry, JmhMetric, read_entries};
 use crate::run::runner::interrupted;
 
 /// The placeholder in a `jmh` side's arguments that critsec replaces by the result file's path.
@@ -174,13 +174,13 @@ impl std::fmt::Display for Failure {
 }
 
 /// Runs `side` once (`which` names it in errors: `baseline`, `contender`) and reads its result:
-/// `benchmark` selects the JMH entry (needed when the file has several), `metric` is
-/// `primary` or a secondary metric's name.
+/// `select` picks the JMH entry (needed when the file has several), `metric` is `primary` or a
+/// secondary metric's name.
 pub fn invoke(
     side: &CommandSide,
     which: &str,
     replicate: usize,
-    benchmark: Option<&str>,
+    select: &Selection,
     metric: &str,
 ) -> Result<Invocation, Failure> {
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -297,14 +297,14 @@ pub fn invoke(
         )));
     }
     let parsed = match side.output {
-        OutputFormat::Lines => parse_lines(&stdout, benchmark.unwrap_or("lines")),
+        OutputFormat::Lines => parse_lines(&stdout, select.benchmark.unwrap_or("lines")),
         OutputFormat::Jmh => {
             let text = std::fs::read_to_string(&result)
                 .map_err(|e| format!("no JMH result file at {} ({e})", result.display()));
             let _ = std::fs::remove_file(&result);
             // JMH exits 0 with an empty result when its fork died or the benchmark threw; the
             // cause is in what it printed.
-            text.and_then(|t| parse_jmh(&t, benchmark, metric))
+            text.and_then(|t| parse_jmh(&t, select, metric))
                 .map_err(|e| {
                     format!(
                         "{e}; the end of its output: {}",
@@ -394,9 +394,59 @@ pub fn parse_lines(stdout: &str, benchmark: &str) -> Result<Invocation, String> 
     })
 }
 
-/// Values of a JMH result file: the iteration scores of every fork of the selected entry (its
-/// score when it lists none).
-pub fn parse_jmh(text: &str, benchmark: Option<&str>, metric: &str) -> Result<Invocation, String> {
+/// Which entry of a JMH result a side reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Selection<'a> {
+    /// The benchmark's name, or the end of it after a `.` (the claim's `benchmark`).
+    pub benchmark: Option<&'a str>,
+    /// @Param values the entry must have (the claim's and the side's `params`).
+    pub params: Option<&'a BTreeMap<String, String>>,
+}
+
+impl Selection<'_> {
+    fn matches(&self, e: &JmhEntry) -> bool {
+        let named = self
+            .benchmark
+            .is_none_or(|b| e.benchmark == b || e.benchmark.ends_with(&format!(".{b}")));
+        let params = self.params.is_none_or(|want| {
+            want.iter().all(|(k, v)| {
+                e.params
+                    .as_ref()
+                    .and_then(|p| p.get(k))
+                    .is_some_and(|have| have == v)
+            })
+        });
+        named && params
+    }
+
+    /// `benchmark` and `params` in words, for errors.
+    fn words(&self) -> String {
+        let mut w = self
+            .benchmark
+            .map(|b| format!(" for {b}"))
+            .unwrap_or_default();
+        if let Some(p) = self.params.filter(|p| !p.is_empty()) {
+            let kv: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            w += &format!(" with {}", kv.join(", "));
+        }
+        w
+    }
+}
+
+/// An entry's name and @Param values, as errors list them.
+fn entry_words(e: &JmhEntry) -> String {
+    match &e.params {
+        Some(p) if !p.is_empty() => {
+            let kv: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("{} [{}]", e.benchmark, kv.join(", "))
+        }
+        _ => e.benchmark.clone(),
+    }
+}
+
+/// Values of a JMH result file: the iteration scores of every fork of the entry `select` picks
+/// (its score when it lists none).
+pub fn parse_jmh(text: &str, select: &Selection, metric: &str) -> Result<Invocation, String> {
     let start = text.trim_start();
     if start.is_empty() {
         return Err("the JMH result file is empty".into());
@@ -415,12 +465,6 @@ pub fn parse_jmh(text: &str, benchmark: Option<&str>, metric: &str) -> Result<In
         ));
     }
     let entries = read_entries(text, "the JMH result file").map_err(|e| e.to_string())?;
-    let chosen: Vec<_> = entries
-        .iter()
-        .filter(|e| {
-            benchmark.is_none_or(|b| e.benchmark == b || e.benchmark.ends_with(&format!(".{b}")))
-        })
-        .collect();
     if entries.is_empty() {
         return Err(
             "the JMH result is empty ([]): JMH writes that when its fork died or the benchmark \
@@ -428,24 +472,29 @@ pub fn parse_jmh(text: &str, benchmark: Option<&str>, metric: &str) -> Result<In
                 .into(),
         );
     }
+    let chosen: Vec<&JmhEntry> = entries.iter().filter(|e| select.matches(e)).collect();
+    let all = || {
+        entries
+            .iter()
+            .map(entry_words)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let entry = match chosen.as_slice() {
         [one] => *one,
         [] => {
             return Err(format!(
-                "the JMH result has no benchmark {}; it has: {}",
-                benchmark.unwrap_or("at all"),
-                entries
-                    .iter()
-                    .map(|e| e.benchmark.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "the JMH result has no entry{}; it has: {}",
+                select.words(),
+                all()
             ));
         }
         _ => {
             return Err(format!(
-                "the JMH result has {} entries{}; name one with the claim's `benchmark` (and one parameter combination per command)",
+                "the JMH result has {} entries{}; pick one with the claim's `benchmark` and the side's `params` (it has: {})",
                 chosen.len(),
-                benchmark.map(|b| format!(" for {b}")).unwrap_or_default()
+                select.words(),
+                all()
             ));
         }
     };
@@ -497,9 +546,40 @@ mod tests {
     }
 
     #[test]
+    fn params_pick_one_combination_out_of_a_result_with_several() {
+        let entry = |imp: &str, score: f64| {
+            format!(
+                r#"{{"benchmark":"org.B.run","mode":"thrpt","threads":1,"params":{{"impl":"{imp}","size":"10"}},"primaryMetric":{{"score":{score},"scoreError":0,"scoreConfidence":[0,0],"scoreUnit":"ops/s","rawData":[[{score}]]}}}}"#
+            )
+        };
+        let file = format!("[{},{}]", entry("chm", 5.0), entry("cow", 7.0));
+        let pick = |imp: &str| {
+            let params = BTreeMap::from([("impl".to_string(), imp.to_string())]);
+            parse_jmh(
+                &file,
+                &Selection {
+                    benchmark: Some("run"),
+                    params: Some(&params),
+                },
+                "primary",
+            )
+        };
+        assert_eq!(pick("chm").unwrap().values, vec![5.0]);
+        assert_eq!(pick("cow").unwrap().values, vec![7.0]);
+        let e = pick("skiplist").unwrap_err();
+        assert!(
+            e.contains("no entry for run with impl=skiplist")
+                && e.contains("org.B.run [impl=cow, size=10]"),
+            "{e}"
+        );
+        let e = parse_jmh(&file, &Selection::default(), "primary").unwrap_err();
+        assert!(e.contains("2 entries") && e.contains("`params`"), "{e}");
+    }
+
+    #[test]
     fn a_csv_result_asks_for_rf_json() {
         let csv = "\"Benchmark\",\"Mode\",\"Threads\",\"Samples\",\"Score\"\n";
-        let e = parse_jmh(csv, None, "primary").unwrap_err();
+        let e = parse_jmh(csv, &Selection::default(), "primary").unwrap_err();
         assert!(e.contains("-rf json") && e.contains("Benchmark"), "{e}");
     }
 
@@ -510,7 +590,11 @@ mod tests {
                 r#"[{{"benchmark":"b.run","mode":"thrpt","threads":1,"primaryMetric":{{"score":7,"scoreError":0,"scoreConfidence":[0,0],"scoreUnit":"ops/s"{raw}}}}}]"#
             )
         };
-        let values = |raw: &str| parse_jmh(&file(raw), None, "primary").unwrap().values;
+        let values = |raw: &str| {
+            parse_jmh(&file(raw), &Selection::default(), "primary")
+                .unwrap()
+                .values
+        };
         let nan = values(r#","rawData":[["NaN","NaN"]]"#);
         assert!(nan.len() == 2 && nan.iter().all(|v| v.is_nan()), "{nan:?}");
         assert_eq!(values(r#","rawData":[[1.5],[2.5]]"#), vec![1.5, 2.5]);
@@ -537,7 +621,7 @@ mod tests {
             output: OutputFormat::Lines,
             timeout_s: 1,
         };
-        let failure = invoke(&side, "contender", 0, None, "primary").unwrap_err();
+        let failure = invoke(&side, "contender", 0, &Selection::default(), "primary").unwrap_err();
         assert!(!failure.transient, "a time limit is not retried: {failure}");
         let e = failure.message;
         assert!(
@@ -562,7 +646,7 @@ mod tests {
             output: OutputFormat::Lines,
             timeout_s: u64::MAX,
         };
-        let i = invoke(&side, "baseline", 0, None, "primary").unwrap();
+        let i = invoke(&side, "baseline", 0, &Selection::default(), "primary").unwrap();
         assert_eq!(i.values, vec![1.0]);
     }
 

@@ -373,25 +373,23 @@ fn an_undecided_seeded_claim_runs_on_to_the_last_seed_look() {
 }
 
 /// A claim that the last look could not decide, even had its estimate moved two standard errors
-/// away from the bound, stops where it is (futility): a seeded ratio of exactly the claimed 1.5,
-/// give or take e^{±0.1}, is not run on to 8 seeds after 3, and its verdict says why.
+/// away from the bound with a spread as small as plausible, stops where it is (futility), though
+/// never at the pilot: a ratio of exactly the claimed 1.5, give or take e^{±0.1} from process to
+/// process, stops at the second look (8 rounds) of the looks out to 16, and its verdict says why.
 #[test]
 fn a_claim_the_last_look_could_not_decide_stops_early_and_says_why() {
     let text = ratio("never", "100", "150", "")
-        .replace("score='100'}", "score='100', seeded='1'}")
-        .replace("score='150'}", "score='150', seeded='1', spread='0.1'}");
-    let (out, ran) = run_counting(&text);
-    let never = &out[0];
-    assert_eq!(never.looks, vec![3], "{never:?}");
-    assert_eq!(ran, 2 * 3);
+        .replace("score='150'}", "score='150', swing='0.1'}");
+    let never = &run(&text)[0];
+    assert_eq!(never.looks, vec![5, 8], "{never:?}");
     assert!(
         matches!(never.verdict, Ok(Verdict::Inconclusive { .. })),
         "{never:?}"
     );
     let design = never.design.as_ref().expect("a design");
-    assert_eq!(design.looks, vec![3, 8]);
+    assert_eq!(design.looks, vec![5, 8, 11, 14, 16]);
     assert!(
-        design.ended.contains("stopped at 3") && design.ended.contains("straddle"),
+        design.ended.contains("stopped at 8") && design.ended.contains("straddle"),
         "{design:?}"
     );
 }

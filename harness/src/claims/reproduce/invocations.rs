@@ -7,7 +7,7 @@ use std::time::Instant;
 use rand::Rng;
 
 use crate::claims::claim::{Claim, Role};
-use crate::claims::command::{Invocation, invoke};
+use crate::claims::command::{Invocation, Selection, invoke};
 use crate::claims::measure::round_rng;
 use crate::run::runner::interrupted;
 
@@ -79,15 +79,14 @@ impl<'a> Invocations<'a> {
     ) -> Result<Invocation, String> {
         let (side, which) = (self.claim.side(role), role.name());
         let command = side.command.as_ref().expect("a claim on programs");
+        let params = self.claim.resolved(role).params.0;
         let mut attempt = 0;
         let inv = loop {
-            match invoke(
-                command,
-                which,
-                index,
-                self.claim.benchmark.as_deref(),
-                &self.claim.metric,
-            ) {
+            let select = Selection {
+                benchmark: self.claim.benchmark.as_deref(),
+                params: Some(&params),
+            };
+            match invoke(command, which, index, &select, &self.claim.metric) {
                 Ok(inv) => break inv,
                 Err(failure) if failure.transient && attempt < RETRIES && !interrupted() => {
                     attempt += 1;
@@ -143,6 +142,10 @@ impl ReplicateSource for Invocations<'_> {
         ReplicateKind::ProcessPair
     }
 
+    fn replanned(&mut self, last: u32) {
+        self.planned = last;
+    }
+
     fn measure(
         &mut self,
         n: u32,
@@ -174,7 +177,7 @@ impl ReplicateSource for Invocations<'_> {
                 seconds: started.elapsed().as_secs_f64(),
                 retried,
             });
-            observer.replicate_done(&self.ids, self.pairs.len() as u32, self.planned.max(n));
+            observer.replicate_done(&self.ids, self.pairs.len() as u32, self.planned);
         }
         Ok(())
     }

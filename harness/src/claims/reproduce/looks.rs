@@ -17,6 +17,7 @@ use super::outcome::{ClaimOutcome, Design, ReplicateKind, Verdict, settled};
 use super::plan::LookSchedule;
 use crate::claims::claim::ClaimKind;
 use crate::stats::t_quantile;
+use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 /// One side's check values, one per process (or trial) that ran it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -42,6 +43,9 @@ pub(crate) trait ReplicateSource {
         undecided: &[usize],
         observer: &mut dyn PairObserver,
     ) -> Result<(), String>;
+
+    /// The last look moved to `last` replicates after the pilot (for progress).
+    fn replanned(&mut self, _last: u32) {}
 
     /// Why `member` has no replicates at this look although the group's measurements went on
     /// (e.g. one of its arms failed, which fails only the claims measured with it).
@@ -123,6 +127,7 @@ pub(crate) fn take_looks(
                 .and_then(|budget| Instant::now().checked_add(budget));
             replicate_seconds = started.elapsed().as_secs_f64() / f64::from(look.max(1));
             why = schedule.after_pilot(replicate_seconds);
+            source.replanned(*schedule.looks.last().expect("at least one look"));
         }
         let confidence = schedule.confidence_at(index);
         for &m in &undecided {
@@ -151,7 +156,9 @@ pub(crate) fn take_looks(
         }
         undecided.retain(|&m| !settled(&outcomes[members[m]].verdict));
         let last = schedule.looks.len() - 1;
-        if index < last
+        // Not at the pilot: its spread, over a few replicates, is too rough to give up on.
+        if index > 0
+            && index < last
             && !undecided.is_empty()
             && undecided.iter().all(|&m| {
                 futile(
@@ -192,9 +199,10 @@ pub(crate) fn take_looks(
 }
 
 /// Whether more replicates up to a last look at `last` (at `confidence`) would leave `outcome`
-/// undecided even if its estimate moved two standard errors away from the claimed bound: the
-/// predicted half-width there, a Student t at the current spread, is wider than that distance.
-/// Stopping then takes no look, so it can only lower the chance of a wrong verdict.
+/// undecided even if its estimate moved two standard errors away from the claimed bound and its
+/// spread were as small as the replicates so far make plausible (the 90% lower confidence bound
+/// of the sd, from the χ² distribution): the predicted half-width there is wider than that
+/// distance. Stopping then takes no look, so it can only lower the chance of a wrong verdict.
 pub(crate) fn futile(outcome: &ClaimOutcome, last: u32, confidence: f64) -> bool {
     let (Ok(Verdict::Inconclusive { .. }), Some(r), Some(bound)) = (
         &outcome.verdict,
@@ -206,9 +214,14 @@ pub(crate) fn futile(outcome: &ClaimOutcome, last: u32, confidence: f64) -> bool
     if r.n < 2 || !r.log_sd.is_finite() || last as usize <= r.n {
         return false;
     }
+    let df = (r.n - 1) as f64;
+    let Ok(chi2) = ChiSquared::new(df) else {
+        return false;
+    };
+    let small_sd = r.log_sd * (df / chi2.inverse_cdf(0.90)).sqrt();
     let distance = (r.ratio.ln() - bound.ln()).abs();
     let moved = distance + 2.0 * r.log_sd / (r.n as f64).sqrt();
     let half_width =
-        t_quantile(confidence, f64::from(last - 1)) * r.log_sd / f64::from(last).sqrt();
+        t_quantile(confidence, f64::from(last - 1)) * small_sd / f64::from(last).sqrt();
     moved < half_width
 }

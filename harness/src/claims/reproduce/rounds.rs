@@ -78,6 +78,10 @@ impl ReplicateSource for Rounds<'_> {
         ReplicateKind::ProcessPair
     }
 
+    fn replanned(&mut self, last: u32) {
+        self.planned = last;
+    }
+
     /// Every round runs all the group's arms, decided claims' too.
     fn measure(
         &mut self,
@@ -94,7 +98,7 @@ impl ReplicateSource for Rounds<'_> {
                 .map_err(|e| format!("{}: {}", label(&self.specs[e.arm]), e.message))?;
             self.rounds.push(record);
             self.checks.push(check);
-            observer.replicate_done(&self.ids, self.rounds.len() as u32, self.planned.max(n));
+            observer.replicate_done(&self.ids, self.rounds.len() as u32, self.planned);
         }
         Ok(())
     }
