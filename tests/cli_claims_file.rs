@@ -343,3 +343,32 @@ fn ab_tests_two_commands_in_one_line_and_writes_its_claim() {
         String::from_utf8_lossy(&again.stdout)
     );
 }
+
+/// JMH's `-f N` runs N processes per invocation: fork k of the baseline is paired with fork k of
+/// the contender as a block of the invocations' replicate, so the verdict splits what differs
+/// between forks from what differs between invocations (and its blocks are the forks).
+#[test]
+fn jmh_forks_of_an_invocation_are_its_blocks() {
+    let jmh = |mean: &str| {
+        side(
+            &format!(
+                "-f 3 -wi 1 -i 2 --mean {mean} --offset-sd 0.02 --seed 5 -rf json -rff {{result}}"
+            ),
+            "jmh",
+        )
+    };
+    let text = claim(
+        "forked",
+        &jmh("1000"),
+        &jmh("1500"),
+        "benchmark = \"run\"\n",
+    );
+    let (o, v) = reproduce("forks", &text);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let replicates = v["outcomes"][0]["replicates"].as_array().unwrap();
+    assert!(replicates.len() >= 5, "{v}");
+    for r in replicates {
+        assert_eq!(r["blocks"].as_array().unwrap().len(), 3, "{r}");
+    }
+    assert!(v["outcomes"][0]["components"].is_object(), "{v}");
+}

@@ -1,9 +1,10 @@
 //! `critsec-fake-bench`: a stand-in for a reviewer's benchmark, so that claims whose sides are
 //! commands can be tried and tested without Java. It takes JMH's own flags (`-f`, `-wi`, `-i`,
 //! `-rf json`, `-rff FILE`) and writes JMH's `-rf json` layout, or with `--lines` prints one
-//! `value,unit` per iteration. Each process draws its own offset, as separate JVMs differ:
+//! `value,unit` per iteration. Each process (each fork, with `-f N`) draws its own offset, as
+//! separate JVMs differ:
 //!
-//! value = mean × FAKE_BENCH_FACTOR × exp(offset_sd · z_process + noise_sd · z_iteration)
+//! value = mean × FAKE_BENCH_FACTOR × exp(offset_sd · z_fork + noise_sd · z_iteration)
 //!
 //! `--fail N` exits with status N after a line on stderr; `--garbage` prints what no protocol
 //! reads; `--die`, `--panic` and `--hang` print their first value and then kill themselves with
@@ -140,9 +141,10 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1.0);
-    let offset = a.offset_sd * rng.normal();
+    // Each fork is a process of its own (a JVM, in JMH), with its own offset.
     let forks: Vec<Vec<f64>> = (0..a.forks)
         .map(|_| {
+            let offset = a.offset_sd * rng.normal();
             (0..a.iterations)
                 .map(|_| a.mean * factor * (offset + a.noise_sd * rng.normal()).exp())
                 .collect()

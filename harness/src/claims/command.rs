@@ -118,15 +118,35 @@ pub struct Invocation {
     pub benchmark: String,
     /// The unit of its values.
     pub unit: String,
-    /// Its iteration values, over all its forks.
+    /// Its iteration values, over all its forks, fork after fork.
     pub values: Vec<f64>,
+    /// How many of `values` each fork (JMH's `-f N`: a process each) gave, in order; one entry
+    /// for a program that prints lines.
+    pub forks: Vec<usize>,
 }
 
 impl Invocation {
     /// The mean of its iterations: the invocation's value.
     pub fn mean(&self) -> f64 {
-        self.values.iter().sum::<f64>() / self.values.len().max(1) as f64
+        mean(&self.values)
     }
+
+    /// Each fork's mean of its iterations.
+    pub fn fork_means(&self) -> Vec<f64> {
+        let mut start = 0;
+        self.forks
+            .iter()
+            .map(|&n| {
+                let fork = &self.values[start..start + n];
+                start += n;
+                mean(fork)
+            })
+            .collect()
+    }
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len().max(1) as f64
 }
 
 /// The last `n` characters of `text`, on one line's worth of display.
@@ -390,6 +410,7 @@ pub fn parse_lines(stdout: &str, benchmark: &str) -> Result<Invocation, String> 
     Ok(Invocation {
         benchmark: benchmark.to_string(),
         unit: unit.unwrap_or_default(),
+        forks: vec![values.len()],
         values,
     })
 }
@@ -516,15 +537,23 @@ pub fn parse_jmh(text: &str, select: &Selection, metric: &str) -> Result<Invocat
     // Every iteration as written, NaN included (whoever uses the values decides what they may
     // be); the score stands in only for a file that lists no iterations.
     let values: Vec<f64> = m.raw_data.iter().flatten().flatten().map(|v| v.0).collect();
-    let values = if values.is_empty() {
-        vec![m.score.0]
+    let forks: Vec<usize> = m
+        .raw_data
+        .iter()
+        .flatten()
+        .map(Vec::len)
+        .filter(|&n| n > 0)
+        .collect();
+    let (values, forks) = if values.is_empty() {
+        (vec![m.score.0], vec![1])
     } else {
-        values
+        (values, forks)
     };
     Ok(Invocation {
         benchmark: entry.benchmark.clone(),
         unit: m.score_unit.clone(),
         values,
+        forks,
     })
 }
 
@@ -598,6 +627,14 @@ mod tests {
         let nan = values(r#","rawData":[["NaN","NaN"]]"#);
         assert!(nan.len() == 2 && nan.iter().all(|v| v.is_nan()), "{nan:?}");
         assert_eq!(values(r#","rawData":[[1.5],[2.5]]"#), vec![1.5, 2.5]);
+        let forks = parse_jmh(
+            &file(r#","rawData":[[1.0,3.0],[],[5.0]]"#),
+            &Selection::default(),
+            "primary",
+        )
+        .unwrap();
+        assert_eq!(forks.forks, vec![2, 1]);
+        assert_eq!(forks.fork_means(), vec![2.0, 5.0]);
         assert_eq!(values(""), vec![7.0]);
     }
 

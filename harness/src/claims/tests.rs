@@ -378,8 +378,8 @@ fn an_undecided_seeded_claim_runs_on_to_the_last_seed_look() {
 /// process, stops at the second look (8 rounds) of the looks out to 16, and its verdict says why.
 #[test]
 fn a_claim_the_last_look_could_not_decide_stops_early_and_says_why() {
-    let text = ratio("never", "100", "150", "")
-        .replace("score='150'}", "score='150', swing='0.1'}");
+    let text =
+        ratio("never", "100", "150", "").replace("score='150'}", "score='150', swing='0.1'}");
     let never = &run(&text)[0];
     assert_eq!(never.looks, vec![5, 8], "{never:?}");
     assert!(

@@ -31,6 +31,31 @@ struct InvocationPair {
     retried: Vec<String>,
 }
 
+/// A replicate's blocks: with JMH's `-f N` (N processes per invocation) on both sides, fork k
+/// of the baseline against fork k of the contender, so that the verdict's variance components
+/// split what differs between forks of one invocation from what differs between invocations;
+/// otherwise one block of the invocations' means.
+fn fork_blocks(p: &InvocationPair) -> Vec<BlockValue> {
+    let [baseline, contender] = [p.sides[0].fork_means(), p.sides[1].fork_means()];
+    if baseline.len() > 1 && baseline.len() == contender.len() {
+        baseline
+            .into_iter()
+            .zip(contender)
+            .map(|(baseline, contender)| BlockValue {
+                baseline,
+                contender,
+                baseline_first: p.baseline_first,
+            })
+            .collect()
+    } else {
+        vec![BlockValue {
+            baseline: p.sides[0].mean(),
+            contender: p.sides[1].mean(),
+            baseline_first: p.baseline_first,
+        }]
+    }
+}
+
 /// A claim's invocations so far.
 pub(crate) struct Invocations<'a> {
     claim: &'a Claim,
@@ -221,11 +246,7 @@ impl ReplicateSource for Invocations<'_> {
                 seed: None,
                 baseline_launched_first: p.baseline_first,
                 env_pad: (0, 0),
-                blocks: vec![BlockValue {
-                    baseline: p.sides[0].mean(),
-                    contender: p.sides[1].mean(),
-                    baseline_first: p.baseline_first,
-                }],
+                blocks: fork_blocks(p),
             })
             .collect();
         // An invocation reports its mean (`primary`) and how many iterations it ran (`ops`).
