@@ -346,7 +346,8 @@ fn ab_tests_two_commands_in_one_line_and_writes_its_claim() {
 
 /// JMH's `-f N` runs N processes per invocation: fork k of the baseline is paired with fork k of
 /// the contender as a block of the invocations' replicate, so the verdict splits what differs
-/// between forks from what differs between invocations (and its blocks are the forks).
+/// between forks from what differs between invocations (and its blocks are the forks). The
+/// verdict file keeps each side's runtime and every iteration, and the block shows the runtime.
 #[test]
 fn jmh_forks_of_an_invocation_are_its_blocks() {
     let jmh = |mean: &str| {
@@ -371,4 +372,20 @@ fn jmh_forks_of_an_invocation_are_its_blocks() {
         assert_eq!(r["blocks"].as_array().unwrap().len(), 3, "{r}");
     }
     assert!(v["outcomes"][0]["components"].is_object(), "{v}");
+    // Provenance: each side's runtime and every iteration of every invocation, fork by fork.
+    let program = &v["outcomes"][0]["baseline"]["program"];
+    assert_eq!(
+        program["runtimes"][0], "JDK none, JMH 1.37, critsec-fake-bench",
+        "{program}"
+    );
+    assert_eq!(
+        program["iterations"].as_array().unwrap().len(),
+        replicates.len()
+    );
+    assert_eq!(program["forks"][0], serde_json::json!([2, 2, 2]));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("runtime:   contender: JDK none, JMH 1.37, critsec-fake-bench"),
+        "{out}"
+    );
 }

@@ -173,6 +173,14 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                         let _ = writeln!(out, "  ended:     {}", d.ended);
                     }
                 }
+                for (role, side) in [("baseline", &o.baseline), ("contender", &o.contender)] {
+                    if let Some(p) = &side.program
+                        && !p.runtimes.is_empty()
+                    {
+                        let _ =
+                            writeln!(out, "  runtime:   {role}: {}", p.runtimes.join("; then "));
+                    }
+                }
                 for flag in &o.flags {
                     let _ = writeln!(out, "  flag:      {flag}");
                 }

@@ -123,6 +123,9 @@ pub struct Invocation {
     /// How many of `values` each fork (JMH's `-f N`: a process each) gave, in order; one entry
     /// for a program that prints lines.
     pub forks: Vec<usize>,
+    /// The runtime it reported, in words (JMH: JDK, VM, JMH version, JVM arguments); empty for
+    /// a program that prints lines.
+    pub runtime: String,
 }
 
 impl Invocation {
@@ -412,6 +415,7 @@ pub fn parse_lines(stdout: &str, benchmark: &str) -> Result<Invocation, String> 
         unit: unit.unwrap_or_default(),
         forks: vec![values.len()],
         values,
+        runtime: String::new(),
     })
 }
 
@@ -452,6 +456,29 @@ impl Selection<'_> {
         }
         w
     }
+}
+
+/// The runtime a JMH entry reports, in words: `JDK 17.0.9, OpenJDK 64-Bit Server VM 17.0.9+9,
+/// JMH 1.37, args -Xmx2g` (what it leaves out, it did not report).
+fn runtime(e: &JmhEntry) -> String {
+    let mut parts = Vec::new();
+    if !e.jdk_version.is_empty() {
+        parts.push(format!("JDK {}", e.jdk_version));
+    }
+    let vm = format!("{} {}", e.vm_name, e.vm_version);
+    if !vm.trim().is_empty() {
+        parts.push(vm.trim().to_string());
+    }
+    if !e.jmh_version.is_empty() {
+        parts.push(format!("JMH {}", e.jmh_version));
+    }
+    if !e.jvm_args.is_empty() {
+        parts.push(format!("args {}", e.jvm_args.join(" ")));
+    }
+    if !e.jvm.is_empty() {
+        parts.push(e.jvm.clone());
+    }
+    parts.join(", ")
 }
 
 /// An entry's name and @Param values, as errors list them.
@@ -554,6 +581,7 @@ pub fn parse_jmh(text: &str, select: &Selection, metric: &str) -> Result<Invocat
         unit: m.score_unit.clone(),
         values,
         forks,
+        runtime: runtime(entry),
     })
 }
 

@@ -14,7 +14,7 @@ use crate::run::runner::interrupted;
 use super::PairObserver;
 use super::derive::{Costs, Observed, Paired, admissible, needs, unknown_metric};
 use super::looks::ReplicateSource;
-use super::outcome::{BlockValue, ReplicateKind};
+use super::outcome::{BlockValue, ProgramRecord, ReplicateKind};
 
 /// Times a transient failure of one invocation is run again before it fails the claim.
 pub(crate) const RETRIES: usize = 2;
@@ -234,6 +234,32 @@ impl ReplicateSource for Invocations<'_> {
             })
             .chain(retried)
             .collect()
+    }
+
+    fn programs(&self, _: usize) -> Option<[ProgramRecord; 2]> {
+        let record = |side: usize| {
+            let mut runtimes: Vec<String> = Vec::new();
+            for p in &self.pairs {
+                let runtime = &p.sides[side].runtime;
+                if !runtime.is_empty() && !runtimes.contains(runtime) {
+                    runtimes.push(runtime.clone());
+                }
+            }
+            ProgramRecord {
+                runtimes,
+                iterations: self
+                    .pairs
+                    .iter()
+                    .map(|p| p.sides[side].values.clone())
+                    .collect(),
+                forks: self
+                    .pairs
+                    .iter()
+                    .map(|p| p.sides[side].forks.clone())
+                    .collect(),
+            }
+        };
+        Some([record(0), record(1)])
     }
 
     /// A program's values are already of the claim's metric: it was asked for it when invoked.

@@ -13,7 +13,7 @@ use crate::run::runner::interrupted;
 
 use super::PairObserver;
 use super::derive::{Observed, derive};
-use super::outcome::{ClaimOutcome, Design, ReplicateKind, Verdict, settled};
+use super::outcome::{ClaimOutcome, Design, ProgramRecord, ReplicateKind, Verdict, settled};
 use super::plan::LookSchedule;
 use crate::claims::claim::ClaimKind;
 use crate::stats::t_quantile;
@@ -68,6 +68,12 @@ pub(crate) trait ReplicateSource {
         Vec::new()
     }
 
+    /// What `member`'s baseline and contender programs ran and reported, if its sides are
+    /// programs.
+    fn programs(&self, _member: usize) -> Option<[ProgramRecord; 2]> {
+        None
+    }
+
     /// The check values of `member`'s baseline and contender, if its sides have checks.
     fn verified(&self, _member: usize) -> Option<[Verified; 2]> {
         None
@@ -116,6 +122,10 @@ pub(crate) fn take_looks(
                     outcome.replicate_kind = source.kind();
                     let _ = derive(outcome, &observed, &metric, schedule.confidence_at(index));
                     outcome.flags = source.flags(m);
+                    if let Some([baseline, contender]) = source.programs(m) {
+                        outcome.baseline.program = Some(baseline);
+                        outcome.contender.program = Some(contender);
+                    }
                 }
                 outcome.verdict = Err(e.clone());
             }
@@ -147,6 +157,10 @@ pub(crate) fn take_looks(
                 .observe(m, &metric, exposure.as_deref())
                 .and_then(|observed| derive(outcome, &observed, &metric, confidence));
             outcome.flags = source.flags(m);
+            if let Some([baseline, contender]) = source.programs(m) {
+                outcome.baseline.program = Some(baseline);
+                outcome.contender.program = Some(contender);
+            }
             if let Some([baseline, contender]) = source.verified(m) {
                 outcome.baseline.verified_before = baseline.before;
                 outcome.baseline.verified_after = baseline.after;

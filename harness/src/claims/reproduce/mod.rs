@@ -46,8 +46,8 @@ use crate::run::runner::{Launcher, interrupted};
 pub use crate::claims::measure::BlockRecord;
 pub use derive::metric_of;
 pub use outcome::{
-    BlockValue, ClaimOutcome, CountSummary, Design, FarProcess, Replicate, ReplicateKind,
-    SideRecord, Verdict, verdict,
+    BlockValue, ClaimOutcome, CountSummary, Design, FarProcess, ProgramRecord, Replicate,
+    ReplicateKind, SideRecord, Verdict, verdict,
 };
 pub use plan::PairedSettings;
 

@@ -142,6 +142,21 @@ pub struct SideRecord {
     pub values: Vec<f64>,
     /// Unit of the metric.
     pub unit: String,
+    /// A program side's runtime and raw iterations (absent for scenarios).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<ProgramRecord>,
+}
+
+/// What a program side ran and reported beyond the claim's metric: its provenance.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProgramRecord {
+    /// The runtime its invocations reported, each distinct text once, in order of first report
+    /// (JMH: JDK, VM, JMH version, JVM arguments; none for programs that print lines).
+    pub runtimes: Vec<String>,
+    /// Every iteration value of every invocation, one list per invocation, fork after fork.
+    pub iterations: Vec<Vec<f64>>,
+    /// How many values each fork of each invocation gave.
+    pub forks: Vec<Vec<usize>>,
 }
 
 impl SideRecord {
