@@ -389,3 +389,52 @@ fn jmh_forks_of_an_invocation_are_its_blocks() {
         "{out}"
     );
 }
+
+/// `critsec ab --results` judges two JMH result files already on disk, fork k against fork k:
+/// a 1.5x effect over 5 forks reproduces, the verdict says the sides were not interleaved, and a
+/// file of one fork has too few replicates for an interval (an error, exit 1).
+#[test]
+fn ab_judges_existing_result_files_with_forks_as_replicates() {
+    let d = dir("ab-results");
+    let write = |name: &str, mean: &str, forks: &str| {
+        let path = d.join(name);
+        let o = Command::new(FAKE)
+            .args(["-f", forks, "-wi", "1", "-i", "3", "--mean", mean])
+            .args(["--offset-sd", "0.02", "--seed", "9", "-rf", "json", "-rff"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        path
+    };
+    let (main, pr) = (
+        write("main.json", "1000", "5"),
+        write("pr.json", "1500", "5"),
+    );
+    let ab = |base: &PathBuf, cont: &PathBuf| {
+        Command::new(env!("CARGO_BIN_EXE_critsec"))
+            .args(["ab", "--jmh", "run", "--results", "--"])
+            .arg(base)
+            .arg(cont)
+            .output()
+            .unwrap()
+    };
+    let o = ab(&main, &pr);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("ab ") && l.contains(" REPRODUCED ") && l.contains("5 pairs")),
+        "{out}"
+    );
+    assert!(out.contains("not interleaved"), "{out}");
+    let one = write("one.json", "1500", "1");
+    let o = ab(&main, &one);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("-f 2 or more"), "{out}");
+}

@@ -1,13 +1,18 @@
 //! `critsec ab -- BASELINE CONTENDER`: a reviewer's A/B test of two builds of a benchmark in one
 //! command, without writing a claim file. It writes the claim it tested (so that the run can be
-//! repeated, edited or published) and runs it as `critsec reproduce --claims` does.
+//! repeated, edited or published) and runs it as `critsec reproduce --claims` does. With
+//! `--results` it judges two JMH result files already on disk instead, forks as replicates.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use critsec_harness::Claim;
+use critsec_harness::claims::reproduce::{PairedSettings, judge_recorded};
+use critsec_harness::format::verdict::VerdictFile;
 use critsec_harness::format::write_atomically;
+use critsec_harness::run::environment::{git_commit, machine, now_utc};
+use critsec_present::verdicts::render;
 
 use super::UsageError;
 use super::reproduce::ReproduceArgs;
@@ -50,15 +55,24 @@ pub struct AbArgs {
     /// Write the verdict as JSON here (atomically).
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// The baseline's command line, run by `sh -c` (e.g. 'java -jar main.jar Bench -f 1').
+    /// Judge two JMH result files already on disk (`-rf json` output of main's and of the PR's
+    /// runs) instead of running commands: fork k of one against fork k of the other is a
+    /// replicate. Needs --jmh.
+    #[arg(long, requires = "jmh")]
+    pub results: bool,
+    /// The baseline's command line, run by `sh -c` (e.g. 'java -jar main.jar Bench -f 1'); with
+    /// --results, its JMH result file.
     pub baseline: String,
     /// The contender's command line, likewise.
     pub contender: String,
 }
 
-/// Writes the claim and reproduces it.
+/// Writes the claim and reproduces it (or, with `--results`, judges the two files).
 pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
     let text = claim_text(args)?;
+    if args.results {
+        return judge_files(args, &text);
+    }
     // The file is parsed as `reproduce --claims` will parse it, before it is written.
     Claim::parse_file(&text, &args.claims_out.display().to_string())?;
     write_atomically(&args.claims_out, text.as_bytes())
@@ -79,6 +93,48 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         claims_file: Some(args.claims_out.clone()),
         list: false,
         timeout: None,
+    })
+}
+
+/// Judges the claim of `text` from the two result files `args` names; nothing runs.
+fn judge_files(args: &AbArgs, text: &str) -> anyhow::Result<ExitCode> {
+    let claim = Claim::parse_file(text, "critsec ab")?.remove(0);
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("cannot read the JMH result file {path}: {e}")))
+    };
+    let (baseline, contender) = (read(&args.baseline)?, read(&args.contender)?);
+    let outcome = judge_recorded(
+        &claim,
+        [&baseline, &contender],
+        [&args.baseline, &args.contender],
+    );
+    let failed = outcome.verdict.is_err();
+    let outcomes = vec![outcome];
+    println!(
+        "# critsec ab --results: {} against {}, forks as replicates",
+        args.contender, args.baseline
+    );
+    println!();
+    print!("{}", render(&outcomes));
+    if let Some(path) = &args.json {
+        let file = VerdictFile {
+            format: VerdictFile::FORMAT,
+            created: now_utc(),
+            machine: machine(),
+            git_commit: git_commit(),
+            hazards: Vec::new(),
+            settings: PairedSettings::quick(),
+            outcomes,
+        };
+        write_atomically(path, &file.to_json())
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("critsec: wrote {}", path.display());
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 
@@ -106,7 +162,7 @@ fn claim_text(args: &AbArgs) -> Result<String, UsageError> {
             return Err(UsageError("a side's command is empty".into()));
         }
         let sh_args = if output == "jmh" {
-            if command.contains("-rf") {
+            if command.contains("-rf") && !args.results {
                 return Err(UsageError(format!(
                     "`{command}` sets -rf or -rff: critsec ab adds `-rf json -rff FILE` itself"
                 )));

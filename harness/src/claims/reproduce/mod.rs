@@ -25,14 +25,16 @@
 //!
 //! The parts, in the order a run meets them: `plan` (settings, look schedule, grouping claims
 //! that share arms), then per group the one look loop (`looks`) over its kind of replicate
-//! (`rounds`, `seeds`, `invocations`), each look deriving every undecided claim's interval and
-//! verdict (`derive`); the results are `outcome`s. Start reading at [`reproduce_claims`].
+//! (`rounds`, `seeds`, `invocations`; `recorded`: result files already on disk), each look
+//! deriving every undecided claim's interval and verdict (`derive`); the results are
+//! `outcome`s. Start reading at [`reproduce_claims`].
 
 mod derive;
 mod invocations;
 mod looks;
 mod outcome;
 mod plan;
+mod recorded;
 mod rounds;
 mod seeds;
 #[cfg(test)]
@@ -50,6 +52,7 @@ pub use outcome::{
     ReplicateKind, SideRecord, Verdict, verdict,
 };
 pub use plan::PairedSettings;
+pub use recorded::judge_recorded;
 
 use invocations::Invocations;
 use looks::take_looks;
