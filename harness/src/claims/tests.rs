@@ -132,9 +132,13 @@ fn claims(text: &str) -> Vec<Claim> {
     Claim::parse_file(text, "test.toml").unwrap()
 }
 
+/// Quick settings with iterations of 1 ms, and 2 blocks and 1 warmup per round (the tests count
+/// them), in this process.
 fn settings() -> PairedSettings {
     PairedSettings {
         iteration_time: Duration::from_millis(1),
+        blocks: 2,
+        warmup_iterations: 1,
         forked: false,
         ..PairedSettings::quick().with_seed(11)
     }
