@@ -2,7 +2,9 @@
 //! JMH's layout, any text. Reading must not panic; an error must name the file and a line.
 #![no_main]
 
-use critsec_harness::claims::command::parse_jmh;
+use std::collections::BTreeMap;
+
+use critsec_harness::claims::command::{Selection, parse_jmh};
 use critsec_harness::format::jmh::read_entries;
 use libfuzzer_sys::fuzz_target;
 
@@ -19,7 +21,16 @@ fuzz_target!(|data: &[u8]| {
             assert!(m.contains("fuzz.json") && m.contains("line"), "error names no place: {m}");
         }
     }
-    // What a command side does with the same file: pick the entry, take its iterations.
-    let _ = parse_jmh(&text, None, "primary");
-    let _ = parse_jmh(&text, Some("bench"), "gc.alloc.rate");
+    // What a command side does with the same file: pick the entry (by name and @Param values),
+    // take its iterations fork by fork.
+    if let Ok(run) = parse_jmh(&text, &Selection::default(), "primary") {
+        assert_eq!(run.forks.iter().sum::<usize>(), run.values.len());
+        let _ = run.fork_means();
+    }
+    let params = BTreeMap::from([("impl".to_string(), "chm".to_string())]);
+    let select = Selection {
+        benchmark: Some("bench"),
+        params: Some(&params),
+    };
+    let _ = parse_jmh(&text, &select, "gc.alloc.rate");
 });

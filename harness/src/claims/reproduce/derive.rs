@@ -120,6 +120,23 @@ pub(crate) struct Paired {
     pub blocks: Vec<BlockValue>,
 }
 
+impl Paired {
+    /// A replicate of one block whose sides ran in no order to speak of: a seed of a
+    /// simulation, or a fork pair of two result files.
+    pub fn unordered(seed: Option<u64>, baseline: f64, contender: f64) -> Paired {
+        Paired {
+            seed,
+            baseline_launched_first: true,
+            env_pad: (0, 0),
+            blocks: vec![BlockValue {
+                baseline,
+                contender,
+                baseline_first: true,
+            }],
+        }
+    }
+}
+
 /// The mean costs of one replicate, for Kalibera's blocks per pair.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Costs {

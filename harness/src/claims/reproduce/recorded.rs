@@ -11,7 +11,7 @@ use crate::claims::command::{Invocation, Selection, parse_jmh};
 use super::PairObserver;
 use super::derive::{Costs, Observed, Paired, admissible, needs};
 use super::looks::{ReplicateSource, take_looks};
-use super::outcome::{BlockValue, ClaimOutcome, ProgramRecord, ReplicateKind};
+use super::outcome::{ClaimOutcome, ProgramRecord, ReplicateKind};
 use super::plan::LookSchedule;
 use crate::stats::CONFIDENCE;
 
@@ -48,16 +48,7 @@ impl ReplicateSource for Recorded {
         let replicates = baseline
             .into_iter()
             .zip(contender)
-            .map(|(baseline, contender)| Paired {
-                seed: None,
-                baseline_launched_first: true,
-                env_pad: (0, 0),
-                blocks: vec![BlockValue {
-                    baseline,
-                    contender,
-                    baseline_first: true,
-                }],
-            })
+            .map(|(baseline, contender)| Paired::unordered(None, baseline, contender))
             .collect();
         Ok(Observed {
             replicates,

@@ -16,7 +16,7 @@ use crate::run::settings::available_cores;
 use super::PairObserver;
 use super::derive::{Costs, Observed, Paired, metric_of};
 use super::looks::{ReplicateSource, Verified};
-use super::outcome::{BlockValue, ReplicateKind};
+use super::outcome::ReplicateKind;
 use super::plan::label;
 
 type Seeded = Result<SeededRun, String>;
@@ -164,16 +164,7 @@ impl ReplicateSource for Seeds<'_> {
             let (baseline, u) = metric_of(metric, &ra.iterations[s])?;
             let (contender, _) = metric_of(metric, &rb.iterations[s])?;
             unit = u;
-            replicates.push(Paired {
-                seed: Some(s as u64),
-                baseline_launched_first: true,
-                env_pad: (0, 0),
-                blocks: vec![BlockValue {
-                    baseline,
-                    contender,
-                    baseline_first: true,
-                }],
-            });
+            replicates.push(Paired::unordered(Some(s as u64), baseline, contender));
         }
         let total = |run: &SeededRun, metric: &str| -> Result<f64, String> {
             let mut total = 0.0;
