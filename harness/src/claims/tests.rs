@@ -148,6 +148,15 @@ fn run(text: &str) -> Vec<super::reproduce::ClaimOutcome> {
     run_counting(text).0
 }
 
+/// [`settings`] with a budget no run reaches, so that the last look planned after the pilot is
+/// the most (16) however fast this machine is.
+fn unhurried() -> PairedSettings {
+    PairedSettings {
+        budget: Duration::from_secs(24 * 3600),
+        ..settings()
+    }
+}
+
 /// The outcomes, and how many iterations the synthetic trials ran.
 fn run_counting(text: &str) -> (Vec<super::reproduce::ClaimOutcome>, u64) {
     run_with(text, &settings())
@@ -384,7 +393,7 @@ fn an_undecided_seeded_claim_runs_on_to_the_last_seed_look() {
 fn a_claim_the_last_look_could_not_decide_stops_early_and_says_why() {
     let text =
         ratio("never", "100", "150", "").replace("score='150'}", "score='150', swing='0.1'}");
-    let never = &run(&text)[0];
+    let never = &run_with(&text, &unhurried()).0[0];
     assert_eq!(never.looks, vec![5, 8], "{never:?}");
     assert!(
         matches!(never.verdict, Ok(Verdict::Inconclusive { .. })),
@@ -430,8 +439,8 @@ fn an_undecided_pilot_measures_on_to_the_next_look_and_stops_at_the_last() {
     );
 }
 
-/// After the pilot the last look moves out to what the budget affords (synthetic rounds cost
-/// next to nothing: to the most, 16), with looks every 3 rounds before it, spending the α the
+/// After the pilot the last look moves out to what the budget affords (a budget of a day: to
+/// the most, 16), with looks every 3 rounds before it, spending the α the
 /// pilot left by the same shape: `later` is decided at 11 (at 8 the look now spends little), and
 /// `never`, whose estimate sits on the bound, stops with it, since 16 rounds could not decide it.
 #[test]
@@ -442,7 +451,11 @@ fn the_last_look_moves_out_to_what_the_budget_affords() {
             &format!("score='{cont}', swing='0.1'}}"),
         )
     };
-    let out = run(&(swung("later", "200") + &swung("never", "150")));
+    let out = run_with(
+        &(swung("later", "200") + &swung("never", "150")),
+        &unhurried(),
+    )
+    .0;
     let later = &out[0];
     let design = later.design.as_ref().expect("a design");
     assert_eq!(design.looks, vec![5, 8, 11, 14, 16], "{design:?}");
@@ -632,10 +645,7 @@ fn a_fixed_seed_reproduces_the_pinned_outcomes() {
         "/src/claims/testdata/reproduce_pinned.json"
     );
     // A budget no run reaches, so that how fast this machine is decides nothing.
-    let settings = PairedSettings {
-        budget: Duration::from_secs(24 * 3600),
-        ..settings()
-    };
+    let settings = unhurried();
     let launcher = Launcher::new(
         Arc::new(Catalog::new(vec![Box::new(Synthetic::default())])),
         None,
