@@ -300,6 +300,23 @@ fn flags_that_do_nothing_for_programs_are_refused() {
     }
 }
 
+/// `critsec ab`'s output, after checking that it succeeded and its table's row `ab` reads
+/// REPRODUCED (and `also`).
+fn ab_reproduced(o: &Output, also: &str) -> String {
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("ab ") && l.contains(" REPRODUCED ") && l.contains(also)),
+        "{out}"
+    );
+    out
+}
+
 /// `critsec ab` tests two commands without a claim file: it writes the claim it tested (which
 /// `reproduce --claims` runs again, to the same verdict) and prints the verdict; a 1.5x effect
 /// against the default 1.05 reproduces.
@@ -319,17 +336,7 @@ fn ab_tests_two_commands_in_one_line_and_writes_its_claim() {
         .arg(fake("1500000"))
         .output()
         .expect("running critsec");
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{out}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        out.lines()
-            .any(|l| l.starts_with("ab ") && l.contains(" REPRODUCED ")),
-        "{out}"
-    );
+    ab_reproduced(&o, "");
     let text = std::fs::read_to_string(&claim).unwrap();
     assert!(text.contains("-rf json -rff"), "{text}");
     let (again, v) = reproduce("ab-again", &text);
@@ -419,18 +426,7 @@ fn ab_judges_existing_result_files_with_forks_as_replicates() {
             .output()
             .unwrap()
     };
-    let o = ab(&main, &pr);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{out}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        out.lines()
-            .any(|l| l.starts_with("ab ") && l.contains(" REPRODUCED ") && l.contains("5 pairs")),
-        "{out}"
-    );
+    let out = ab_reproduced(&ab(&main, &pr), "5 pairs");
     assert!(out.contains("not interleaved"), "{out}");
     let one = write("one.json", "1500", "1");
     let o = ab(&main, &one);

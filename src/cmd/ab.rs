@@ -15,7 +15,7 @@ use critsec_harness::run::environment::{git_commit, machine, now_utc};
 use critsec_present::verdicts::render;
 
 use super::UsageError;
-use super::reproduce::ReproduceArgs;
+use super::reproduce::{ReproduceArgs, write_verdicts};
 
 /// Arguments of `critsec ab`.
 #[derive(clap::Args, Debug)]
@@ -118,18 +118,18 @@ fn judge_files(args: &AbArgs, text: &str) -> anyhow::Result<ExitCode> {
     println!();
     print!("{}", render(&outcomes));
     if let Some(path) = &args.json {
-        let file = VerdictFile {
-            format: VerdictFile::FORMAT,
-            created: now_utc(),
-            machine: machine(),
-            git_commit: git_commit(),
-            hazards: Vec::new(),
-            settings: PairedSettings::quick(),
-            outcomes,
-        };
-        write_atomically(path, &file.to_json())
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("critsec: wrote {}", path.display());
+        write_verdicts(
+            path,
+            VerdictFile {
+                format: VerdictFile::FORMAT,
+                created: now_utc(),
+                machine: machine(),
+                git_commit: git_commit(),
+                hazards: Vec::new(),
+                settings: PairedSettings::quick(),
+                outcomes,
+            },
+        )?;
     }
     Ok(if failed {
         ExitCode::from(1)

@@ -1,7 +1,7 @@
 //! `critsec reproduce [CLAIM]...`: test each claim with a paired A/B run and print verdicts.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -177,18 +177,18 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
     print!("{}", time_table(&outcomes));
     let failed = outcomes.iter().filter(|o| o.verdict.is_err()).count();
     if let Some(path) = &args.json {
-        let file = VerdictFile {
-            format: VerdictFile::FORMAT,
-            created,
-            machine: m,
-            git_commit: git_commit(),
-            hazards: hz,
-            settings,
-            outcomes,
-        };
-        write_atomically(path, &file.to_json())
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("critsec: wrote {}", path.display());
+        write_verdicts(
+            path,
+            VerdictFile {
+                format: VerdictFile::FORMAT,
+                created,
+                machine: m,
+                git_commit: git_commit(),
+                hazards: hz,
+                settings,
+                outcomes,
+            },
+        )?;
     }
     if failed > 0 || interrupted() {
         eprintln!(
@@ -198,4 +198,12 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `file` to `path` atomically and says so.
+pub(super) fn write_verdicts(path: &Path, file: VerdictFile) -> anyhow::Result<()> {
+    write_atomically(path, &file.to_json())
+        .with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("critsec: wrote {}", path.display());
+    Ok(())
 }

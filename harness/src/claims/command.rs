@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::claims::claim::Claim;
 use crate::format::jmh::{JmhEntry, JmhMetric, read_entries};
 use crate::run::runner::interrupted;
 
@@ -428,7 +429,16 @@ pub struct Selection<'a> {
     pub params: Option<&'a BTreeMap<String, String>>,
 }
 
-impl Selection<'_> {
+impl<'a> Selection<'a> {
+    /// The entry of `claim`'s `benchmark` with a side's resolved `params` (the claim's shared
+    /// ones under the side's own).
+    pub fn of(claim: &'a Claim, params: &'a BTreeMap<String, String>) -> Self {
+        Selection {
+            benchmark: claim.benchmark.as_deref(),
+            params: Some(params),
+        }
+    }
+
     fn matches(&self, e: &JmhEntry) -> bool {
         let named = self
             .benchmark
@@ -451,8 +461,7 @@ impl Selection<'_> {
             .map(|b| format!(" for {b}"))
             .unwrap_or_default();
         if let Some(p) = self.params.filter(|p| !p.is_empty()) {
-            let kv: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            w += &format!(" with {}", kv.join(", "));
+            w += &format!(" with {}", pairs_text(p));
         }
         w
     }
@@ -484,12 +493,15 @@ fn runtime(e: &JmhEntry) -> String {
 /// An entry's name and @Param values, as errors list them.
 fn entry_words(e: &JmhEntry) -> String {
     match &e.params {
-        Some(p) if !p.is_empty() => {
-            let kv: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            format!("{} [{}]", e.benchmark, kv.join(", "))
-        }
+        Some(p) if !p.is_empty() => format!("{} [{}]", e.benchmark, pairs_text(p)),
         _ => e.benchmark.clone(),
     }
+}
+
+/// `k=v, k=v` in key order.
+fn pairs_text(params: &BTreeMap<String, String>) -> String {
+    let kv: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    kv.join(", ")
 }
 
 /// Values of a JMH result file: the iteration scores of every fork of the entry `select` picks

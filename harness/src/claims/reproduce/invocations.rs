@@ -56,6 +56,20 @@ fn fork_blocks(p: &InvocationPair) -> Vec<BlockValue> {
     }
 }
 
+/// What one side's `runs` ran and reported: each distinct runtime once, in order, and every
+/// iteration of every run, fork by fork.
+pub(super) fn program_record<'a>(runs: impl Iterator<Item = &'a Invocation>) -> ProgramRecord {
+    let mut record = ProgramRecord::default();
+    for run in runs {
+        if !run.runtime.is_empty() && !record.runtimes.contains(&run.runtime) {
+            record.runtimes.push(run.runtime.clone());
+        }
+        record.iterations.push(run.values.clone());
+        record.forks.push(run.forks.clone());
+    }
+    record
+}
+
 /// A claim's invocations so far.
 pub(crate) struct Invocations<'a> {
     claim: &'a Claim,
@@ -105,12 +119,9 @@ impl<'a> Invocations<'a> {
         let (side, which) = (self.claim.side(role), role.name());
         let command = side.command.as_ref().expect("a claim on programs");
         let params = self.claim.resolved(role).params.0;
+        let select = Selection::of(self.claim, &params);
         let mut attempt = 0;
         let inv = loop {
-            let select = Selection {
-                benchmark: self.claim.benchmark.as_deref(),
-                params: Some(&params),
-            };
             match invoke(command, which, index, &select, &self.claim.metric) {
                 Ok(inv) => break inv,
                 Err(failure) if failure.transient && attempt < RETRIES && !interrupted() => {
@@ -237,29 +248,8 @@ impl ReplicateSource for Invocations<'_> {
     }
 
     fn programs(&self, _: usize) -> Option<[ProgramRecord; 2]> {
-        let record = |side: usize| {
-            let mut runtimes: Vec<String> = Vec::new();
-            for p in &self.pairs {
-                let runtime = &p.sides[side].runtime;
-                if !runtime.is_empty() && !runtimes.contains(runtime) {
-                    runtimes.push(runtime.clone());
-                }
-            }
-            ProgramRecord {
-                runtimes,
-                iterations: self
-                    .pairs
-                    .iter()
-                    .map(|p| p.sides[side].values.clone())
-                    .collect(),
-                forks: self
-                    .pairs
-                    .iter()
-                    .map(|p| p.sides[side].forks.clone())
-                    .collect(),
-            }
-        };
-        Some([record(0), record(1)])
+        let side = |s: usize| program_record(self.pairs.iter().map(|p| &p.sides[s]));
+        Some([side(0), side(1)])
     }
 
     /// A program's values are already of the claim's metric: it was asked for it when invoked.

@@ -121,11 +121,7 @@ pub(crate) fn take_looks(
                 {
                     outcome.replicate_kind = source.kind();
                     let _ = derive(outcome, &observed, &metric, schedule.confidence_at(index));
-                    outcome.flags = source.flags(m);
-                    if let Some([baseline, contender]) = source.programs(m) {
-                        outcome.baseline.program = Some(baseline);
-                        outcome.contender.program = Some(contender);
-                    }
+                    record_replicates(&*source, m, outcome);
                 }
                 outcome.verdict = Err(e.clone());
             }
@@ -156,11 +152,7 @@ pub(crate) fn take_looks(
             outcome.verdict = source
                 .observe(m, &metric, exposure.as_deref())
                 .and_then(|observed| derive(outcome, &observed, &metric, confidence));
-            outcome.flags = source.flags(m);
-            if let Some([baseline, contender]) = source.programs(m) {
-                outcome.baseline.program = Some(baseline);
-                outcome.contender.program = Some(contender);
-            }
+            record_replicates(&*source, m, outcome);
             if let Some([baseline, contender]) = source.verified(m) {
                 outcome.baseline.verified_before = baseline.before;
                 outcome.baseline.verified_after = baseline.after;
@@ -190,26 +182,31 @@ pub(crate) fn take_looks(
         }
         index += 1;
     }
-    let design = Design {
-        looks: schedule.looks.clone(),
-        confidence: schedule.confidence.clone(),
-        replicate_seconds,
-        why,
-        ended,
-    };
     for &i in members {
-        // Why the looks ended early concerns only the claims they left undecided.
-        let ended = if settled(&outcomes[i].verdict) {
-            String::new()
-        } else {
-            design.ended.clone()
-        };
         outcomes[i].design = Some(Design {
-            ended,
-            ..design.clone()
+            looks: schedule.looks.clone(),
+            confidence: schedule.confidence.clone(),
+            replicate_seconds,
+            why: why.clone(),
+            // Why the looks ended early concerns only the claims they left undecided.
+            ended: if settled(&outcomes[i].verdict) {
+                String::new()
+            } else {
+                ended.clone()
+            },
         });
     }
     true
+}
+
+/// Keeps in `outcome` what `source` says of `member`'s replicates beyond their values: its
+/// flags and, for programs, what they ran.
+fn record_replicates(source: &dyn ReplicateSource, member: usize, outcome: &mut ClaimOutcome) {
+    outcome.flags = source.flags(member);
+    if let Some([baseline, contender]) = source.programs(member) {
+        outcome.baseline.program = Some(baseline);
+        outcome.contender.program = Some(contender);
+    }
 }
 
 /// Whether more replicates up to a last look at `last` (at `confidence`) would leave `outcome`

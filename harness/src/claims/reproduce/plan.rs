@@ -189,15 +189,18 @@ pub(crate) struct Growth {
 /// gets, however dear its replicates: a JVM per invocation) nor beyond `most`. The choice
 /// depends only on costs, never on the values measured, so it cannot steer a verdict.
 pub(crate) fn last_look(pilot: u32, seconds: f64, budget: f64, planned: u32, most: u32) -> u32 {
-    let affordable = if seconds > 0.0 && seconds.is_finite() {
+    affordable(pilot, seconds, budget).clamp(planned, most.max(planned))
+}
+
+/// The pilot's `pilot` replicates plus as many more as `budget` wall seconds afford at
+/// `seconds` each (unbounded when a replicate cost nothing measurable).
+fn affordable(pilot: u32, seconds: f64, budget: f64) -> u32 {
+    let more = if seconds > 0.0 && seconds.is_finite() {
         (budget / seconds).floor().min(f64::from(u32::MAX)) as u32
     } else {
         u32::MAX
     };
-    pilot
-        .saturating_add(affordable)
-        .min(most.max(planned))
-        .max(planned)
+    pilot.saturating_add(more)
 }
 
 impl LookSchedule {
@@ -238,7 +241,7 @@ impl LookSchedule {
         }
         let budget = budget.as_secs_f64();
         let last = last_look(pilot, seconds, budget, planned, growth.most);
-        let why = if last == planned && pilot.saturating_add((budget / seconds) as u32) < planned {
+        let why = if affordable(pilot, seconds, budget) < planned {
             format!("the budget ({budget:.0} s) affords less; every group gets {planned}")
         } else if last == planned {
             format!("the budget ({budget:.0} s) affords no more")

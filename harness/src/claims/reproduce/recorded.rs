@@ -10,6 +10,7 @@ use crate::claims::command::{Invocation, Selection, parse_jmh};
 
 use super::PairObserver;
 use super::derive::{Costs, Observed, Paired, admissible, needs};
+use super::invocations::program_record;
 use super::looks::{ReplicateSource, take_looks};
 use super::outcome::{ClaimOutcome, ProgramRecord, ReplicateKind};
 use super::plan::LookSchedule;
@@ -76,15 +77,8 @@ impl ReplicateSource for Recorded {
     }
 
     fn programs(&self, _: usize) -> Option<[ProgramRecord; 2]> {
-        let record = |i: &Invocation| ProgramRecord {
-            runtimes: [i.runtime.clone()]
-                .into_iter()
-                .filter(|r| !r.is_empty())
-                .collect(),
-            iterations: vec![i.values.clone()],
-            forks: vec![i.forks.clone()],
-        };
-        Some([record(&self.sides[0]), record(&self.sides[1])])
+        let side = |s: usize| program_record(std::iter::once(&self.sides[s]));
+        Some([side(0), side(1)])
     }
 }
 
@@ -99,11 +93,8 @@ pub fn judge_recorded(
     let mut outcomes = vec![ClaimOutcome::new(claim)];
     let read = |role: Role, text: &str, origin: &str| -> Result<Invocation, String> {
         let params = claim.resolved(role).params.0;
-        let select = Selection {
-            benchmark: claim.benchmark.as_deref(),
-            params: Some(&params),
-        };
-        let run = parse_jmh(text, &select, &claim.metric).map_err(|e| format!("{origin}: {e}"))?;
+        let run = parse_jmh(text, &Selection::of(claim, &params), &claim.metric)
+            .map_err(|e| format!("{origin}: {e}"))?;
         if let Some(v) = run.values.iter().find(|v| !admissible(claim.kind, **v)) {
             return Err(format!(
                 "{origin}: the {} reported {} = {v}; {}",
