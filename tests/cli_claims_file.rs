@@ -397,6 +397,42 @@ fn jmh_forks_of_an_invocation_are_its_blocks() {
     );
 }
 
+/// Sides that run one command and read different `@Param` entries of its JMH result share one
+/// invocation per replicate (half the JVM starts), and the verdict says that the sides then ran
+/// in JMH's order.
+#[test]
+fn sides_that_differ_only_in_a_param_share_one_invocation() {
+    let count = dir("shared-count").join("invocations");
+    let command = format!(
+        "-p impl=a,b --factor-of b=1.5 -f 2 -i 2 --seed 9 --count {} -rf json -rff {{result}}",
+        count.display()
+    );
+    let with = |value: &str| {
+        side(&command, "jmh").replacen(
+            "{ command",
+            &format!("{{ params = {{ impl = {value:?} }}, command"),
+            1,
+        )
+    };
+    let text = claim("shared", &with("a"), &with("b"), "benchmark = \"run\"\n");
+    let (o, v) = reproduce("shared", &text);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let outcome = &v["outcomes"][0];
+    assert_eq!(outcome["verdict"]["Ok"], "Reproduced", "{outcome}");
+    let (_, ratio, _) = interval(&v, 0);
+    assert!((ratio - 1.5).abs() < 0.05, "{ratio}");
+    let replicates = outcome["replicates"].as_array().unwrap().len();
+    let invoked = std::fs::read_to_string(&count).unwrap().lines().count();
+    assert_eq!(invoked, replicates, "one invocation per replicate");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(&format!(
+            "served both sides (one command; they read different @Param entries of its result), so they ran in JMH's order, not a balanced one: the baseline's forks first in {replicates} of {replicates} replicates"
+        )),
+        "{out}"
+    );
+}
+
 /// `critsec ab --results` judges two JMH result files already on disk, fork k against fork k:
 /// a 1.5x effect over 5 forks reproduces, the verdict says the sides were not interleaved, and a
 /// file of one fork has too few replicates for an interval (an error, exit 1).
@@ -433,4 +469,82 @@ fn ab_judges_existing_result_files_with_forks_as_replicates() {
     assert_eq!(o.status.code(), Some(1));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("-f 2 or more"), "{out}");
+}
+
+/// Each replicate's pinned CPU in the verdict file, per claim.
+fn cpus(v: &serde_json::Value, i: usize) -> Vec<Option<u64>> {
+    v["outcomes"][i]["replicates"]
+        .as_array()
+        .expect("replicates")
+        .iter()
+        .map(|r| r["cpu"].as_u64())
+        .collect()
+}
+
+/// A group whose arms are all single-threaded runs each round's processes on one CPU after
+/// their setup, and the verdict file says which; a group with a two-thread arm is never pinned
+/// (a pinned single thread against free threads would bias the ratio), nor is anything with
+/// `--no-pin`.
+#[test]
+fn single_threaded_groups_are_pinned_one_cpu_per_round_and_others_never() {
+    let allowed = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|l| l.trim().to_string())
+        });
+    let Some(allowed) = allowed.filter(|a| a.contains(['-', ','])) else {
+        eprintln!("skipped: this machine lets us use one CPU, so nothing is pinned");
+        return;
+    };
+    let scenario = |id: &str, base_threads: &str, cont_threads: &str| {
+        format!(
+            "[[claim]]\nid = {id:?}\ntitle = \"t\"\nsource = \"s\"\nsource_figure = \"f\"\nscenario = \"harness/empty\"\nmetric = \"primary\"\ndirection = \"higher\"\nmin_effect = 1.05\n{}baseline = {{ threads = {base_threads:?} }}\ncontender = {{ threads = {cont_threads:?} }}\n",
+            if base_threads == cont_threads {
+                "aa = true\n"
+            } else {
+                ""
+            }
+        )
+    };
+    let text = scenario("one-thread", "1", "1") + &scenario("two-threads", "1", "2");
+    let run = |name: &str, extra: &[&str]| {
+        let d = dir(name);
+        let file = d.join("claims.toml");
+        std::fs::write(&file, &text).unwrap();
+        let json = d.join("verdicts.json");
+        let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+            .args([
+                "reproduce",
+                "-r",
+                "5ms",
+                "--pairs",
+                "2",
+                "--seed",
+                "3",
+                "--claims",
+            ])
+            .arg(&file)
+            .arg("--json")
+            .arg(&json)
+            .args(extra)
+            .output()
+            .expect("running critsec");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        (String::from_utf8_lossy(&o.stdout).into_owned(), v)
+    };
+    let (out, v) = run("pin", &[]);
+    let one = cpus(&v, 0);
+    assert!(
+        !one.is_empty() && one.iter().all(Option::is_some),
+        "{allowed}: {one:?}"
+    );
+    assert!(cpus(&v, 1).iter().all(Option::is_none), "{:?}", cpus(&v, 1));
+    assert!(out.contains("pinned:    single-threaded sides"), "{out}");
+    let (out, v) = run("no-pin", &["--no-pin"]);
+    assert!(cpus(&v, 0).iter().all(Option::is_none), "{:?}", cpus(&v, 0));
+    assert!(!out.contains("pinned:"), "{out}");
 }

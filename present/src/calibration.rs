@@ -17,6 +17,7 @@ pub fn render(rows: &[CalibrationRow]) -> String {
         Align::Right,
         Align::Right,
         Align::Right,
+        Align::Left,
     ]);
     table.row([
         "A/A claim",
@@ -28,6 +29,7 @@ pub fn render(rows: &[CalibrationRow]) -> String {
         "Slice SD (T1)",
         "Process SD (T2)",
         "Seconds/run",
+        "Pinned",
     ]);
     for r in rows {
         table.row([
@@ -40,6 +42,7 @@ pub fn render(rows: &[CalibrationRow]) -> String {
             log(r.within_sd),
             log(r.between_sd),
             format!("{:.1}", r.seconds),
+            if r.pinned { "yes" } else { "no" }.into(),
         ]);
     }
     let mut out = table.render(false);
@@ -48,7 +51,8 @@ pub fn render(rows: &[CalibrationRow]) -> String {
          x/÷. Round SD: of the rounds' mean log ratios (what the interval is made of). Slice SD: \
          of one slice pair's log ratio within a round; Process SD: between rounds beyond what \
          the slices explain (Kalibera & Jones' T1 and T2). Finer slices can only shrink the \
-         slices' share; only more rounds shrink the processes'.\n",
+         slices' share; only more rounds shrink the processes'. Pinned: each round's processes \
+         ran on one CPU after their setup (single-threaded claims only).\n",
     );
     for r in rows.iter().filter(|r| !r.errors.is_empty()) {
         out.push_str(&format!(

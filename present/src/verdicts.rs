@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use critsec_harness::claims::reproduce::{ClaimOutcome, Verdict};
+use critsec_harness::claims::reproduce::{ClaimOutcome, Replicate, Verdict};
 
 use crate::table::{Align, Table, fmt_num};
 
@@ -173,6 +173,9 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                         let _ = writeln!(out, "  ended:     {}", d.ended);
                     }
                 }
+                if let Some(pinned) = pinned_text(&o.replicates) {
+                    let _ = writeln!(out, "  pinned:    {pinned}");
+                }
                 for (role, side) in [("baseline", &o.baseline), ("contender", &o.contender)] {
                     if let Some(p) = &side.program
                         && !p.runtimes.is_empty()
@@ -224,6 +227,32 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
 }
 
 /// A look's confidence with two significant digits of what it leaves out: 99.9968%, 99.903%.
+/// Which CPUs the replicates' processes were pinned to, with how many replicates each (none
+/// when no replicate was pinned).
+fn pinned_text(replicates: &[Replicate]) -> Option<String> {
+    let mut per_cpu = std::collections::BTreeMap::<usize, usize>::new();
+    for cpu in replicates.iter().filter_map(|r| r.cpu) {
+        *per_cpu.entry(cpu).or_default() += 1;
+    }
+    if per_cpu.is_empty() {
+        return None;
+    }
+    let cpus: Vec<String> = per_cpu
+        .iter()
+        .map(|(cpu, n)| format!("CPU {cpu} in {n}"))
+        .collect();
+    let unpinned = replicates.iter().filter(|r| r.cpu.is_none()).count();
+    let rest = if unpinned > 0 {
+        format!(", {unpinned} not pinned")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "single-threaded sides, both processes of a replicate on one CPU after setup: {}{rest}",
+        cpus.join(", ")
+    ))
+}
+
 fn confidence_text(confidence: f64) -> String {
     let left_out = (1.0 - confidence) * 100.0;
     let digits = ((-left_out.log10() - 1e-9).ceil() as i32 + 1).clamp(1, 10) as usize;

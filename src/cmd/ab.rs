@@ -93,6 +93,8 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         claims_file: Some(args.claims_out.clone()),
         list: false,
         timeout: None,
+        // Programs run as invocations, never in rounds: nothing to pin.
+        no_pin: false,
     })
 }
 

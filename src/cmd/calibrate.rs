@@ -34,6 +34,10 @@ pub struct CalibrateArgs {
     /// Measured time per side per round, the same at every slice length.
     #[arg(long, default_value = "400ms")]
     pub per_side: String,
+    /// Affinity of single-threaded claims' processes: `both` (pinned to one CPU per round, then
+    /// unpinned, to compare), `on` or `off`.
+    #[arg(long, value_enum, default_value = "both")]
+    pub pin: PinChoice,
     /// Rounds (process pairs) per run.
     #[arg(long, default_value_t = 5)]
     pub rounds: u32,
@@ -43,6 +47,27 @@ pub struct CalibrateArgs {
     /// Per-iteration timeout of a fork, as for `reproduce`.
     #[arg(long = "timeout", value_name = "DUR")]
     pub timeout: Option<String>,
+}
+
+/// Which affinities `critsec calibrate` compares.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PinChoice {
+    /// Pinned, then unpinned.
+    Both,
+    /// Pinned only (what `reproduce` does).
+    On,
+    /// Unpinned only (`reproduce --no-pin`).
+    Off,
+}
+
+impl PinChoice {
+    fn tried(self) -> Vec<bool> {
+        match self {
+            PinChoice::Both => vec![true, false],
+            PinChoice::On => vec![true],
+            PinChoice::Off => vec![false],
+        }
+    }
 }
 
 /// Runs the A/A claims under every design and prints the table; exit 1 if a run failed.
@@ -81,6 +106,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
         per_side,
         rounds: args.rounds,
         runs: args.runs,
+        pin: args.pin.tried(),
         base: PairedSettings::quick()
             .with_seed(args.seed.unwrap_or_else(PairedSettings::clock_seed)),
     };

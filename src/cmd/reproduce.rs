@@ -57,6 +57,10 @@ pub struct ReproduceArgs {
     /// (JMH -to; default 10m).
     #[arg(long = "timeout", value_name = "DUR")]
     pub timeout: Option<String>,
+    /// Leave single-threaded claims' processes where the scheduler puts them (by default each
+    /// round's are pinned to one CPU after their setup: METHODOLOGY.md, *CPU affinity*).
+    #[arg(long)]
+    pub no_pin: bool,
 }
 
 pub(super) struct Progress {
@@ -144,6 +148,7 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
         settings.max_pairs = settings.max_pairs.max(p);
     }
     settings.seed = args.seed.unwrap_or_else(PairedSettings::clock_seed);
+    settings.pin_single_threaded = !args.no_pin;
     let m = machine();
     println!(
         "# critsec reproduce: {} claim(s), {} mode, {}",

@@ -6,6 +6,10 @@
 //!
 //! value = mean × FAKE_BENCH_FACTOR × exp(offset_sd · z_fork + noise_sd · z_iteration)
 //!
+//! `-p NAME=V1,V2` writes one entry per value, in that order, as JMH runs a `@Param`'s values
+//! (each value's forks its own processes), and `--factor-of V=X` multiplies value V's mean by X;
+//! `--count FILE` appends a line to FILE per invocation, so a test can count them.
+//!
 //! `--fail N` exits with status N after a line on stderr; `--garbage` prints what no protocol
 //! reads; `--die`, `--panic` and `--hang` print their first value and then kill themselves with
 //! SIGKILL, panic, or never finish (the runner's fault tests). Randomness is seeded from `--seed` mixed with `CRITSEC_REPLICATE` and `CRITSEC_SIDE`
@@ -28,6 +32,11 @@ struct Args {
     garbage: bool,
     fault: Option<String>,
     seed: Option<u64>,
+    /// `-p`: the parameter's name and values.
+    param: Option<(String, Vec<String>)>,
+    /// `--factor-of`: each value's factor.
+    factor_of: Vec<(String, f64)>,
+    count: Option<String>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -45,6 +54,9 @@ fn parse() -> Result<Args, String> {
         garbage: false,
         fault: None,
         seed: None,
+        param: None,
+        factor_of: Vec::new(),
+        count: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -76,6 +88,22 @@ fn parse() -> Result<Args, String> {
             "--garbage" => a.garbage = true,
             "--die" | "--panic" | "--hang" => a.fault = Some(flag.clone()),
             "--seed" => a.seed = Some(num(value()?)? as u64),
+            "-p" => {
+                let v = value()?;
+                let (name, values) = v.split_once('=').ok_or(format!("-p {v}: not NAME=V1,V2"))?;
+                a.param = Some((
+                    name.to_string(),
+                    values.split(',').map(str::to_string).collect(),
+                ));
+            }
+            "--factor-of" => {
+                let v = value()?;
+                let (name, x) = v
+                    .split_once('=')
+                    .ok_or(format!("--factor-of {v}: not VALUE=X"))?;
+                a.factor_of.push((name.to_string(), num(x.to_string())?));
+            }
+            "--count" => a.count = Some(value()?),
             other => return Err(format!("unknown flag `{other}`")),
         }
     }
@@ -110,6 +138,17 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if let Some(path) = &a.count {
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| writeln!(f, "invoked"));
+        if let Err(e) = appended {
+            eprintln!("critsec-fake-bench: appending to {path}: {e}");
+            std::process::exit(1);
+        }
+    }
     if let Some(code) = a.fail {
         eprintln!("critsec-fake-bench: failing on purpose with status {code}");
         std::process::exit(code);
@@ -141,15 +180,32 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1.0);
-    // Each fork is a process of its own (a JVM, in JMH), with its own offset.
-    let forks: Vec<Vec<f64>> = (0..a.forks)
-        .map(|_| {
-            let offset = a.offset_sd * rng.normal();
-            (0..a.iterations)
-                .map(|_| a.mean * factor * (offset + a.noise_sd * rng.normal()).exp())
-                .collect()
+    // One entry per `-p` value (one without `-p`); each fork is a process of its own (a JVM, in
+    // JMH), with its own offset.
+    let values: Vec<Option<String>> = match &a.param {
+        Some((_, values)) => values.iter().cloned().map(Some).collect(),
+        None => vec![None],
+    };
+    let entries: Vec<(Option<String>, Vec<Vec<f64>>)> = values
+        .into_iter()
+        .map(|value| {
+            let own = a
+                .factor_of
+                .iter()
+                .find(|(v, _)| Some(v) == value.as_ref())
+                .map_or(1.0, |(_, x)| *x);
+            let forks = (0..a.forks)
+                .map(|_| {
+                    let offset = a.offset_sd * rng.normal();
+                    (0..a.iterations)
+                        .map(|_| a.mean * factor * own * (offset + a.noise_sd * rng.normal()).exp())
+                        .collect()
+                })
+                .collect();
+            (value, forks)
         })
         .collect();
+    let forks = &entries[0].1;
     if let Some(fault) = &a.fault {
         // Mid-run: one value is out, the rest never comes.
         println!("{},{}", forks[0][0], a.unit);
@@ -172,10 +228,28 @@ fn main() {
         }
         return;
     }
+    let entry: Vec<serde_json::Value> = entries
+        .iter()
+        .map(|(value, forks)| jmh_entry(&a, value.as_deref(), forks))
+        .collect();
+    let text = serde_json::to_string_pretty(&entry).expect("json");
+    match &a.result {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, text) {
+                eprintln!("critsec-fake-bench: writing {path}: {e}");
+                std::process::exit(1);
+            }
+        }
+        None => println!("{text}"),
+    }
+}
+
+/// One entry of JMH's JSON layout: `value` of the `-p` parameter (none without `-p`).
+fn jmh_entry(a: &Args, value: Option<&str>, forks: &[Vec<f64>]) -> serde_json::Value {
     let all: Vec<f64> = forks.iter().flatten().copied().collect();
     let n = all.len() as f64;
     let mean = all.iter().sum::<f64>() / n;
-    let entry = serde_json::json!([{
+    let mut entry = serde_json::json!({
         "jmhVersion": "1.37",
         "benchmark": a.benchmark,
         "mode": "thrpt",
@@ -195,15 +269,9 @@ fn main() {
             "rawData": forks,
         },
         "secondaryMetrics": {},
-    }]);
-    let text = serde_json::to_string_pretty(&entry).expect("json");
-    match &a.result {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, text) {
-                eprintln!("critsec-fake-bench: writing {path}: {e}");
-                std::process::exit(1);
-            }
-        }
-        None => println!("{text}"),
+    });
+    if let (Some((name, _)), Some(value)) = (&a.param, value) {
+        entry["params"] = serde_json::json!({ name.as_str(): value });
     }
+    entry
 }

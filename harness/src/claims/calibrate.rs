@@ -7,7 +7,9 @@
 //! so the rows say how the variance of a round's log ratio depends on the interleaving's grain.
 //! Kalibera & Jones' components split that variance into the slices' (within a round) and the
 //! processes' (between rounds): fine interleaving can only shrink the first, more rounds the
-//! second. This is the noise study of METHODOLOGY.md; `critsec calibrate` prints it.
+//! second. Each design runs with the single-threaded claims' processes pinned to one CPU per
+//! round and, where that pinned anything, again without, so the rows also say what affinity
+//! does. This is the noise study of METHODOLOGY.md; `critsec calibrate` prints it.
 
 use std::time::Duration;
 
@@ -29,6 +31,9 @@ pub struct CalibrationPlan {
     pub rounds: u32,
     /// Runs per design, each with its own seed (`seed`, `seed + 1`, ...).
     pub runs: u32,
+    /// Whether to pin, in the order tried: `[true, false]` compares; a claim whose runs pinned
+    /// nothing (a multi-threaded arm) is not run again unpinned.
+    pub pin: Vec<bool>,
     /// The settings everything else comes from (warmup, forks, seeds of simulations).
     pub base: PairedSettings,
 }
@@ -41,9 +46,10 @@ impl CalibrationPlan {
         n.max(2).div_ceil(2) * 2
     }
 
-    /// The settings of run `run` with slice length `slice`.
-    pub fn settings(&self, slice: Duration, run: u32) -> PairedSettings {
+    /// The settings of run `run` with slice length `slice`, pinned or not.
+    pub fn settings(&self, slice: Duration, pin: bool, run: u32) -> PairedSettings {
         PairedSettings {
+            pin_single_threaded: pin,
             iteration_time: slice,
             blocks: self.slices_per_round(slice),
             min_pairs: self.rounds,
@@ -63,6 +69,8 @@ pub struct CalibrationRow {
     pub slice_ms: f64,
     /// Slices per side per round.
     pub slices: u32,
+    /// Whether any round's processes were pinned to one CPU.
+    pub pinned: bool,
     /// Runs with an interval.
     pub runs: usize,
     /// Of those, how many intervals covered 1.
@@ -94,6 +102,9 @@ impl CalibrationRow {
             claim: claim.to_string(),
             slice_ms: slice.as_secs_f64() * 1e3,
             slices,
+            pinned: outcomes
+                .iter()
+                .any(|o| o.replicates.iter().any(|r| r.cpu.is_some())),
             runs: intervals.len(),
             covered: intervals
                 .iter()
@@ -126,21 +137,28 @@ pub fn calibrate(
     let mut rows = Vec::new();
     for claim in claims {
         for &slice in &plan.slices {
-            let mut outcomes = Vec::new();
-            for run in 0..plan.runs {
-                if interrupted() {
-                    break;
+            let mut pinned_any = None;
+            for &pin in &plan.pin {
+                // Unpinned after pinned that pinned nothing would run the same design again.
+                if !pin && pinned_any == Some(false) {
+                    continue;
                 }
-                let settings = plan.settings(slice, run);
-                let one = std::slice::from_ref(claim);
-                outcomes.extend(reproduce_claims(launcher, one, one, &settings, observer));
+                let mut outcomes = Vec::new();
+                for run in 0..plan.runs {
+                    if interrupted() {
+                        break;
+                    }
+                    let settings = plan.settings(slice, pin, run);
+                    let one = std::slice::from_ref(claim);
+                    outcomes.extend(reproduce_claims(launcher, one, one, &settings, observer));
+                }
+                let row =
+                    CalibrationRow::of(&claim.id, slice, plan.slices_per_round(slice), &outcomes);
+                if pin {
+                    pinned_any = Some(row.pinned);
+                }
+                rows.push(row);
             }
-            rows.push(CalibrationRow::of(
-                &claim.id,
-                slice,
-                plan.slices_per_round(slice),
-                &outcomes,
-            ));
         }
     }
     rows
@@ -156,6 +174,7 @@ mod tests {
             per_side: Duration::from_millis(400),
             rounds: 5,
             runs: 3,
+            pin: vec![true, false],
             base: PairedSettings::quick(),
         }
     }
@@ -167,8 +186,9 @@ mod tests {
         assert_eq!(p.slices_per_round(Duration::from_millis(200)), 2);
         assert_eq!(p.slices_per_round(Duration::from_millis(150)), 4);
         assert_eq!(p.slices_per_round(Duration::from_secs(1)), 2);
-        let s = p.settings(Duration::from_millis(20), 2);
+        let s = p.settings(Duration::from_millis(20), false, 2);
         assert_eq!((s.blocks, s.min_pairs, s.max_pairs), (20, 5, 5));
+        assert!(!s.pin_single_threaded);
         assert_eq!(s.seed, PairedSettings::quick().seed + 2);
     }
 }

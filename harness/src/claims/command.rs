@@ -127,6 +127,9 @@ pub struct Invocation {
     /// The runtime it reported, in words (JMH: JDK, VM, JMH version, JVM arguments); empty for
     /// a program that prints lines.
     pub runtime: String,
+    /// Its entry's place among the result file's entries, the order JMH ran them in (0 for a
+    /// program that prints lines).
+    pub position: usize,
 }
 
 impl Invocation {
@@ -197,16 +200,17 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// Runs `side` once (`which` names it in errors: `baseline`, `contender`) and reads its result:
-/// `select` picks the JMH entry (needed when the file has several), `metric` is `primary` or a
-/// secondary metric's name.
+/// Runs `side` once (`which` names it in errors: `baseline`, `contender`, or `both sides` for
+/// one invocation that serves both) and reads its result once per selection: each of `selects`
+/// picks a JMH entry (needed when the file has several; a program that prints lines has one
+/// result, so one selection), `metric` is `primary` or a secondary metric's name.
 pub fn invoke(
     side: &CommandSide,
     which: &str,
     replicate: usize,
-    select: &Selection,
+    selects: &[Selection],
     metric: &str,
-) -> Result<Invocation, Failure> {
+) -> Result<Vec<Invocation>, Failure> {
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let result: PathBuf =
@@ -321,20 +325,29 @@ pub fn invoke(
         )));
     }
     let parsed = match side.output {
-        OutputFormat::Lines => parse_lines(&stdout, select.benchmark.unwrap_or("lines")),
+        OutputFormat::Lines => {
+            debug_assert_eq!(selects.len(), 1, "lines are one result");
+            let benchmark = selects.first().and_then(|s| s.benchmark);
+            parse_lines(&stdout, benchmark.unwrap_or("lines")).map(|one| vec![one])
+        }
         OutputFormat::Jmh => {
             let text = std::fs::read_to_string(&result)
                 .map_err(|e| format!("no JMH result file at {} ({e})", result.display()));
             let _ = std::fs::remove_file(&result);
             // JMH exits 0 with an empty result when its fork died or the benchmark threw; the
             // cause is in what it printed.
-            text.and_then(|t| parse_jmh(&t, select, metric))
-                .map_err(|e| {
-                    format!(
-                        "{e}; the end of its output: {}",
-                        tail(&format!("{stdout}\n{stderr}"), 600)
-                    )
-                })
+            text.and_then(|t| {
+                selects
+                    .iter()
+                    .map(|select| parse_jmh(&t, select, metric))
+                    .collect()
+            })
+            .map_err(|e| {
+                format!(
+                    "{e}; the end of its output: {}",
+                    tail(&format!("{stdout}\n{stderr}"), 600)
+                )
+            })
         }
     };
     parsed.map_err(|e| Failure::transient(format!("{which} command `{}`: {e}", side.label())))
@@ -417,6 +430,7 @@ pub fn parse_lines(stdout: &str, benchmark: &str) -> Result<Invocation, String> 
         forks: vec![values.len()],
         values,
         runtime: String::new(),
+        position: 0,
     })
 }
 
@@ -532,7 +546,11 @@ pub fn parse_jmh(text: &str, select: &Selection, metric: &str) -> Result<Invocat
                 .into(),
         );
     }
-    let chosen: Vec<&JmhEntry> = entries.iter().filter(|e| select.matches(e)).collect();
+    let chosen: Vec<(usize, &JmhEntry)> = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| select.matches(e))
+        .collect();
     let all = || {
         entries
             .iter()
@@ -540,7 +558,7 @@ pub fn parse_jmh(text: &str, select: &Selection, metric: &str) -> Result<Invocat
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let entry = match chosen.as_slice() {
+    let (position, entry) = match chosen.as_slice() {
         [one] => *one,
         [] => {
             return Err(format!(
@@ -594,6 +612,7 @@ pub fn parse_jmh(text: &str, select: &Selection, metric: &str) -> Result<Invocat
         values,
         forks,
         runtime: runtime(entry),
+        position,
     })
 }
 
@@ -698,7 +717,8 @@ mod tests {
             output: OutputFormat::Lines,
             timeout_s: 1,
         };
-        let failure = invoke(&side, "contender", 0, &Selection::default(), "primary").unwrap_err();
+        let failure =
+            invoke(&side, "contender", 0, &[Selection::default()], "primary").unwrap_err();
         assert!(!failure.transient, "a time limit is not retried: {failure}");
         let e = failure.message;
         assert!(
@@ -723,7 +743,9 @@ mod tests {
             output: OutputFormat::Lines,
             timeout_s: u64::MAX,
         };
-        let i = invoke(&side, "baseline", 0, &Selection::default(), "primary").unwrap();
+        let i = invoke(&side, "baseline", 0, &[Selection::default()], "primary")
+            .unwrap()
+            .remove(0);
         assert_eq!(i.values, vec![1.0]);
     }
 

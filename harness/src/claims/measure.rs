@@ -41,6 +41,10 @@ pub struct RoundRecord {
     pub setup_seconds: f64,
     /// Wall seconds of all the round's blocks.
     pub block_seconds: f64,
+    /// The CPU every process of the round was pinned to after its setup (none: where the
+    /// scheduler put them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
 }
 
 /// One block of a round.
@@ -98,6 +102,9 @@ pub struct RoundPlan {
     pub iteration_time: Duration,
     /// Run the arms in forks.
     pub forked: bool,
+    /// Pin the round's forks, after their setup, to one CPU drawn from the allowed ones (all
+    /// to the same: the arms take turns, so each runs alone on it).
+    pub pin: bool,
 }
 
 /// Runs one round of fresh processes for `arms`; verifies each before and after.
@@ -114,6 +121,12 @@ pub fn run_round(
         .map(|_| rand::Rng::random_range(rng, 0..=4096))
         .collect();
     let orders = block_orders(k, plan.blocks, rng);
+    // Drawn after everything else, so that the orders replay whether or not the round is pinned.
+    let cpu = plan
+        .pin
+        .then(crate::run::affinity::allowed_cpus)
+        .filter(|cpus| cpus.len() > 1)
+        .map(|cpus| cpus[rand::Rng::random_range(rng, 0..cpus.len())]);
     let start = Instant::now();
     let specs: Vec<TrialSpec> = launch_order
         .iter()
@@ -139,6 +152,17 @@ pub fn run_round(
         .into_iter()
         .map(|h| h.expect("every arm started"))
         .collect();
+    let mut pinned = None;
+    if let Some(cpu) = cpu {
+        for (a, (handle, _)) in handles.iter().enumerate() {
+            if handle.pin_to(cpu).map_err(|e| ArmError {
+                arm: a,
+                message: e.to_string(),
+            })? {
+                pinned = Some(cpu);
+            }
+        }
+    }
     for _ in 0..plan.warmup {
         for &a in &launch_order {
             handles[a]
@@ -187,6 +211,7 @@ pub fn run_round(
             blocks,
             setup_seconds,
             block_seconds,
+            cpu: pinned,
         },
         checks,
     ))

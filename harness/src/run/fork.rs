@@ -303,6 +303,21 @@ impl TrialHandle {
         Ok(handle)
     }
 
+    /// Pins a fork's threads to `cpu` ([`pin_process`](super::affinity::pin_process)), and
+    /// says whether it did: a trial in this process shares the runner's threads and is left
+    /// where it is.
+    pub fn pin_to(&self, cpu: usize) -> Result<bool, TrialError> {
+        match self {
+            TrialHandle::Forked { child, .. } => super::affinity::pin_process(child.id(), cpu)
+                .map(|()| true)
+                .map_err(|e| TrialError::Start {
+                    what: format!("pinning fork {} to CPU {cpu}", child.id()),
+                    message: e.to_string(),
+                }),
+            TrialHandle::InProcess { .. } => Ok(false),
+        }
+    }
+
     /// Sets how long the trial may take beyond an iteration's length to answer: a fork is then
     /// killed; an in-process trial cannot be, and ends the run ([`TrialError::ends_the_run`]).
     pub fn set_timeout(&mut self, t: Duration) {

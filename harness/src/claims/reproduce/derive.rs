@@ -116,6 +116,8 @@ pub(crate) struct Paired {
     pub baseline_launched_first: bool,
     /// Environment padding of the baseline's and the contender's processes, in bytes.
     pub env_pad: (usize, usize),
+    /// The CPU both processes were pinned to, if they were.
+    pub cpu: Option<usize>,
     /// Both sides' values per block.
     pub blocks: Vec<BlockValue>,
 }
@@ -128,6 +130,7 @@ impl Paired {
             seed,
             baseline_launched_first: true,
             env_pad: (0, 0),
+            cpu: None,
             blocks: vec![BlockValue {
                 baseline,
                 contender,
@@ -217,6 +220,7 @@ pub(crate) fn derive(
             seed: r.seed,
             baseline_launched_first: r.baseline_launched_first,
             env_pad: r.env_pad,
+            cpu: r.cpu,
             blocks: r.blocks.clone(),
             mean_log_ratio: if ratio_defined {
                 l.iter().sum::<f64>() / l.len() as f64

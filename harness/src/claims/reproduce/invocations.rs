@@ -1,13 +1,14 @@
 //! Replicates of a claim whose sides are programs ([`crate::claims::command`]): each replicate
 //! invokes both once, in a random order, and compares the means of the iterations each
-//! reported. A failed invocation fails the claim.
+//! reported; sides that run one command and differ only in the JMH entry they read (a
+//! `@Param` value) share one invocation per replicate. A failed invocation fails the claim.
 
 use std::time::Instant;
 
 use rand::Rng;
 
 use crate::claims::claim::{Claim, Role};
-use crate::claims::command::{Invocation, Selection, invoke};
+use crate::claims::command::{Invocation, OutputFormat, Selection, invoke};
 use crate::claims::measure::round_rng;
 use crate::run::runner::interrupted;
 
@@ -83,13 +84,27 @@ pub(crate) struct Invocations<'a> {
     /// The benchmark and unit the first invocation reported, and its side's name, which every
     /// other must match.
     reported: Option<(String, String, &'static str)>,
+    /// Both sides run one command whose JMH result holds both their entries (they differ only
+    /// in `@Param` values): one invocation per replicate serves both, as JMH runs each value
+    /// in forks of its own anyway. The sides then run in JMH's order, not a balanced one.
+    shared: bool,
     pairs: Vec<InvocationPair>,
 }
 
 impl<'a> Invocations<'a> {
     /// No invocations yet of `claim`'s two programs.
     pub fn new(claim: &'a Claim, run_seed: u64, group: usize, planned: u32) -> Self {
+        let shared = match (&claim.baseline.command, &claim.contender.command) {
+            (Some(b), Some(c)) => {
+                b == c
+                    && b.output == OutputFormat::Jmh
+                    && claim.resolved(Role::Baseline).params.0
+                        != claim.resolved(Role::Contender).params.0
+            }
+            _ => false,
+        };
         Invocations {
+            shared,
             claim,
             run_seed,
             group,
@@ -105,25 +120,36 @@ impl<'a> Invocations<'a> {
         self.pairs.len()
     }
 
-    /// Runs one side once as the `index`-th replicate, checking it reports what the first did
-    /// and only values the claim can take: each iteration's, before they become one mean. A
+    /// Runs the program of `roles` (one side, or both when they share it) once as the
+    /// `index`-th replicate, and reads each role's result, checking it reports what the first
+    /// did and only values the claim can take: each iteration's, before they become one mean. A
     /// transient failure (the program failed, or gave no usable result) is run again, up to
     /// [`RETRIES`] times, each recorded in `retried`; then the error says which replicate and
     /// side failed, and how often.
     fn invoke(
         &mut self,
-        role: Role,
+        roles: &[Role],
         index: usize,
         retried: &mut Vec<String>,
-    ) -> Result<Invocation, String> {
-        let (side, which) = (self.claim.side(role), role.name());
-        let command = side.command.as_ref().expect("a claim on programs");
-        let params = self.claim.resolved(role).params.0;
-        let select = Selection::of(self.claim, &params);
+    ) -> Result<Vec<Invocation>, String> {
+        let which = match roles {
+            [one] => one.name(),
+            _ => "shared invocation",
+        };
+        let command = self.claim.side(roles[0]).command.as_ref();
+        let command = command.expect("a claim on programs");
+        let params: Vec<_> = roles
+            .iter()
+            .map(|&r| self.claim.resolved(r).params.0)
+            .collect();
+        let selects: Vec<Selection> = params
+            .iter()
+            .map(|p| Selection::of(self.claim, p))
+            .collect();
         let mut attempt = 0;
-        let inv = loop {
-            match invoke(command, which, index, &select, &self.claim.metric) {
-                Ok(inv) => break inv,
+        let invocations = loop {
+            match invoke(command, which, index, &selects, &self.claim.metric) {
+                Ok(invocations) => break invocations,
                 Err(failure) if failure.transient && attempt < RETRIES && !interrupted() => {
                     attempt += 1;
                     retried.push(format!(
@@ -144,6 +170,22 @@ impl<'a> Invocations<'a> {
                 }
             }
         };
+        roles
+            .iter()
+            .zip(invocations)
+            .map(|(role, inv)| self.checked(role.name(), command.label(), index, inv))
+            .collect()
+    }
+
+    /// `inv`, the `which` side's result of `index`-th replicate, if it reports only values the
+    /// claim can take, and the benchmark and unit the first result reported.
+    fn checked(
+        &mut self,
+        which: &'static str,
+        label: String,
+        index: usize,
+        inv: Invocation,
+    ) -> Result<Invocation, String> {
         if let Some((i, v)) = inv
             .values
             .iter()
@@ -151,8 +193,7 @@ impl<'a> Invocations<'a> {
             .find(|&(_, &v)| !admissible(self.claim.kind, v))
         {
             return Err(format!(
-                "{which} command `{}` reported {} = {v} as iteration {} of replicate {index}; {}",
-                command.label(),
+                "{which} command `{label}` reported {} = {v} as iteration {} of replicate {index}; {}",
                 self.claim.metric,
                 i + 1,
                 needs(self.claim.kind)
@@ -170,6 +211,19 @@ impl<'a> Invocations<'a> {
                 Ok(inv)
             }
         }
+    }
+}
+
+impl Invocations<'_> {
+    /// Where one invocation served both sides, in words: their order was JMH's.
+    fn shared_order(&self) -> Option<String> {
+        (self.shared && !self.pairs.is_empty()).then(|| {
+            let first = self.pairs.iter().filter(|p| p.baseline_first).count();
+            format!(
+                "one invocation per replicate served both sides (one command; they read different @Param entries of its result), so they ran in JMH's order, not a balanced one: the baseline's forks first in {first} of {} replicates",
+                self.pairs.len()
+            )
+        })
     }
 }
 
@@ -200,12 +254,23 @@ impl ReplicateSource for Invocations<'_> {
             let baseline_first = rng.random_bool(0.5) == (index % 2 == 0);
             let started = Instant::now();
             let mut retried = Vec::new();
-            let (baseline, contender) = if baseline_first {
-                let b = self.invoke(Role::Baseline, index, &mut retried)?;
-                (b, self.invoke(Role::Contender, index, &mut retried)?)
+            let mut one = |s: &mut Self, role: Role| {
+                s.invoke(&[role], index, &mut retried)
+                    .map(|mut v| v.remove(0))
+            };
+            let (baseline_first, baseline, contender) = if self.shared {
+                // One invocation: the sides ran in the order of their entries in its result.
+                let [b, c]: [Invocation; 2] = self
+                    .invoke(&Role::BOTH, index, &mut retried)?
+                    .try_into()
+                    .expect("one result per side");
+                (b.position < c.position, b, c)
+            } else if baseline_first {
+                let b = one(self, Role::Baseline)?;
+                (true, b, one(self, Role::Contender)?)
             } else {
-                let c = self.invoke(Role::Contender, index, &mut retried)?;
-                (self.invoke(Role::Baseline, index, &mut retried)?, c)
+                let c = one(self, Role::Contender)?;
+                (false, one(self, Role::Baseline)?, c)
             };
             self.pairs.push(InvocationPair {
                 baseline_first,
@@ -243,6 +308,7 @@ impl ReplicateSource for Invocations<'_> {
                     )
                 })
             })
+            .chain(self.shared_order())
             .chain(retried)
             .collect()
     }
@@ -262,6 +328,7 @@ impl ReplicateSource for Invocations<'_> {
                 seed: None,
                 baseline_launched_first: p.baseline_first,
                 env_pad: (0, 0),
+                cpu: None,
                 blocks: fork_blocks(p),
             })
             .collect();

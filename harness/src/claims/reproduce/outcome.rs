@@ -176,6 +176,9 @@ pub struct Replicate {
     pub baseline_launched_first: bool,
     /// Environment padding of the baseline's and the contender's processes, in bytes.
     pub env_pad: (usize, usize),
+    /// The CPU both processes were pinned to after their setup (none: not pinned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
     /// Per block: both sides' values and which ran first.
     pub blocks: Vec<BlockValue>,
     /// The replicate's mean log ratio contender/baseline (NaN, `null` in JSON, when a value is

@@ -53,6 +53,12 @@ pub struct PairedSettings {
     pub max_seeds: u32,
     /// The seed of every random choice of the run (launch orders, block orders, padding).
     pub seed: u64,
+    /// Pin the processes of a group whose arms are all single-threaded to one CPU per round,
+    /// drawn from the allowed ones (METHODOLOGY.md, *CPU affinity*); a group with a
+    /// multi-threaded arm is never pinned, so both sides of a claim always run alike. Verdict
+    /// files written before it existed read `false`.
+    #[serde(default)]
+    pub pin_single_threaded: bool,
 }
 
 impl PairedSettings {
@@ -73,6 +79,7 @@ impl PairedSettings {
             seeds: 3,
             max_seeds: 8,
             seed: 0,
+            pin_single_threaded: true,
         }
     }
 
@@ -91,6 +98,7 @@ impl PairedSettings {
             seeds: 10,
             max_seeds: 30,
             seed: 0,
+            pin_single_threaded: true,
         }
     }
 

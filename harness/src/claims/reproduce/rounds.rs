@@ -42,6 +42,7 @@ impl<'a> Rounds<'a> {
         ids: Vec<String>,
         planned: u32,
     ) -> Self {
+        let single_threaded = specs.iter().all(|s| s.threads == 1);
         Rounds {
             launcher,
             specs,
@@ -51,6 +52,7 @@ impl<'a> Rounds<'a> {
                 blocks: (settings.blocks.max(2) as usize).div_ceil(2) * 2,
                 iteration_time: settings.iteration_time,
                 forked: settings.forked,
+                pin: settings.pin_single_threaded && single_threaded,
             },
             run_seed: settings.seed,
             group,
@@ -133,6 +135,7 @@ impl ReplicateSource for Rounds<'_> {
                     r.env_pad.get(a).copied().unwrap_or(0),
                     r.env_pad.get(b).copied().unwrap_or(0),
                 ),
+                cpu: r.cpu,
                 blocks,
             });
         }

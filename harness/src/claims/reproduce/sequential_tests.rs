@@ -122,6 +122,7 @@ impl Truth {
             seed: None,
             baseline_launched_first: true,
             env_pad: (0, 0),
+            cpu: None,
             blocks,
         }
     }
