@@ -92,6 +92,7 @@ mod tests {
             claim: "parser-aa".into(),
             slice_ms: 20.0,
             slices: 20,
+            pinned: true,
             runs: 3,
             covered: 3,
             median_half_width: 0.05,
@@ -108,5 +109,6 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("0.0400") && t.contains(" - "), "{t}");
+        assert!(t.lines().nth(1).unwrap().trim_end().ends_with("yes"), "{t}");
     }
 }

@@ -25,7 +25,7 @@ use crate::ratio_plot::{
 use crate::verdicts::{ratio_cell, replicates, verdict_cell};
 
 use crate::table::{fmt_num, md_escape};
-use critsec_harness::claims::reproduce::{ClaimOutcome, Verdict};
+use critsec_harness::claims::reproduce::{ClaimOutcome, SideRecord, Verdict};
 use critsec_harness::format::jmh::JmhEntry;
 
 /// The verdicts as a Markdown table, then the source's figure next to ours for each claim.
@@ -49,6 +49,7 @@ pub fn verdict_markdown(outcomes: &[ClaimOutcome]) -> String {
                 o.baseline.unit
             ),
         };
+        let ours = ours + &runtimes_text(o);
         let _ = writeln!(
             out,
             "| `{}` | **{}** | {} | {} | {} | {} | {} | {} |",
@@ -63,6 +64,25 @@ pub fn verdict_markdown(outcomes: &[ClaimOutcome]) -> String {
         );
     }
     out
+}
+
+/// What each program side ran on (JMH: JDK, VM, JMH version, JVM arguments), for a reviewer's
+/// claims; empty for our own scenarios.
+fn runtimes_text(o: &ClaimOutcome) -> String {
+    let of = |side: &SideRecord| {
+        side.program
+            .as_ref()
+            .filter(|p| !p.runtimes.is_empty())
+            .map(|p| md_escape(&p.runtimes.join("; then ")))
+    };
+    match (of(&o.baseline), of(&o.contender)) {
+        (None, None) => String::new(),
+        (b, c) => format!(
+            " (runtime: baseline {}; contender {})",
+            b.unwrap_or_else(|| "-".into()),
+            c.unwrap_or_else(|| "-".into())
+        ),
+    }
 }
 
 /// A table per benchmark with one column per value of `series` (e.g. `strategy`): rows are the
@@ -497,7 +517,7 @@ pub fn write_report(
 mod tests {
     use super::*;
     use critsec_harness::claims::claim::Claim;
-    use critsec_harness::claims::reproduce::{BlockValue, Replicate, SideRecord};
+    use critsec_harness::claims::reproduce::{BlockValue, ProgramRecord, Replicate};
     use critsec_harness::format::jmh::read_entries;
     use critsec_harness::stats::ratio::RatioInterval;
 
@@ -555,6 +575,7 @@ mod tests {
             seed: None,
             baseline_launched_first: true,
             env_pad: (0, 0),
+            cpu: None,
             blocks: vec![BlockValue {
                 baseline: 100.0,
                 contender: 200.0,
@@ -592,6 +613,18 @@ mod tests {
             interval: None,
             ..ok.clone()
         };
+        let mut jvm = ok.clone();
+        for (side, jdk) in [(&mut jvm.baseline, "17"), (&mut jvm.contender, "25")] {
+            side.program = Some(ProgramRecord {
+                runtimes: vec![format!("JDK {jdk}, JMH 1.37")],
+                ..Default::default()
+            });
+        }
+        assert!(
+            verdict_markdown(&[jvm]).contains(
+                "| 100.0 → 200.0 ops/s (runtime: baseline JDK 17, JMH 1.37; contender JDK 25, JMH 1.37) |"
+            )
+        );
         let md = verdict_markdown(&[ok, failed]);
         assert!(md.contains("| `X-1` | **REPRODUCED** | 2.000 [1.500, 2.500] | ≥ 1.05 | primary | 2 pairs | 100.0 → 200.0 ops/s | 7.0M vs 1.5M \\| 4.7x |"), "{md}");
         assert!(md.contains("| `X-1` | **ERROR** | - |"), "{md}");
