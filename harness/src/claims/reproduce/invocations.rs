@@ -177,7 +177,18 @@ impl<'a> Invocations<'a> {
             .collect()
     }
 
-    /// `inv`, the `which` side's result of `index`-th replicate, if it reports only values the
+    /// Where one invocation served both sides, in words: their order was JMH's.
+    fn shared_order(&self) -> Option<String> {
+        (self.shared && !self.pairs.is_empty()).then(|| {
+            let first = self.pairs.iter().filter(|p| p.baseline_first).count();
+            format!(
+                "one invocation per replicate served both sides (one command; they read different @Param entries of its result), so they ran in JMH's order, not a balanced one: the baseline's forks first in {first} of {} replicates",
+                self.pairs.len()
+            )
+        })
+    }
+
+    /// `inv`, the `which` side's result of the `index`-th replicate, if it reports only values the
     /// claim can take, and the benchmark and unit the first result reported.
     fn checked(
         &mut self,
@@ -211,19 +222,6 @@ impl<'a> Invocations<'a> {
                 Ok(inv)
             }
         }
-    }
-}
-
-impl Invocations<'_> {
-    /// Where one invocation served both sides, in words: their order was JMH's.
-    fn shared_order(&self) -> Option<String> {
-        (self.shared && !self.pairs.is_empty()).then(|| {
-            let first = self.pairs.iter().filter(|p| p.baseline_first).count();
-            format!(
-                "one invocation per replicate served both sides (one command; they read different @Param entries of its result), so they ran in JMH's order, not a balanced one: the baseline's forks first in {first} of {} replicates",
-                self.pairs.len()
-            )
-        })
     }
 }
 
