@@ -312,7 +312,7 @@ impl TrialHandle {
                 .map(|()| true)
                 .map_err(|e| TrialError::Start {
                     what: format!("pinning fork {} to CPU {cpu}", child.id()),
-                    message: e.to_string(),
+                    message: format!("{e} (reproduce --no-pin leaves forks unpinned)"),
                 }),
             TrialHandle::InProcess { .. } => Ok(false),
         }
