@@ -148,11 +148,12 @@ fn run(text: &str) -> Vec<super::reproduce::ClaimOutcome> {
     run_counting(text).0
 }
 
-/// [`settings`] with a budget no run reaches, so that the last look planned after the pilot is
-/// the most (16) however fast this machine is.
+/// [`settings`] with budgets (of scenarios and of programs) no run reaches, so that the last
+/// look planned after the pilot is the most (16) however fast this machine is.
 fn unhurried() -> PairedSettings {
     PairedSettings {
         budget: Duration::from_secs(24 * 3600),
+        program_budget: Duration::from_secs(24 * 3600),
         ..settings()
     }
 }
