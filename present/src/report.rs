@@ -70,10 +70,8 @@ pub fn verdict_markdown(outcomes: &[ClaimOutcome]) -> String {
 /// claims; empty for our own scenarios.
 fn runtimes_text(o: &ClaimOutcome) -> String {
     let of = |side: &SideRecord| {
-        side.program
-            .as_ref()
-            .filter(|p| !p.runtimes.is_empty())
-            .map(|p| md_escape(&p.runtimes.join("; then ")))
+        let runtime = side.program.as_ref().and_then(|p| p.runtime_text());
+        runtime.map(|r| md_escape(&r))
     };
     match (of(&o.baseline), of(&o.contender)) {
         (None, None) => String::new(),

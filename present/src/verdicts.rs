@@ -177,11 +177,8 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                     let _ = writeln!(out, "  pinned:    {pinned}");
                 }
                 for (role, side) in [("baseline", &o.baseline), ("contender", &o.contender)] {
-                    if let Some(p) = &side.program
-                        && !p.runtimes.is_empty()
-                    {
-                        let _ =
-                            writeln!(out, "  runtime:   {role}: {}", p.runtimes.join("; then "));
+                    if let Some(runtime) = side.program.as_ref().and_then(|p| p.runtime_text()) {
+                        let _ = writeln!(out, "  runtime:   {role}: {runtime}");
                     }
                 }
                 for flag in &o.flags {

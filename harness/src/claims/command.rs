@@ -200,8 +200,8 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// Runs `side` once (`which` names it in errors: `baseline`, `contender`, or `both sides` for
-/// one invocation that serves both) and reads its result once per selection: each of `selects`
+/// Runs `side` once (`which` names it in errors: `baseline`, `contender`, or `shared
+/// invocation` for one that serves both) and reads its result once per selection: each of `selects`
 /// picks a JMH entry (needed when the file has several; a program that prints lines has one
 /// result, so one selection), `metric` is `primary` or a secondary metric's name.
 pub fn invoke(

@@ -159,6 +159,14 @@ pub struct ProgramRecord {
     pub forks: Vec<Vec<usize>>,
 }
 
+impl ProgramRecord {
+    /// Its runtimes in words, in the order they were first reported (none when it reported
+    /// none: a program that prints lines).
+    pub fn runtime_text(&self) -> Option<String> {
+        (!self.runtimes.is_empty()).then(|| self.runtimes.join("; then "))
+    }
+}
+
 impl SideRecord {
     /// Mean of the metric.
     pub fn mean(&self) -> f64 {
