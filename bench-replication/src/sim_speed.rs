@@ -64,7 +64,20 @@ pub fn claim_config(
         duration_us: 2_000_000,
         start_spread_us: 1_000,
         seed: 42,
+        threads: 1,
     }
+}
+
+/// Scale: the key queue on 1,000 nodes x 25 requesters, 3 ms links, no pauses, 2 s window (a
+/// user sizing a cluster asks what happens beyond the post's 100 nodes).
+pub fn scale_cases() -> Vec<SpeedCase> {
+    let mut cfg = claim_config(25, 3_000, 300, 0);
+    cfg.cluster.nodes = 1_000;
+    vec![SpeedCase {
+        name: "key-queue-1000x25",
+        protocol: ProtocolKind::KeyQueue,
+        cfg,
+    }]
 }
 
 /// The claims' two slowest configurations: 100 x 100 lock forwarding on 3 ms links

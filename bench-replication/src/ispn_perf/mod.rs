@@ -8,6 +8,7 @@
 //! thread per requester (`nodes x requesters`), each checking its replies; the quiescent
 //! cluster is verified after the last iteration.
 
+use critsec_harness::run::settings::resolve_threads;
 use critsec_harness::{
     Choice, GroupSpec, Metric, ParamSpec, Params, Scenario, ScenarioError, Trial,
 };
@@ -61,6 +62,8 @@ struct IspnPerfParams {
     cpu: CpuConfig,
     duration_ms: u64,
     seed: u64,
+    /// The simulation's worker threads.
+    sim_threads: usize,
 }
 
 impl IspnPerfParams {
@@ -150,6 +153,11 @@ impl IspnPerfParams {
             cpu,
             duration_ms,
             seed: p.parse("seed")?,
+            sim_threads: {
+                let raw = p.get("sim_threads")?;
+                resolve_threads(raw)
+                    .map_err(|e| ScenarioError::bad("sim_threads", raw, e.to_string()))?
+            },
         })
     }
 
@@ -166,6 +174,7 @@ impl IspnPerfParams {
             duration_us,
             start_spread_us: 1_000,
             seed,
+            threads: self.sim_threads,
         }
     }
 }
@@ -178,6 +187,15 @@ impl Scenario for IspnPerf {
     /// The simulation is seeded and runs in virtual time: a claim's replicate is a seed.
     fn deterministic(&self, params: &Params) -> bool {
         matches!(params.choice("driver"), Ok(Driver::Sim))
+    }
+
+    /// A simulation takes at most `cores` worker threads (its figures are the same for any).
+    fn fit_cores(&self, params: &mut Params, cores: usize) {
+        if let Ok(s) = IspnPerfParams::parse(params) {
+            if s.driver == Driver::Sim && s.sim_threads > cores {
+                params.0.insert("sim_threads".into(), cores.to_string());
+            }
+        }
     }
 
     fn description(&self) -> &'static str {
@@ -266,6 +284,12 @@ impl Scenario for IspnPerf {
                 "seed",
                 &["42"],
                 "sim: seed of the first iteration (then +1 per iteration)",
+            ),
+            ParamSpec::free(
+                "sim_threads",
+                &["max"],
+                "sim: worker threads, a number or max (the machine's cores); the figures are the \
+                 same for any",
             ),
         ]
     }

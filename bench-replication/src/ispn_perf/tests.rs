@@ -110,6 +110,38 @@ fn the_first_iteration_runs_the_seed_parameter() {
     assert_eq!(from_42[0], seed_42.req_per_s_per_node());
 }
 
+/// An iteration's figures are the same whatever the simulation's worker threads, and the seeds
+/// runner's share of the cores lowers them, never raises them.
+#[test]
+fn sim_threads_change_no_figure_and_fit_the_cores_they_are_given() {
+    let p = |threads: &str| {
+        params(&[
+            ("protocol", "triangle"),
+            ("nodes", "6"),
+            ("requesters", "4"),
+            ("link_latency_us", "400"),
+            ("duration_ms", "40"),
+            ("sim_threads", threads),
+        ])
+    };
+    let metrics = |threads: &str| {
+        let p = p(threads);
+        let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
+        let it = trial
+            .expect_self_timed()
+            .run_iteration(false, Duration::from_secs(1))
+            .unwrap();
+        format!("{it:?}")
+    };
+    assert_eq!(metrics("1"), metrics("3"));
+    let mut fitted = p("4");
+    IspnPerf.fit_cores(&mut fitted, 2);
+    assert_eq!(fitted.get("sim_threads").unwrap(), "2");
+    let mut fitted = p("1");
+    IspnPerf.fit_cores(&mut fitted, 2);
+    assert_eq!(fitted.get("sim_threads").unwrap(), "1");
+}
+
 #[test]
 fn threads_driver_runs_workers_that_check_and_verify() {
     let p = params(&[

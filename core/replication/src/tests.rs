@@ -11,6 +11,7 @@ use critsec_sync::kind::StrategyKind;
 
 fn small(seed: u64) -> SimConfig {
     SimConfig {
+        threads: 1,
         cluster: ClusterConfig {
             nodes: 5,
             keys: 200,
@@ -221,6 +222,7 @@ fn check_read_your_write(p: ProtocolKind) {
 /// The hot-key backlog: 100 writers on one key, 1.5 ms links (a 3 ms backup round trip).
 fn hot_key_backlog(p: ProtocolKind) -> SimReport {
     let cfg = SimConfig {
+        threads: 1,
         cluster: ClusterConfig {
             nodes: 2,
             keys: 10,
@@ -542,6 +544,7 @@ fn hot_key_backlog_is_about_300ms_under_lock_forwarding_only() {
 #[test]
 fn cpu_model_bounds_throughput_by_core_time() {
     let cfg = |cores| SimConfig {
+        threads: 1,
         cluster: ClusterConfig {
             nodes: 2,
             num_owners: 1,
@@ -604,6 +607,7 @@ fn ispn_dist_sync_figures() {
         .filter(|k| only.is_empty() || k.id() == only)
     {
         let cfg = SimConfig {
+            threads: 1,
             cluster: ClusterConfig {
                 nodes: 100,
                 num_owners: owners,
@@ -659,6 +663,7 @@ fn ispn_dist_sync_figures() {
 #[test]
 fn pool_exhaustion_times_out_lock_forwarding_only() {
     let cfg = |seed| SimConfig {
+        threads: 1,
         cluster: ClusterConfig {
             nodes: 10,
             keys: 2_000,
@@ -706,6 +711,7 @@ fn pool_exhaustion_times_out_lock_forwarding_only() {
 /// Small pools, a hot key and one inbound path per node, for the `block` policy tests.
 fn blocking_cfg(rejection: RejectionPolicy, seed: u64) -> SimConfig {
     SimConfig {
+        threads: 1,
         cluster: ClusterConfig {
             nodes: 5,
             keys: 200,
@@ -924,6 +930,7 @@ fn threads_pool_exhaustion_under_lock_forwarding() {
 }
 
 mod mutants;
+mod partitioning;
 mod regressions;
 
 mod properties {
@@ -970,6 +977,7 @@ mod properties {
                 cluster.reply_timeout_us = 10_000;
             }
             let cfg = SimConfig {
+        threads: 1,
                 cluster,
                 network: NetworkConfig {
                     latency_us,

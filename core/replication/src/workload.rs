@@ -80,7 +80,7 @@ impl Default for WorkloadConfig {
     }
 }
 
-/// Draws operations for one requester (or, in the simulation, for all of them from one seed).
+/// Draws operations for one requester (or, in the simulation, for all of a node's).
 #[derive(Debug, Clone)]
 pub struct OpGenerator {
     rng: SmallRng,
@@ -90,6 +90,9 @@ pub struct OpGenerator {
     hot_keys: u32,
     value_size: usize,
     counter: u32,
+    /// How far the counter moves per put: the number of generators writing side by side, so
+    /// that their tags never collide ([`OpGenerator::writer`]).
+    counter_step: u32,
     /// Puts carry [`Value::described`] values (the simulation) instead of allocated bytes.
     described: bool,
 }
@@ -105,6 +108,7 @@ impl OpGenerator {
             hot_keys: cfg.hot_keys.clamp(1, keys.max(1)),
             value_size: cfg.value_size as usize,
             counter: 0,
+            counter_step: 1,
             described: false,
         }
     }
@@ -114,6 +118,15 @@ impl OpGenerator {
     /// touches a value's bytes, so the values and every outcome stay the same.
     pub fn describing_values(mut self) -> Self {
         self.described = true;
+        self
+    }
+
+    /// The same generator as writer `index` of `writers` drawing side by side: its puts' tags
+    /// count `index + writers`, `index + 2 * writers`, ..., so no two writers write the same
+    /// value.
+    pub fn writer(mut self, index: u32, writers: u32) -> Self {
+        self.counter = index;
+        self.counter_step = writers.max(1);
         self
     }
 
@@ -129,7 +142,7 @@ impl OpGenerator {
         } else {
             self.rng.random_range(0..self.keys)
         };
-        self.counter = self.counter.wrapping_add(1);
+        self.counter = self.counter.wrapping_add(self.counter_step);
         let tag = value_tag(key, self.counter);
         let value = if self.described {
             Value::described(tag, self.value_size)

@@ -382,6 +382,10 @@ pub trait Scenario: Send + Sync {
     fn deterministic(&self, _params: &Params) -> bool {
         false
     }
+    /// Limits a deterministic combination whose iterations have worker threads of their own
+    /// (a parallel simulation) to `cores` cores: the runner of seeds runs arms side by side and
+    /// gives each its share of the machine. Must not change a result.
+    fn fit_cores(&self, _params: &mut Params, _cores: usize) {}
     /// Environment variables a fork must set for this combination (e.g. `RUST_BACKTRACE`).
     fn fork_env(&self, _params: &Params) -> Vec<(String, String)> {
         Vec::new()

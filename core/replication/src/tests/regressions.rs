@@ -68,6 +68,7 @@ fn runs_whose_operations_take_no_virtual_time_still_end() {
 /// timeouts: acks from node 1 always arrive after the reply timeout.
 fn slow_acks(seed: u64) -> SimConfig {
     SimConfig {
+        threads: 1,
         cluster: ClusterConfig {
             nodes: 4,
             keys: 200,
@@ -121,6 +122,7 @@ fn key_queue_drains_when_acks_are_slower_than_the_reply_timeout() {
 #[test]
 fn key_queue_drains_with_short_timeouts_gc_pauses_and_a_blocking_pool() {
     let cfg = SimConfig {
+        threads: 1,
         cluster: ClusterConfig {
             nodes: 2,
             num_owners: 2,
@@ -212,6 +214,7 @@ fn the_drain_cap_leaves_time_for_messages_still_in_flight() {
 /// writes and replies queue behind them at the other nodes' cores.
 fn cpu_queue_cluster(xmit_interval_us: u64) -> SimConfig {
     SimConfig {
+        threads: 1,
         cluster: ClusterConfig {
             nodes: 4,
             keys: 200,
@@ -371,7 +374,8 @@ fn a_run_cut_by_the_drain_cap_fails_naming_the_work_in_flight() {
 /// fails, naming the commands awaiting retransmission.
 #[test]
 fn a_lock_forwarding_run_cut_with_rejected_messages_in_flight_does_not_verify() {
-    let mut cfg = small(5);
+    // Seed 5 under the simulation's first random streams; seed 3 under the per-node ones.
+    let mut cfg = small(3);
     cfg.cluster.lock_timeout_us = 1;
     cfg.cluster.reply_timeout_us = 1;
     cfg.cluster.pool_size = 2;

@@ -1,6 +1,7 @@
 //! Replicates that are seeds of deterministic simulations: each arm runs once per seed in one
 //! trial ([`crate::claims::measure::run_seeds`]), two arms at a time (a simulation's result does
-//! not depend on what else runs), and only the arms of claims still undecided run on to the
+//! not depend on what else runs; one with worker threads of its own gets its share of the
+//! cores, [`Scenario::fit_cores`](crate::Scenario::fit_cores)), and only the arms of claims still undecided run on to the
 //! next look. An arm whose scenario starts at its `seed` parameter runs only the seeds it has
 //! not run yet (the earlier ones would reproduce exactly); one without reruns from the first.
 //! A failed arm fails only the claims measured with it.
@@ -101,10 +102,24 @@ impl ReplicateSource for Seeds<'_> {
             .iter()
             .map(|r| r.as_ref().and_then(|r| r.as_ref().ok()).cloned())
             .collect();
-        let workers = available_cores().clamp(1, 2);
+        // Two arms side by side on one core each, or a last arm alone with every core.
+        let workers = available_cores().min(to_run.len()).clamp(1, 2);
+        let cores = (available_cores() / workers).max(1);
+        let catalog = self.launcher.catalog();
+        let fitted: Vec<TrialSpec> = self
+            .specs
+            .iter()
+            .map(|spec| {
+                let mut spec = spec.clone();
+                if let Some(s) = catalog.find(&spec.scenario) {
+                    s.fit_cores(&mut spec.params, cores);
+                }
+                spec
+            })
+            .collect();
         let next = AtomicUsize::new(0);
         let (tx, rx) = mpsc::channel::<(usize, Seeded)>();
-        let (launcher, forked, specs) = (self.launcher, self.forked, &self.specs);
+        let (launcher, forked, specs) = (self.launcher, self.forked, &fitted);
         let results = &mut self.results;
         let ids = &self.ids;
         std::thread::scope(|scope| {

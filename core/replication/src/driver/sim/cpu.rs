@@ -79,6 +79,15 @@ pub struct CpuUsage {
     pub inputs: u64,
 }
 
+impl CpuUsage {
+    /// Adds another share of the cluster's usage.
+    pub fn add(&mut self, other: &CpuUsage) {
+        self.busy_us += other.busy_us;
+        self.wait_us += other.wait_us;
+        self.inputs += other.inputs;
+    }
+}
+
 /// Every node's cores and pause schedule, and what they were used for.
 #[derive(Debug)]
 pub struct Cpus {

@@ -19,16 +19,26 @@
 //!
 //! Architecture invariant: nothing in this module reads the wall clock (tested below).
 //!
-//! Files: [`simulation`] runs the event loop (requesters, deliveries, timers, the drain and its
-//! cap); [`event_queue`] orders events in virtual time; [`network`] delays and loses messages;
-//! [`cpu`] models the nodes' cores; [`report`] is what a run returns.
+//! Randomness is per node: each node draws its messages' delays and faults and its requesters'
+//! operations from streams of its own, derived from the seed and its id, and events at one
+//! instant are ordered by keys made from the node's own history ([`event_queue::EventKey`]). So a
+//! run can be split over worker threads ([`partition`]) and still give the same report.
+//!
+//! Files: [`simulation`] runs the windows (the history check between them, the drain and its
+//! cap, the report); [`partition`] is one worker's share of the nodes and handles their events
+//! (requesters, deliveries, timers, retransmissions); [`event_queue`] orders events in virtual
+//! time; [`barrier`] is where the workers meet between windows; [`network`] delays and loses
+//! messages; [`cpu`] models the nodes' cores; [`report`] is what a run returns.
 
+mod barrier;
 mod cpu;
 mod event_queue;
 mod network;
+mod partition;
 mod report;
 mod simulation;
 
+pub use partition::MIN_ISSUE_INTERVAL_US;
 pub use report::{InFlight, SimReport};
 pub use simulation::Simulation;
 
@@ -57,6 +67,9 @@ pub struct SimConfig {
     pub start_spread_us: u64,
     /// The seed of every random choice.
     pub seed: u64,
+    /// Worker threads (each runs a share of the nodes; at most one per node, and one for links
+    /// without latency). The report is the same for any number.
+    pub threads: usize,
 }
 
 impl Default for SimConfig {
@@ -69,6 +82,7 @@ impl Default for SimConfig {
             duration_us: 1_000_000,
             start_spread_us: 1_000,
             seed: 42,
+            threads: 1,
         }
     }
 }

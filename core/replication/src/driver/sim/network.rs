@@ -52,7 +52,10 @@ impl Default for NetworkConfig {
     }
 }
 
-/// The network's random stream and fault counters.
+/// One node's side of the network: the random stream its transmissions draw their delays and
+/// faults from (the messages it sends, and the resends it asks for), and their fault counters.
+/// A stream per node, not one for the cluster, so that what a node draws does not depend on
+/// the order in which other nodes were simulated.
 #[derive(Debug)]
 pub struct Network {
     cfg: NetworkConfig,
@@ -64,19 +67,14 @@ pub struct Network {
 }
 
 impl Network {
-    /// A network behaving as `cfg`, with its own random stream.
+    /// A node's side of a network behaving as `cfg`, drawing from the stream `seed` names.
     pub fn new(cfg: NetworkConfig, seed: u64) -> Self {
         Network {
             cfg,
-            rng: SmallRng::seed_from_u64(seed ^ 0x6E65_7477_6F72_6B00),
+            rng: SmallRng::seed_from_u64(seed),
             drops: 0,
             spikes: 0,
         }
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &NetworkConfig {
-        &self.cfg
     }
 
     /// How long a message sent to `to` at `now` takes, including its repairs.

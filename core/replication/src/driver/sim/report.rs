@@ -49,6 +49,9 @@ pub struct SimReport {
     pub stale_reads: u64,
     /// Put acknowledgements inconsistent with their key's history (must be 0).
     pub bad_put_replies: u64,
+    /// The least delay of a message between nodes, µs: the length of the windows the worker
+    /// threads run in lockstep (0: the run had one thread, whatever was asked for).
+    pub lookahead_us: u64,
     /// The verdict: [`VerifyError::DrainCut`] if the drain cap cut the run (with what was still
     /// in flight; its end state is mid-flight, so the verifier does not judge it, and the
     /// history check's findings stay in `stale_reads` and `bad_put_replies`), else the history

@@ -2,34 +2,48 @@
 //! messages, timers and CPU-delayed inputs to the node machines in virtual-time order, and after
 //! the window the run drains to quiescence (or a cap, which moves while operations still
 //! complete: [`DrainCap`]; a cut run fails with what was still in flight) and the verifier
-//! checks the cluster. With
-//! `requests_per_node` (IspnPerfTest's run shape) the requesters stop after their share of the
-//! requests instead, and the window is the time until the last completed. Every
-//! operation is also checked as it completes against the puts of its key acknowledged before it
-//! was issued ([`HistoryCheck`]: no stale read, consistent put acks); a violation fails the
-//! run's verification as the verifier's own findings do. A message a node's full pools reject
-//! waits for its connection's repair
-//! ([`retransmission`](crate::driver::retransmission)): the messages of one
-//! connection asked for at one run of the receiver's retransmission task arrive together, as
-//! one event.
+//! checks the cluster. With `requests_per_node` (IspnPerfTest's run shape) the requesters stop
+//! after their share of the requests instead, and the window is the time until the last
+//! completed. A message a node's full pools reject waits for its connection's repair
+//! ([`retransmission`](crate::driver::retransmission)): the messages of one connection asked for
+//! at one run of the receiver's retransmission task arrive together, as one event.
+//!
+//! **Worker threads.** The cluster is split into [`Partition`]s, one per worker thread, which
+//! run in lockstep windows of virtual time no longer than the least link latency (the
+//! *lookahead*: conservative synchronisation, as in Chandy–Misra–Bryant's simulations): a
+//! message takes at least that long, so nothing a partition does in a window can reach another
+//! before the window ends. Between windows the coordinator (the calling thread) hands the mail
+//! over, runs the history check over the window's operations and applies the drain cap. Every
+//! run, on one thread too, takes the same windows, and each node draws from its own streams and
+//! orders its events by their own keys, so the report is the same for any number of threads. A
+//! configuration without lookahead (zero latency) runs on one thread.
+//!
+//! Every operation is also checked against the puts of its key acknowledged before it was
+//! issued ([`HistoryCheck`]: no stale read, consistent put acks), in virtual-time order at the
+//! end of each window; a violation fails the run's verification as the verifier's own findings
+//! do.
+
+use std::any::Any;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::SimConfig;
-use super::cpu::Cpus;
-use super::event_queue::{EventKind, EventQueue};
-use super::network::Network;
+use super::barrier::WindowBarrier;
+use super::cpu::CpuUsage;
+use super::event_queue::{Event, EventKind};
+use super::partition::{Happened, Partition, Record};
 use super::report::{InFlight, SimReport};
-use crate::driver::retransmission::{ResentInput, repair_tick};
+use crate::components::hashing::ConsistentHash;
 use crate::error::{ConfigError, VerifyError};
 use crate::history::HistoryCheck;
-use crate::message::{ClientOp, Input, Msg, NodeId, Outcome, Output};
 use crate::node::{NodeMachine, NodeStats};
 use crate::protocol::ProtocolKind;
 use crate::verifier::{AckLog, verify};
-use crate::workload::{OpGenerator, RequesterStats};
+use crate::workload::RequesterStats;
 
-/// The least virtual time between two operations of one requester (µs): what keeps a run whose
-/// operations take no time of their own moving towards the end of its window.
-pub const MIN_ISSUE_INTERVAL_US: u64 = 1;
+#[cfg(test)]
+pub(crate) use super::partition::DelayHook;
 
 /// How many rounds of its pending work a drain may take before the cap cuts it.
 const DRAIN_ROUNDS: u64 = 100;
@@ -47,52 +61,37 @@ struct DrainCap {
 pub struct Simulation {
     cfg: SimConfig,
     nodes: Vec<Box<dyn NodeMachine>>,
-    queue: EventQueue,
-    network: Network,
-    cpus: Cpus,
-    ops_gen: OpGenerator,
-    /// Start time of each requester's current op, by `node * requesters + requester`.
-    started: Vec<u64>,
-    /// The history check's floor of each requester's current op (same index).
-    floors: Vec<u64>,
-    history: HistoryCheck,
-    /// Per node, the time of the last wake-up it asked for, while that event is still queued.
-    timer_at: Vec<Option<u64>>,
-    /// Ops issued per requester.
-    issued: Vec<u64>,
-    acks: AckLog,
-    requesters: RequesterStats,
-    drained_ops: u64,
-    /// Operations completed over the run, window and drain.
-    completed: u64,
-    /// Fixed-request runs: when the last operation completed (the end of their window).
-    last_reply: u64,
-    now: u64,
-    last_activity: u64,
-    events: u64,
-    out: Vec<Output>,
-    /// Per connection (`receiver * nodes + sender`), the messages it has lost, by the run of the
-    /// receiver's retransmission task that will ask for them (at most a few runs at a time);
-    /// each batch's [`EventKind::Resend`] is queued.
-    resends: Vec<Vec<(u64, Vec<Msg>)>>,
-    /// Emptied batches, reused.
-    spare_batches: Vec<Vec<Msg>>,
-    /// Tests: a per-message delay that overrides the network's (`None`: the network decides).
+    hash: ConsistentHash,
+    /// Tests: a per-message delay that overrides the network's.
     #[cfg(test)]
     delay_hook: Option<DelayHook>,
+    /// Tests: windows this many times the lookahead (1; more breaks the rule that keeps the
+    /// threads' runs apart).
+    #[cfg(test)]
+    window_factor: u64,
 }
-
-/// Tests: the delay of a message `(from, to, msg)` in µs, or `None` for the network's own.
-#[cfg(test)]
-pub(crate) type DelayHook = Box<dyn FnMut(NodeId, NodeId, &Msg) -> Option<u64> + Send>;
 
 impl std::fmt::Debug for Simulation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Simulation")
-            .field("now", &self.now)
-            .field("events", &self.events)
+            .field("nodes", &self.nodes.len())
+            .field("threads", &self.cfg.threads)
             .finish()
     }
+}
+
+/// The run's state between windows: what the coordinator keeps while the partitions run.
+struct Coordinator<'a> {
+    cfg: &'a SimConfig,
+    hash: &'a ConsistentHash,
+    /// The length of a window, µs.
+    window_us: u64,
+    history: HistoryCheck,
+    acks: AckLog,
+    /// The history check's floor of each requester's current op (`node * requesters + r`).
+    floors: Vec<u64>,
+    /// The window's records of every partition, merged.
+    merged: Vec<Record>,
 }
 
 impl Simulation {
@@ -109,190 +108,283 @@ impl Simulation {
         cfg: SimConfig,
         nodes: Vec<Box<dyn NodeMachine>>,
     ) -> Result<Self, ConfigError> {
-        cfg.cluster.hash()?;
         Self::with_nodes(cfg, nodes)
     }
 
-    /// Tests: `hook` decides the delay of every message it returns `Some` for.
+    /// Tests: `hook` decides the delay of every message it returns `Some` for. A hooked run
+    /// runs on one thread (the hook may undercut the lookahead).
     #[cfg(test)]
     pub(crate) fn set_delay_hook(&mut self, hook: DelayHook) {
         self.delay_hook = Some(hook);
     }
 
+    /// Tests: windows three times the lookahead, which lets a message reach another thread's
+    /// node after its time has passed.
+    #[cfg(test)]
+    pub(crate) fn break_window_rule(&mut self) {
+        self.window_factor = 3;
+    }
+
     fn with_nodes(cfg: SimConfig, nodes: Vec<Box<dyn NodeMachine>>) -> Result<Self, ConfigError> {
         cfg.cpu.check()?;
         cfg.workload.check()?;
-        let node_count = nodes.len();
-        let per_node = cfg.workload.requesters_per_node as usize;
-        let total = per_node * nodes.len();
-        let ops_gen =
-            OpGenerator::new(&cfg.workload, cfg.cluster.keys, cfg.seed).describing_values();
-        let network = Network::new(cfg.network.clone(), cfg.seed);
-        let acks = AckLog::new(cfg.cluster.keys);
-        let cpus = Cpus::new(cfg.cpu.clone(), nodes.len(), cfg.seed);
+        let hash = cfg.cluster.hash()?;
         Ok(Simulation {
-            cpus,
             nodes,
-            queue: EventQueue::default(),
-            network,
-            ops_gen,
-            started: vec![0; total],
-            floors: vec![0; total],
-            history: HistoryCheck::new(cfg.cluster.keys),
-            timer_at: vec![None; node_count],
-            issued: vec![0; total],
-            acks,
-            requesters: RequesterStats::default(),
-            drained_ops: 0,
-            completed: 0,
-            last_reply: 0,
-            now: 0,
-            last_activity: 0,
-            events: 0,
-            out: Vec::with_capacity(64),
-            resends: vec![Vec::new(); node_count * node_count],
-            spare_batches: Vec::new(),
+            hash,
             #[cfg(test)]
             delay_hook: None,
+            #[cfg(test)]
+            window_factor: 1,
             cfg,
         })
     }
 
-    /// The nodes (for inspection after a run).
-    pub fn nodes(&self) -> &[Box<dyn NodeMachine>] {
-        &self.nodes
+    /// The least delay of a message between two nodes, µs: every window is this long (at least
+    /// 1 µs), and without it (0) the run takes one thread.
+    pub fn lookahead_us(cfg: &SimConfig) -> u64 {
+        cfg.network.latency_us
+    }
+
+    /// How many partitions (worker threads) the run takes: `cfg.threads`, at most one per node,
+    /// and one without lookahead.
+    fn partitions(&self) -> usize {
+        #[cfg(test)]
+        if self.delay_hook.is_some() {
+            return 1;
+        }
+        if Self::lookahead_us(&self.cfg) == 0 {
+            return 1;
+        }
+        self.cfg.threads.clamp(1, self.nodes.len().max(1))
     }
 
     /// Runs the window, drains to quiescence and verifies.
     pub fn run(mut self) -> SimReport {
-        let per_node = self.cfg.workload.requesters_per_node;
-        let active = self
-            .cfg
-            .workload
-            .requester_nodes
-            .unwrap_or(self.nodes.len())
-            .min(self.nodes.len());
-        for node in 0..active {
-            for r in 0..per_node {
-                let at = self.ops_gen.below(self.cfg.start_spread_us);
-                self.queue.push(
-                    at,
-                    EventKind::Issue {
-                        node: node as NodeId,
-                        requester: r,
-                    },
-                );
-            }
+        let count = self.partitions();
+        let requesters = self.requesters();
+        let mut slots: Vec<Option<Box<dyn NodeMachine>>> = std::mem::take(&mut self.nodes)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let mut parts: Vec<Partition> = (0..count)
+            .map(|i| Partition::new(i, count, &self.cfg, &mut slots))
+            .collect();
+        #[cfg(test)]
+        if let Some(hook) = self.delay_hook.take() {
+            parts[0].delay_hook = Some(hook);
         }
+        for p in &mut parts {
+            p.start_requesters();
+        }
+        let parts: Vec<Mutex<Partition>> = parts.into_iter().map(Mutex::new).collect();
+        // `mail[from * count + to]`: events partition `from` made for `to`'s nodes.
+        let mail: Vec<Mutex<Vec<Event>>> = (0..count * count).map(|_| Mutex::default()).collect();
+        #[cfg(test)]
+        let factor = self.window_factor;
+        #[cfg(not(test))]
+        let factor = 1;
+        let mut coordinator = Coordinator {
+            window_us: Self::lookahead_us(&self.cfg).max(1) * factor,
+            cfg: &self.cfg,
+            hash: &self.hash,
+            history: HistoryCheck::new(self.cfg.cluster.keys),
+            acks: AckLog::new(self.cfg.cluster.keys),
+            floors: vec![0; requesters],
+            merged: Vec::new(),
+        };
+        let cut = if count == 1 {
+            coordinator.run(&parts, &mail, |end| {
+                window(0, 1, end, &parts, &mail);
+                true
+            })
+        } else {
+            let end = AtomicU64::new(0);
+            let (go, done) = (WindowBarrier::new(count), WindowBarrier::new(count));
+            // A panic in a window (a protocol bug) must not leave the other threads waiting at
+            // a barrier forever: it is kept, the run stops at the next barrier, and the panic
+            // goes on from here.
+            let panicked: Mutex<Option<Box<dyn Any + Send>>> = Mutex::new(None);
+            let guarded = |index: usize, e: u64| {
+                let run = || window(index, count, e, &parts, &mail);
+                if let Err(p) = panic::catch_unwind(AssertUnwindSafe(run)) {
+                    lock(&panicked).get_or_insert(p);
+                }
+            };
+            let cut = std::thread::scope(|s| {
+                for index in 1..count {
+                    let (end, go, done, guarded) = (&end, &go, &done, &guarded);
+                    s.spawn(move || {
+                        loop {
+                            go.wait();
+                            let end = end.load(Ordering::Acquire);
+                            if end == STOP {
+                                break;
+                            }
+                            guarded(index, end);
+                            done.wait();
+                        }
+                    });
+                }
+                let run = || {
+                    coordinator.run(&parts, &mail, |e| {
+                        end.store(e, Ordering::Release);
+                        go.wait();
+                        guarded(0, e);
+                        done.wait();
+                        lock(&panicked).is_none()
+                    })
+                };
+                let cut = panic::catch_unwind(AssertUnwindSafe(run));
+                end.store(STOP, Ordering::Release);
+                go.wait();
+                cut
+            });
+            match (cut, lock(&panicked).take()) {
+                (_, Some(p)) | (Err(p), None) => panic::resume_unwind(p),
+                (Ok(cut), None) => cut,
+            }
+        };
+        let parts: Vec<Partition> = parts
+            .into_iter()
+            .map(|p| p.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect();
+        coordinator.report(parts, cut)
+    }
+
+    /// Requesters in the cluster.
+    fn requesters(&self) -> usize {
+        self.nodes.len() * self.cfg.workload.requesters_per_node as usize
+    }
+}
+
+/// The window end that tells the workers to stop.
+const STOP: u64 = u64::MAX;
+
+/// Partition `index` of `count` runs the window ending at `end`: it takes its mail, handles its
+/// events and posts what it made for the others.
+fn window(
+    index: usize,
+    count: usize,
+    end: u64,
+    parts: &[Mutex<Partition>],
+    mail: &[Mutex<Vec<Event>>],
+) {
+    let mut part = lock(&parts[index]);
+    for from in (0..count).filter(|&f| f != index) {
+        part.receive(&mut lock(&mail[from * count + index]));
+    }
+    part.run_window(end);
+    for to in (0..count).filter(|&t| t != index) {
+        lock(&mail[index * count + to]).append(part.outbox(to));
+    }
+}
+
+/// Locks `m`; a worker that panicked has already failed the run, so its poison is ignored here
+/// and its panic surfaces when the threads are joined.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Coordinator<'_> {
+    /// Runs windows (`run_window(end)` runs every partition up to `end`; `false`: a worker
+    /// failed, stop) until no event is left, or the drain cap cuts the run (returned).
+    fn run(
+        &mut self,
+        parts: &[Mutex<Partition>],
+        mail: &[Mutex<Vec<Event>>],
+        mut run_window: impl FnMut(u64) -> bool,
+    ) -> Option<VerifyError> {
         let mut cap = DrainCap {
             at: self.drain_cap(),
             completed: 0,
         };
-        // The cores' usage when the window closed (work queued before it and ending after it
-        // counts in full: a few inputs' worth).
-        let mut window_cpu = None;
-        let mut cut = None;
-        while let Some(ev) = self.queue.pop() {
-            if ev.time > cap.at && !self.extend_cap(&mut cap, ev.time) {
-                cut = Some(VerifyError::DrainCut {
+        loop {
+            let next = parts
+                .iter()
+                .filter_map(|p| lock(p).next_time())
+                .chain(
+                    mail.iter()
+                        .flat_map(|m| lock(m).iter().map(Event::time).min()),
+                )
+                .min();
+            let start = next?;
+            if start > cap.at && !self.extend_cap(&mut cap, start, parts, mail) {
+                return Some(VerifyError::DrainCut {
                     at_us: cap.at,
-                    in_flight: Box::new(self.in_flight(ev.kind)),
+                    in_flight: Box::new(self.in_flight(parts, mail)),
                 });
-                break;
             }
-            if !self.fixed_requests() && ev.time >= self.cfg.duration_us && window_cpu.is_none() {
-                window_cpu = Some(self.cpus.usage);
+            let end = start
+                .saturating_add(self.window_us)
+                .min(cap.at.saturating_add(1));
+            if !run_window(end) {
+                return None;
             }
-            self.now = ev.time;
-            self.events += 1;
-            match ev.kind {
-                EventKind::Deliver { to, from, msg } => {
-                    let bytes = msg.payload_len();
-                    self.handle(to, Input::Message { from, msg }, bytes, false);
-                }
-                EventKind::Resend { to, from, tick } => {
-                    let conn = self.connection(to, from);
-                    let conn = &mut self.resends[conn];
-                    let Some(i) = conn.iter().position(|(t, _)| *t == tick) else {
-                        continue;
-                    };
-                    let (_, mut batch) = conn.swap_remove(i);
-                    for msg in batch.drain(..) {
-                        let bytes = msg.payload_len();
-                        self.handle(to, Input::Message { from, msg }, bytes, true);
-                    }
-                    self.spare_batches.push(batch);
-                }
-                EventKind::Timer { node } => {
-                    if let Some(t) = self.timer_at.get_mut(node as usize) {
-                        if *t == Some(self.now) {
-                            *t = None;
-                        }
-                    }
-                    // A timer thread needs no core, but a stop-the-world pause stops it too.
-                    let at = self.cpus.after_pause(node as usize, self.now);
-                    if at > self.now {
-                        self.queue.push(
-                            at,
-                            EventKind::Handle {
-                                node,
-                                input: Input::Timer,
-                                resent: false,
-                            },
-                        );
-                    } else {
-                        self.step(node, Input::Timer, false);
-                    }
-                }
-                EventKind::Handle {
-                    node,
-                    input,
-                    resent,
-                } => self.step(node, input, resent),
-                EventKind::Issue { node, requester } => self.issue(node, requester),
-            }
-        }
-        let mut stats = NodeStats::default();
-        for n in &self.nodes {
-            stats.add(&n.stats());
-        }
-        // A cut run's end state is mid-flight: the cut is its verdict. Otherwise the history
-        // check found its violations first, during the run; the verifier checks the end state.
-        let verify = match cut {
-            Some(cut) => Err(cut),
-            None => self
-                .history
-                .result()
-                .and_then(|()| verify(&self.nodes, &self.acks)),
-        };
-        SimReport {
-            protocol: self
-                .nodes
-                .first()
-                .map(|n| n.kind())
-                .unwrap_or(ProtocolKind::LockForwarding),
-            nodes: self.nodes.len(),
-            window_us: if self.fixed_requests() {
-                self.last_reply.max(1)
-            } else {
-                self.cfg.duration_us
-            },
-            end_us: self.last_activity,
-            events: self.events,
-            requesters: self.requesters,
-            drained_ops: self.drained_ops,
-            stats,
-            drops: self.network.drops,
-            spikes: self.network.spikes,
-            cpu: window_cpu.unwrap_or(self.cpus.usage),
-            cores: self.cpus.config().cores,
-            gets_checked: self.history.gets_checked(),
-            stale_reads: self.history.stale_reads(),
-            bad_put_replies: self.history.bad_put_replies(),
-            verify,
+            self.check_window(parts);
         }
     }
 
+    /// Runs the history check over the window's operations, in virtual-time order: each
+    /// partition's records are in that order, so merging them by time and node (a stable sort
+    /// keeps a node's own order) gives the order one thread would have seen. A put's ack is
+    /// compared with its primary's entry as the window ends: a primary's entries only grow, so
+    /// one behind the ack then was behind it at the ack, too.
+    fn check_window(&mut self, parts: &[Mutex<Partition>]) {
+        let mut guards: Vec<_> = parts.iter().map(lock).collect();
+        let mut records = if let [only] = &mut guards[..] {
+            std::mem::take(&mut only.records)
+        } else {
+            for g in &mut guards {
+                self.merged.append(&mut g.records);
+            }
+            self.merged.sort_by_key(|r| (r.time, r.node));
+            std::mem::take(&mut self.merged)
+        };
+        for r in records.drain(..) {
+            let floor = &mut self.floors[r.requester];
+            match r.what {
+                Happened::Issued(key) => *floor = self.history.floor(key),
+                Happened::Got(key, version) => self.history.get_done(key, *floor, version),
+                Happened::PutAcked(key, entry, wrong_value) => {
+                    let primary = self.hash.primary(key);
+                    let part = &guards[Partition::of(primary, guards.len())];
+                    let held = part.machine(primary).base().data().get(key);
+                    let value = wrong_value.as_ref().unwrap_or(&entry.value);
+                    self.history
+                        .put_acked(key, *floor, value, &entry, Some(&held));
+                    self.acks.record(key, &entry);
+                }
+            }
+        }
+        // Give the buffer back for the next window's records.
+        match &mut guards[..] {
+            [only] => only.records = records,
+            _ => self.merged = records,
+        }
+    }
+
+    /// Whether the run has IspnPerfTest's shape: a fixed number of requests per node, and a
+    /// window that ends when the last completes (not after `duration_us`).
+    fn fixed_requests(&self) -> bool {
+        self.cfg.workload.requests_per_node.is_some()
+    }
+
+    /// Operations completed in the drain: after the window, or in a fixed-request run (whose
+    /// window ends only with the last of them) over the whole run.
+    fn drain_completed(&self, parts: &[Mutex<Partition>]) -> u64 {
+        parts
+            .iter()
+            .map(|p| {
+                let p = lock(p);
+                if self.fixed_requests() {
+                    p.tally.completed
+                } else {
+                    p.tally.drained_ops
+                }
+            })
+            .sum()
+    }
     /// The virtual time after which the drain stops, as first set (the run moves it while its
     /// operations still complete: [`Simulation::extend_cap`]): it only guards against a protocol
     /// bug looping forever (the run then fails with what was still in flight), so it must
@@ -332,84 +424,83 @@ impl Simulation {
     /// finitely many (none after the window, none past their share of requests), so a run that
     /// never becomes quiescent still ends, at most 100 rounds of its pending work after the
     /// last of them. A run the first cap did not reach is the same run as before.
-    fn extend_cap(&self, cap: &mut DrainCap, t: u64) -> bool {
-        if self.drain_completed() == cap.completed {
+    fn extend_cap(
+        &self,
+        cap: &mut DrainCap,
+        t: u64,
+        parts: &[Mutex<Partition>],
+        mail: &[Mutex<Vec<Event>>],
+    ) -> bool {
+        let completed = self.drain_completed(parts);
+        if completed == cap.completed {
             return false;
         }
-        let cpu = self.cpus.config();
-        let mut queue_us = 0;
+        let cpu = &self.cfg.cpu;
+        let mut inbound = vec![0u64; self.cfg.cluster.nodes];
         if cpu.enabled() {
-            let nodes = self.nodes.len();
-            let mut inbound = vec![0u64; nodes];
-            for ev in self.queue.pending() {
-                if let EventKind::Deliver { to, msg, .. } = ev {
-                    let to = &mut inbound[*to as usize];
-                    *to = to.saturating_add(cpu.cost_us(msg.payload_len()));
+            for m in mail {
+                for e in lock(m).iter() {
+                    if let EventKind::Deliver { to, msg, .. } = &e.kind {
+                        let to = &mut inbound[usize::from(*to)];
+                        *to = to.saturating_add(cpu.cost_us(msg.payload_len()));
+                    }
                 }
             }
-            for (conn, batches) in self.resends.iter().enumerate() {
-                for msg in batches.iter().flat_map(|(_, batch)| batch) {
-                    let to = &mut inbound[conn / nodes];
-                    *to = to.saturating_add(cpu.cost_us(msg.payload_len()));
-                }
-            }
-            queue_us = (0..nodes)
-                .map(|n| {
-                    let inbound = inbound[n].div_ceil(u64::from(cpu.cores));
-                    self.cpus.queued_us(n, t).saturating_add(inbound)
-                })
-                .max()
-                .unwrap_or(0);
         }
-        let armed = self
-            .timer_at
+        let (queue_us, armed) = parts
             .iter()
-            .flatten()
-            .map(|&at| at.saturating_sub(t))
-            .max()
-            .unwrap_or(0);
+            .map(|p| lock(p).backlog(t, &mut inbound))
+            .fold((0, 0), |(q, a), (pq, pa)| (q.max(pq), a.max(pa)));
         let round = self.round_us(queue_us.max(cpu.per_input_us));
         cap.at = t
             .saturating_add(armed)
             .saturating_add(round.saturating_mul(DRAIN_ROUNDS));
-        cap.completed = self.drain_completed();
+        cap.completed = completed;
         true
     }
 
-    /// What is still pending when the drain cap cuts the run: the events still queued (`next`,
-    /// the one past the cap, among them), the messages awaiting retransmission, the nodes' armed
-    /// deadlines and the nodes that are not quiescent. A cut run is never verified as it stands:
-    /// with the pending work all in the network (stale commands rejected again at every
-    /// retransmission) no node looks busy, and the verifier would pass it.
-    fn in_flight(&self, next: EventKind) -> InFlight {
+    /// What is still pending when the drain cap cuts the run: the events still queued or in the
+    /// mail, the messages awaiting retransmission, the nodes' armed deadlines and the nodes that
+    /// are not quiescent. A cut run is never verified as it stands: with the pending work all
+    /// in the network (stale commands rejected again at every retransmission) no node looks
+    /// busy, and the verifier would pass it.
+    fn in_flight(&self, parts: &[Mutex<Partition>], mail: &[Mutex<Vec<Event>>]) -> InFlight {
         let mut f = InFlight::default();
-        for ev in self.queue.pending().chain([&next]) {
+        let parts: Vec<_> = parts.iter().map(lock).collect();
+        let mail: Vec<_> = mail.iter().map(lock).collect();
+        let pending = parts
+            .iter()
+            .flat_map(|p| p.pending())
+            .chain(mail.iter().flat_map(|m| m.iter().map(|e| &e.kind)));
+        for ev in pending {
             match ev {
                 EventKind::Deliver { msg, .. } => f.on_link(msg),
                 EventKind::Handle { input, .. } => f.queued(input),
-                // A resend's messages wait in `resends`, a wake-up serves the deadlines below,
-                // and the operations still to issue are counted from the requesters below.
+                // A resend's messages wait with their receiver, a wake-up serves the deadlines
+                // below, and the operations still to issue are counted from the requesters below.
                 EventKind::Resend { .. } | EventKind::Timer { .. } | EventKind::Issue { .. } => {}
             }
         }
         if self.fixed_requests() {
-            let per_node = self.cfg.workload.requesters_per_node as usize;
+            let per_node = (self.cfg.workload.requesters_per_node as usize).max(1);
             let active = self
                 .cfg
                 .workload
                 .requester_nodes
-                .unwrap_or(self.nodes.len());
-            for (idx, &issued) in self.issued.iter().enumerate() {
-                let limit = self.cfg.workload.ops_limit((idx % per_node.max(1)) as u32);
-                if idx / per_node.max(1) < active {
+                .unwrap_or(self.cfg.cluster.nodes);
+            for (idx, issued) in parts.iter().flat_map(|p| p.issued()) {
+                let limit = self.cfg.workload.ops_limit((idx % per_node) as u32);
+                if idx / per_node < active {
                     f.to_issue += limit.unwrap_or(0).saturating_sub(issued);
                 }
             }
         }
-        for msg in self.resends.iter().flatten().flat_map(|(_, batch)| batch) {
+        for msg in parts.iter().flat_map(|p| p.lost()) {
             f.awaiting(msg);
         }
-        for n in &self.nodes {
+        let mut machines: Vec<_> = parts.iter().flat_map(|p| p.machines()).collect();
+        machines.sort_by_key(|n| n.base().id());
+        for n in machines {
             for d in n.base().timeouts.armed() {
                 f.armed(d);
             }
@@ -420,13 +511,66 @@ impl Simulation {
         f
     }
 
-    /// Operations completed in the drain: after the window, or in a fixed-request run (whose
-    /// window ends only with the last of them) over the whole run.
-    fn drain_completed(&self) -> u64 {
-        if self.fixed_requests() {
-            self.completed
-        } else {
-            self.drained_ops
+    /// The report of a run that ended (`cut`: the drain cap cut it).
+    fn report(self, parts: Vec<Partition>, cut: Option<VerifyError>) -> SimReport {
+        let (mut end_us, mut events, mut drained_ops, mut last_reply) = (0, 0, 0, 0);
+        let (mut drops, mut spikes) = (0, 0);
+        let mut requesters = RequesterStats::default();
+        let mut cpu = CpuUsage::default();
+        let mut nodes: Vec<(usize, Box<dyn NodeMachine>)> = Vec::new();
+        for p in parts {
+            let t = &p.tally;
+            end_us = end_us.max(t.last_activity);
+            events += t.events;
+            requesters.merge(&t.requesters);
+            drained_ops += t.drained_ops;
+            last_reply = last_reply.max(t.last_reply);
+            let (d, s) = p.faults();
+            drops += d;
+            spikes += s;
+            cpu.add(&t.window_cpu.unwrap_or(p.cpu_usage()));
+            nodes.extend(p.into_machines());
+        }
+        nodes.sort_by_key(|(id, _)| *id);
+        let nodes: Vec<Box<dyn NodeMachine>> = nodes.into_iter().map(|(_, n)| n).collect();
+        let mut stats = NodeStats::default();
+        for n in &nodes {
+            stats.add(&n.stats());
+        }
+        // A cut run's end state is mid-flight: the cut is its verdict. Otherwise the history
+        // check found its violations first, during the run; the verifier checks the end state.
+        let verify = match cut {
+            Some(cut) => Err(cut),
+            None => self
+                .history
+                .result()
+                .and_then(|()| verify(&nodes, &self.acks)),
+        };
+        SimReport {
+            protocol: nodes
+                .first()
+                .map(|n| n.kind())
+                .unwrap_or(ProtocolKind::LockForwarding),
+            nodes: nodes.len(),
+            window_us: if self.fixed_requests() {
+                last_reply.max(1)
+            } else {
+                self.cfg.duration_us
+            },
+            end_us,
+            events,
+            requesters,
+            drained_ops,
+            stats,
+            drops,
+            spikes,
+            cpu,
+            cores: self.cfg.cpu.cores,
+            gets_checked: self.history.gets_checked(),
+            stale_reads: self.history.stale_reads(),
+            bad_put_replies: self.history.bad_put_replies(),
+            lookahead_us: Simulation::lookahead_us(self.cfg),
+            verify,
         }
     }
 
@@ -470,186 +614,6 @@ impl Simulation {
             .saturating_add(self.cfg.cluster.lock_timeout_us)
             .saturating_add(hop)
     }
-
-    /// Whether the run has IspnPerfTest's shape: a fixed number of requests per node, and a
-    /// window that ends when the last completes (not after `duration_us`).
-    fn fixed_requests(&self) -> bool {
-        self.cfg.workload.requests_per_node.is_some()
-    }
-
-    fn issue(&mut self, node: NodeId, requester: u32) {
-        if !self.fixed_requests() && self.now >= self.cfg.duration_us {
-            return;
-        }
-        let idx =
-            node as usize * self.cfg.workload.requesters_per_node as usize + requester as usize;
-        if let Some(limit) = self.cfg.workload.ops_limit(requester) {
-            if self.issued[idx] >= limit {
-                return;
-            }
-        }
-        self.issued[idx] += 1;
-        self.started[idx] = self.now;
-        let op = self.ops_gen.next_op();
-        self.floors[idx] = self.history.floor(op.key());
-        let bytes = op.payload_len();
-        self.handle(node, Input::Client { requester, op }, bytes, false);
-    }
-
-    /// How long a message from `from` to `to` takes: the network's delay, unless a test's hook
-    /// decides it.
-    fn delay(&mut self, from: NodeId, to: NodeId, msg: &Msg) -> u64 {
-        #[cfg(test)]
-        let hooked = self.delay_hook.as_mut().and_then(|h| h(from, to, msg));
-        #[cfg(not(test))]
-        let hooked: Option<u64> = {
-            let _ = (from, msg);
-            None
-        };
-        hooked.unwrap_or_else(|| self.network.delay(self.now, to))
-    }
-
-    /// `input` reaches `node` now: handled at once, or once a core has done its work. `resent`:
-    /// a message resent on request.
-    fn handle(&mut self, node: NodeId, input: Input, payload_bytes: usize, resent: bool) {
-        if !self.cpus.config().enabled() {
-            return self.step(node, input, resent);
-        }
-        let at = self.cpus.schedule(node as usize, self.now, payload_bytes);
-        self.queue.push(
-            at,
-            EventKind::Handle {
-                node,
-                input,
-                resent,
-            },
-        );
-    }
-
-    /// `node`'s pools rejected `msg` from `from` now: it joins the messages its connection will
-    /// ask for at the next run of `node`'s retransmission task but one (the next, if it had been
-    /// asked for before), which `from` resends together. A stop-the-world pause holds the task.
-    fn lose(&mut self, node: NodeId, from: NodeId, msg: Msg, asked_before: bool) {
-        let interval = self.network.config().xmit_interval_us;
-        let tick = repair_tick(self.now, asked_before, interval);
-        let tick = self.cpus.after_pause(node as usize, tick);
-        let conn = self.connection(node, from);
-        if let Some((_, batch)) = self.resends[conn].iter_mut().find(|(t, _)| *t == tick) {
-            batch.push(msg);
-            return;
-        }
-        let mut batch = self.spare_batches.pop().unwrap_or_default();
-        batch.push(msg);
-        self.resends[conn].push((tick, batch));
-        let at = tick + self.network.resent_delay(tick, from, node);
-        self.queue.push(
-            at,
-            EventKind::Resend {
-                to: node,
-                from,
-                tick,
-            },
-        );
-    }
-
-    /// The index of the connection from `from` to `to` in `resends`.
-    fn connection(&self, to: NodeId, from: NodeId) -> usize {
-        to as usize * self.nodes.len() + from as usize
-    }
-
-    /// Feeds `input` to `node`. `resent`: `input` is a message resent on request (if the node
-    /// rejects it again, it was asked for before).
-    fn step(&mut self, node: NodeId, input: Input, resent: bool) {
-        let mut resent_input = ResentInput::new(&input, resent);
-        let mut out = std::mem::take(&mut self.out);
-        self.nodes[node as usize].handle(self.now, input, &mut out);
-        if out.iter().any(|o| !matches!(o, Output::SetTimer { .. })) {
-            self.last_activity = self.now;
-        }
-        for o in out.drain(..) {
-            match o {
-                Output::Send { to, msg } => {
-                    let at = self.now + self.delay(node, to, &msg);
-                    self.queue.push(
-                        at,
-                        EventKind::Deliver {
-                            to,
-                            from: node,
-                            msg,
-                        },
-                    );
-                }
-                Output::Rejected { from, msg } => {
-                    let asked_before = resent_input.asked_before(from);
-                    self.lose(node, from, msg, asked_before);
-                }
-                Output::SetTimer { at } => {
-                    // A node asks again for the wake-up it already has queued when a stale one
-                    // (armed for a deadline since cancelled) fired first: one event per instant is
-                    // enough, and a second one would itself re-arm when it fires, so with
-                    // deadlines far apart (the key queue's backed-off batches) stale wake-ups
-                    // multiplied until memory ran out.
-                    let at = at.max(self.now);
-                    let armed = &mut self.timer_at[node as usize];
-                    if *armed != Some(at) {
-                        *armed = Some(at);
-                        self.queue.push(at, EventKind::Timer { node });
-                    }
-                }
-                // Real-slot outputs: the simulation never switches its machines to real slots.
-                Output::Execute { .. }
-                | Output::Resume { .. }
-                | Output::SlotFreed { .. }
-                | Output::InboundResumed => {}
-                Output::Reply {
-                    requester,
-                    op,
-                    outcome,
-                } => {
-                    let idx = node as usize * self.cfg.workload.requesters_per_node as usize
-                        + requester as usize;
-                    let issued_at = self.started.get(idx).copied().unwrap_or(self.now);
-                    let latency = self.now - issued_at;
-                    let floor = self.floors.get(idx).copied().unwrap_or(0);
-                    match (&op, &outcome) {
-                        (ClientOp::Get(key), Outcome::Got(entry)) => {
-                            self.history.get_done(*key, floor, entry);
-                        }
-                        (ClientOp::Put(key, value), Outcome::Put(entry)) => {
-                            let primary = self.nodes.first().map(|n| n.base().hash().primary(*key));
-                            let held = primary
-                                .and_then(|p| self.nodes.get(p as usize))
-                                .map(|n| n.base().data().get(*key));
-                            self.history
-                                .put_acked(*key, floor, value, entry, held.as_ref());
-                            self.acks.record(*key, entry);
-                        }
-                        _ => {}
-                    }
-                    self.completed += 1;
-                    if self.fixed_requests() {
-                        self.last_reply = self.now;
-                    }
-                    if self.fixed_requests() || self.now <= self.cfg.duration_us {
-                        let value_size = self.cfg.workload.value_size as usize;
-                        self.requesters.record(&op, &outcome, latency, value_size);
-                    } else {
-                        self.drained_ops += 1;
-                    }
-                    // No think time, but a requester issues its next operation at least
-                    // `MIN_ISSUE_INTERVAL_US` after this one: an operation that took no virtual
-                    // time (a local read or write with the CPU model off, zero-latency links)
-                    // would otherwise be followed by another at the same instant, forever, and
-                    // the window would never close. With the CPU model on and a cost
-                    // per input (the claims': 30 µs), every operation takes longer than this, so
-                    // it never delays one there.
-                    let next = self.now.max(issued_at + MIN_ISSUE_INTERVAL_US);
-                    self.queue.push(next, EventKind::Issue { node, requester });
-                }
-            }
-        }
-        self.out = out;
-    }
 }
 
 #[cfg(test)]
@@ -657,6 +621,8 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
+    use crate::driver::retransmission::repair_tick;
+    use crate::message::{Input, Msg, NodeId, Output};
     use crate::node::{ClusterConfig, NodeBase};
     use crate::workload::WorkloadConfig;
 
