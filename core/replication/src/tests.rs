@@ -4,9 +4,9 @@
 use super::driver::sim::CpuConfig;
 use super::driver::sim::NetworkConfig;
 use super::driver::sim::{SimConfig, SimReport, Simulation};
-use super::message::{ClientOp, Value, Versioned};
+use super::message::{ClientOp, Input, Output, Value, Versioned};
 use super::workload::WorkloadConfig;
-use super::{ClusterConfig, NodeStats, ProtocolKind, RejectionPolicy};
+use super::{ClusterConfig, NodeBase, NodeMachine, NodeStats, ProtocolKind, RejectionPolicy};
 use critsec_sync::kind::StrategyKind;
 
 fn small(seed: u64) -> SimConfig {
@@ -31,6 +31,53 @@ fn small(seed: u64) -> SimConfig {
         start_spread_us: 1_000,
         seed,
     }
+}
+
+/// A node machine whose inputs pass through `intercept` first: a test's broken or lossy node,
+/// which may answer an input itself or hand it to the real machine (`inner`, the first
+/// argument). Everything else is the real machine's.
+pub(crate) struct Intercepted<F> {
+    pub inner: Box<dyn NodeMachine>,
+    pub intercept: F,
+}
+
+impl<F> NodeMachine for Intercepted<F>
+where
+    F: FnMut(&mut dyn NodeMachine, u64, Input, &mut Vec<Output>) + Send,
+{
+    fn kind(&self) -> ProtocolKind {
+        self.inner.kind()
+    }
+    fn handle(&mut self, now: u64, input: Input, out: &mut Vec<Output>) {
+        (self.intercept)(&mut *self.inner, now, input, out);
+    }
+    fn use_real_slots(&mut self) {
+        self.inner.use_real_slots();
+    }
+    fn inbound_blocked(&self) -> bool {
+        self.inner.inbound_blocked()
+    }
+    fn base(&self) -> &NodeBase {
+        self.inner.base()
+    }
+    fn busy_reason(&self) -> Option<String> {
+        self.inner.busy_reason()
+    }
+    fn stats(&self) -> NodeStats {
+        self.inner.stats()
+    }
+    fn sequences(&self) -> (Vec<u64>, Vec<u64>) {
+        self.inner.sequences()
+    }
+}
+
+/// Replaces node `node` of `nodes` with its machine behind `intercept`.
+pub(crate) fn intercept<F>(nodes: &mut Vec<Box<dyn NodeMachine>>, node: usize, intercept: F)
+where
+    F: FnMut(&mut dyn NodeMachine, u64, Input, &mut Vec<Output>) + Send + 'static,
+{
+    let inner = nodes.remove(node);
+    nodes.insert(node, Box::new(Intercepted { inner, intercept }));
 }
 
 fn run(p: ProtocolKind, cfg: SimConfig) -> SimReport {

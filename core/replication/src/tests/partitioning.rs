@@ -7,8 +7,6 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::message::{Input, Output};
-use crate::{NodeBase, NodeMachine};
 
 /// A small cluster with faults, from the drawn values.
 #[allow(clippy::too_many_arguments)]
@@ -134,40 +132,6 @@ fn a_window_longer_than_the_lookahead_is_caught() {
     assert!(caught, "no report changed with a broken window rule");
 }
 
-/// A node machine that panics on its first message after `at` µs: a protocol bug.
-struct PanicsAfter {
-    inner: Box<dyn NodeMachine>,
-    at: u64,
-}
-
-impl NodeMachine for PanicsAfter {
-    fn kind(&self) -> ProtocolKind {
-        self.inner.kind()
-    }
-    fn handle(&mut self, now: u64, input: Input, out: &mut Vec<Output>) {
-        assert!(now < self.at, "a protocol bug at {now} µs");
-        self.inner.handle(now, input, out);
-    }
-    fn use_real_slots(&mut self) {
-        self.inner.use_real_slots();
-    }
-    fn inbound_blocked(&self) -> bool {
-        self.inner.inbound_blocked()
-    }
-    fn base(&self) -> &NodeBase {
-        self.inner.base()
-    }
-    fn busy_reason(&self) -> Option<String> {
-        self.inner.busy_reason()
-    }
-    fn stats(&self) -> NodeStats {
-        self.inner.stats()
-    }
-    fn sequences(&self) -> (Vec<u64>, Vec<u64>) {
-        self.inner.sequences()
-    }
-}
-
 /// A node that panics on a worker thread, or on the coordinator's, fails the run with its panic;
 /// the other threads do not wait for it forever.
 #[test]
@@ -180,8 +144,11 @@ fn a_panic_on_any_worker_thread_ends_the_run_with_that_panic() {
         let mut nodes = ProtocolKind::KeyQueue
             .build_cluster(&cfg.cluster)
             .expect("valid config");
-        let inner = nodes.remove(panicking);
-        nodes.insert(panicking, Box::new(PanicsAfter { inner, at: 5_000 }));
+        // A protocol bug: the node panics on its first input after 5 ms.
+        intercept(&mut nodes, panicking, |inner, now, input, out| {
+            assert!(now < 5_000, "a protocol bug at {now} µs");
+            inner.handle(now, input, out);
+        });
         let sim = Simulation::with_machines(cfg, nodes).expect("valid config");
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run()));
         let msg = r.expect_err("the run panics");

@@ -277,44 +277,6 @@ fn the_drain_cap_leaves_time_for_work_queued_in_front_of_a_core() {
     }
 }
 
-/// A node of a real cluster whose pools reject every `Put` from another node, every time: the
-/// put is retransmitted at every run of its retransmission task, forever, and the run never
-/// becomes quiescent, though no node holds anything for it (its originator timed it out).
-struct RejectsPuts(Box<dyn NodeMachine>);
-
-impl NodeMachine for RejectsPuts {
-    fn kind(&self) -> ProtocolKind {
-        self.0.kind()
-    }
-    fn handle(&mut self, now: u64, input: Input, out: &mut Vec<Output>) {
-        match input {
-            Input::Message {
-                from,
-                msg: msg @ Msg::Put { .. },
-            } => out.push(Output::Rejected { from, msg }),
-            input => self.0.handle(now, input, out),
-        }
-    }
-    fn use_real_slots(&mut self) {
-        self.0.use_real_slots();
-    }
-    fn inbound_blocked(&self) -> bool {
-        self.0.inbound_blocked()
-    }
-    fn base(&self) -> &NodeBase {
-        self.0.base()
-    }
-    fn busy_reason(&self) -> Option<String> {
-        self.0.busy_reason()
-    }
-    fn stats(&self) -> NodeStats {
-        self.0.stats()
-    }
-    fn sequences(&self) -> (Vec<u64>, Vec<u64>) {
-        self.0.sequences()
-    }
-}
-
 /// A cut run, in small: puts that their primary rejects at every retransmission, forever,
 /// keep the run from quiescing, and the drain cap ends it, but no node looked busy and the
 /// verifier said OK. A cut run now fails its verification, naming the cut and what was still in
@@ -334,8 +296,16 @@ fn a_run_cut_by_the_drain_cap_fails_naming_the_work_in_flight() {
         // Every put is of key 0; its primary rejects the other node's.
         let primary = cfg.cluster.hash().expect("valid config").primary(0) as usize;
         let mut nodes = p.build_cluster(&cfg.cluster).expect("valid config");
-        let inner = nodes.remove(primary);
-        nodes.insert(primary, Box::new(RejectsPuts(inner)));
+        // Its pools reject every put from another node, every time: the put is retransmitted at
+        // every run of its retransmission task, forever, and the run never becomes quiescent,
+        // though no node holds anything for it (its originator timed it out).
+        intercept(&mut nodes, primary, |inner, now, input, out| match input {
+            Input::Message {
+                from,
+                msg: msg @ Msg::Put { .. },
+            } => out.push(Output::Rejected { from, msg }),
+            input => inner.handle(now, input, out),
+        });
         let r = Simulation::with_machines(cfg, nodes)
             .expect("valid config")
             .run();

@@ -303,16 +303,7 @@ impl Partition {
                     // A timer thread needs no core, but a stop-the-world pause stops it too.
                     let at = self.cpus.after_pause(usize::from(node), now);
                     if at > now {
-                        let input = Input::Timer;
-                        self.push_own(
-                            node,
-                            at,
-                            EventKind::Handle {
-                                node,
-                                input,
-                                resent: false,
-                            },
-                        );
+                        self.handle_at(node, at, Input::Timer, false);
                     } else {
                         self.step(now, node, Input::Timer, false);
                     }
@@ -384,15 +375,18 @@ impl Partition {
             return self.step(now, node, input, resent);
         }
         let at = self.cpus.schedule(usize::from(node), now, bytes);
-        self.push_own(
+        self.handle_at(node, at, input, resent);
+    }
+
+    /// Queues `node`'s handling of `input` at `at`, when a core has done its work or a pause
+    /// has ended.
+    fn handle_at(&mut self, node: NodeId, at: u64, input: Input, resent: bool) {
+        let kind = EventKind::Handle {
             node,
-            at,
-            EventKind::Handle {
-                node,
-                input,
-                resent,
-            },
-        );
+            input,
+            resent,
+        };
+        self.push_own(node, at, kind);
     }
 
     /// `node`'s pools rejected `msg` from `from` now: it joins the messages its connection will

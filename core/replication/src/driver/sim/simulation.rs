@@ -623,61 +623,11 @@ mod tests {
     use super::*;
     use crate::driver::retransmission::repair_tick;
     use crate::message::{Input, Msg, NodeId, Output};
-    use crate::node::{ClusterConfig, NodeBase};
+    use crate::node::ClusterConfig;
     use crate::workload::WorkloadConfig;
 
     /// One message input node 0 saw: when, from whom, what, and whether it rejected it.
     type Seen = (u64, NodeId, Msg, bool);
-
-    /// Node 0 of a real cluster, rejecting as a full pool would: every message from another
-    /// node that first arrives in `burst`, and the first of them once more when it is resent.
-    struct Lossy {
-        inner: Box<dyn NodeMachine>,
-        burst: std::ops::Range<u64>,
-        seen: Arc<Mutex<Vec<Seen>>>,
-    }
-
-    impl NodeMachine for Lossy {
-        fn kind(&self) -> ProtocolKind {
-            self.inner.kind()
-        }
-        fn handle(&mut self, now: u64, input: Input, out: &mut Vec<Output>) {
-            let Input::Message { from, msg } = input else {
-                return self.inner.handle(now, input, out);
-            };
-            let mut seen = self.seen.lock().unwrap();
-            let earlier = seen.iter().filter(|s| s.1 == from && s.2 == msg).count();
-            let first_lost = seen.iter().find(|s| s.3).map(|s| (s.1, s.2.clone()));
-            let reject = from != 0
-                && ((earlier == 0 && self.burst.contains(&now))
-                    || (earlier == 1 && first_lost == Some((from, msg.clone()))));
-            seen.push((now, from, msg.clone(), reject));
-            drop(seen);
-            if reject {
-                out.push(Output::Rejected { from, msg });
-            } else {
-                self.inner.handle(now, Input::Message { from, msg }, out);
-            }
-        }
-        fn use_real_slots(&mut self) {
-            self.inner.use_real_slots();
-        }
-        fn inbound_blocked(&self) -> bool {
-            self.inner.inbound_blocked()
-        }
-        fn base(&self) -> &NodeBase {
-            self.inner.base()
-        }
-        fn busy_reason(&self) -> Option<String> {
-            self.inner.busy_reason()
-        }
-        fn stats(&self) -> NodeStats {
-            self.inner.stats()
-        }
-        fn sequences(&self) -> (Vec<u64>, Vec<u64>) {
-            self.inner.sequences()
-        }
-    }
 
     /// UNICAST3's repair: a rejected message arrives again on the run of the
     /// receiver's retransmission task after the one that found it, plus the request's and the
@@ -706,19 +656,31 @@ mod tests {
             duration_us: 60_000,
             ..SimConfig::default()
         };
-        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::new(Mutex::new(Vec::<Seen>::new()));
         let mut nodes = ProtocolKind::Triangle
             .build_cluster(&cfg.cluster)
             .expect("valid config");
-        let inner = nodes.remove(0);
-        nodes.insert(
-            0,
-            Box::new(Lossy {
-                inner,
-                burst: 15_000..22_000,
-                seen: Arc::clone(&seen),
-            }),
-        );
+        // Node 0 rejects as a full pool would: every message from another node that first
+        // arrives in 15-22 ms, and the first of them once more when it is resent.
+        let (burst, log) = (15_000..22_000, Arc::clone(&seen));
+        crate::tests::intercept(&mut nodes, 0, move |inner, now, input, out| {
+            let Input::Message { from, msg } = input else {
+                return inner.handle(now, input, out);
+            };
+            let mut seen = log.lock().unwrap();
+            let earlier = seen.iter().filter(|s| s.1 == from && s.2 == msg).count();
+            let first_lost = seen.iter().find(|s| s.3).map(|s| (s.1, s.2.clone()));
+            let reject = from != 0
+                && ((earlier == 0 && burst.contains(&now))
+                    || (earlier == 1 && first_lost == Some((from, msg.clone()))));
+            seen.push((now, from, msg.clone(), reject));
+            drop(seen);
+            if reject {
+                out.push(Output::Rejected { from, msg });
+            } else {
+                inner.handle(now, Input::Message { from, msg }, out);
+            }
+        });
         let r = Simulation::with_machines(cfg, nodes)
             .expect("valid config")
             .run();
