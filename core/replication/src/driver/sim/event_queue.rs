@@ -510,4 +510,87 @@ mod tests {
             vec![(100_000, 0, 0, 1), (100_000, 1, 1, 0), (100_001, 4, 4, 0)]
         );
     }
+
+    /// The queue against a model (a sorted set of keys): pushes at random delays from the
+    /// current instant (the instant itself, near, across the wheel's wrap, far), pops before
+    /// random window ends, single pops, and peeks, in any mix; the queue must give exactly the
+    /// model's earliest key each time.
+    mod model {
+        use super::*;
+        use proptest::prelude::*;
+        use std::collections::BTreeSet;
+
+        #[derive(Debug, Clone)]
+        enum Step {
+            Push {
+                delay: u64,
+                node: NodeId,
+            },
+            PopBefore {
+                window: u64,
+            },
+            /// One event, leaving the clock at its instant (pushes then land in the current one).
+            PopOne,
+        }
+
+        fn step() -> impl Strategy<Value = Step> {
+            prop_oneof![
+                (
+                    prop_oneof![0u64..3, 0u64..2_000, WHEEL - 3..WHEEL + 3, 0u64..300_000],
+                    0u16..5
+                )
+                    .prop_map(|(delay, node)| Step::Push { delay, node }),
+                prop_oneof![1u64..3, 1u64..5_000, 1u64..200_000]
+                    .prop_map(|window| Step::PopBefore { window }),
+                Just(Step::PopOne),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+            #[test]
+            fn the_queue_pops_what_a_sorted_set_would(steps in prop::collection::vec(step(), 1..300)) {
+                let mut q = EventQueue::default();
+                let mut model: BTreeSet<EventKey> = BTreeSet::new();
+                // The clock as the simulation sees it: the last popped time, or a window's end.
+                let mut now = 0u64;
+                let mut seq = 0u32;
+                for s in steps {
+                    match s {
+                        Step::Push { delay, node } => {
+                            seq += 1;
+                            let e = timer(now + delay, node, node, seq);
+                            model.insert(e.key);
+                            q.push(e);
+                        }
+                        Step::PopBefore { window } => {
+                            let end = now + window;
+                            prop_assert_eq!(q.peek_time(), model.first().map(|k| k.time));
+                            while let Some(e) = q.pop_before(end) {
+                                let want = model.pop_first();
+                                prop_assert_eq!(Some(e.key), want);
+                                now = e.key.time;
+                            }
+                            prop_assert!(model.first().is_none_or(|k| k.time >= end));
+                            // Between windows the clock stands at the window's end.
+                            now = end.max(now);
+                        }
+                        Step::PopOne => {
+                            let e = q.pop();
+                            prop_assert_eq!(e.as_ref().map(|e| e.key), model.pop_first());
+                            if let Some(e) = e {
+                                now = e.key.time;
+                            }
+                        }
+                    }
+                    prop_assert_eq!(q.len(), model.len());
+                }
+                while let Some(e) = q.pop() {
+                    prop_assert_eq!(Some(e.key), model.pop_first());
+                }
+                prop_assert!(model.is_empty());
+            }
+        }
+    }
 }
