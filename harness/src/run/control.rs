@@ -8,12 +8,17 @@
 //! |---|---|---|
 //! | `Idle` | park until `Warm(k')` with `k' > k` | — |
 //! | `Warm(k)` | run operations, count nothing (JMH ramp-up) | every worker to have arrived |
-//! | `Measure(k)` | count each operation that *completes* while the phase is `Measure(k)` | the iteration time to elapse |
+//! | `Measure(k)` | count each operation that *completes* while the phase is `Measure(k)` | the iteration time to elapse, and one operation to complete |
 //! | `Drain(k)` | finish the current operation, publish counts, report | every worker to have reported |
 //! | `Exit` | return | — |
 //!
 //! So the window opens only once every thread runs, and an operation counts only if its
-//! completion is observed inside the window (JMH's `-si true`). Workers read the phase after every
+//! completion is observed inside the window (JMH's `-si true`). A window closes only after some
+//! operation completed in it: a short slice that one long operation covers (a refresh that
+//! blocks every indexing thread) would otherwise hold no completion and no throughput to take a
+//! logarithm of. JMH's iteration likewise ends only when each thread's operation in flight does;
+//! here the window is lengthened to the first completion and its true length is the one divided
+//! by, so the score stays completions per second of window. Workers read the phase after every
 //! operation with `Acquire`, pairing with the coordinator's `Release` stores; a worker that sees
 //! `Drain(k)` publishes its slot before incrementing `reported` (`Release`), which the
 //! coordinator reads with `Acquire` before reading the slots.
@@ -89,6 +94,8 @@ pub struct Control {
     state: AtomicU64,
     arrived: AtomicUsize,
     reported: AtomicUsize,
+    /// Workers that have counted an operation in the current window.
+    completed: AtomicUsize,
     idle: Mutex<()>,
     wake: Condvar,
 }
@@ -117,6 +124,7 @@ impl Control {
     pub fn start(&self, k: u64) {
         self.arrived.store(0, Ordering::Relaxed);
         self.reported.store(0, Ordering::Relaxed);
+        self.completed.store(0, Ordering::Relaxed);
         self.set(k, Phase::Warm);
     }
 
@@ -143,6 +151,14 @@ impl Control {
     /// Waits until `n` workers have arrived in the ramp-up of the current iteration.
     pub fn wait_arrived(&self, n: usize) {
         spin_until(|| self.arrived.load(Ordering::Acquire) >= n);
+    }
+
+    /// Waits until some worker has counted an operation in the open window, or has reported
+    /// (a worker reports inside the window only when it panicked: then no completion may come).
+    pub fn wait_first_completion(&self) {
+        spin_until(|| {
+            self.completed.load(Ordering::Acquire) > 0 || self.reported.load(Ordering::Acquire) > 0
+        });
     }
 
     /// Waits until `n` workers have reported the current iteration.
@@ -269,12 +285,21 @@ fn in_window(control: &Control, k: u64) -> Option<bool> {
     }
 }
 
+/// One more operation counted; the first of the window tells the coordinator it may close it.
+#[inline]
+fn count(control: &Control, counted: u64) -> u64 {
+    if counted == 0 {
+        control.completed.fetch_add(1, Ordering::Release);
+    }
+    counted + 1
+}
+
 fn run_iteration(control: &Control, k: u64, worker: &mut dyn Worker) -> u64 {
     let mut counted = 0;
     loop {
         black_box(worker.op());
         match in_window(control, k) {
-            Some(true) => counted += 1,
+            Some(true) => counted = count(control, counted),
             Some(false) => {}
             None => return counted,
         }
@@ -294,7 +319,7 @@ fn run_iteration_sampled(
         let nanos = start.elapsed().as_nanos() as u64;
         match in_window(control, k) {
             Some(true) => {
-                counted += 1;
+                counted = count(control, counted);
                 h.saturating_record(nanos.max(1));
             }
             Some(false) => {}
@@ -396,6 +421,66 @@ mod tests {
             control.exit();
             assert_eq!(r.ops, 0);
             assert_eq!(r.histogram.map(|h| h.len()), Some(0));
+        });
+    }
+
+    #[test]
+    fn a_window_closes_only_after_its_first_completion() {
+        let control = Control::new();
+        let slot = Slot::default();
+        let (tok_tx, tok_rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut w = Gated {
+                    tokens: tok_rx,
+                    ready: ready_tx,
+                };
+                worker_loop(&control, &slot, &mut w, false);
+            });
+            // One operation covers the whole window: the coordinator's wait outlasts it.
+            control.start(1);
+            control.wait_arrived(1);
+            ready_rx.recv().unwrap();
+            control.open_window(1);
+            let closer = s.spawn(|| {
+                control.wait_first_completion();
+                control.close_window(1);
+            });
+            tok_tx.send(()).unwrap();
+            closer.join().unwrap();
+            tok_tx.send(()).unwrap();
+            control.wait_reported(1);
+            let r = slot.take();
+            control.exit();
+            tok_tx.send(()).unwrap();
+            assert_eq!(r.ops, 1);
+        });
+    }
+
+    struct PanicsAtOnce;
+
+    impl Worker for PanicsAtOnce {
+        fn op(&mut self) -> u64 {
+            panic!("before any completion")
+        }
+    }
+
+    #[test]
+    fn a_worker_that_panics_before_any_completion_lets_the_window_close() {
+        let control = Control::new();
+        let slot = Slot::default();
+        std::thread::scope(|s| {
+            s.spawn(|| worker_loop(&control, &slot, &mut PanicsAtOnce, false));
+            control.start(1);
+            control.wait_arrived(1);
+            control.open_window(1);
+            control.wait_first_completion();
+            control.close_window(1);
+            control.wait_reported(1);
+            let r = slot.take();
+            control.exit();
+            assert_eq!(r.panic.as_deref(), Some("before any completion"));
         });
     }
 }

@@ -206,6 +206,7 @@ fn measure(
     let start = Instant::now();
     control.open_window(k);
     std::thread::sleep(duration);
+    control.wait_first_completion();
     control.close_window(k);
     let window = start.elapsed();
     let cpu = process_cpu_time().saturating_sub(cpu_start);
