@@ -579,7 +579,7 @@ mod tests {
                 contender: 200.0,
                 baseline_first: true,
             }],
-            mean_log_ratio: 2f64.ln(),
+            log_ratio: 2f64.ln(),
         };
         let ok = ClaimOutcome {
             claim: claim.clone(),

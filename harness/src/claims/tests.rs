@@ -278,7 +278,7 @@ fn count_claims_test_none_against_some_with_rates() {
     assert_eq!(out[1].verdict, Ok(Verdict::Reproduced));
     assert_eq!(out[2].verdict, Ok(Verdict::NotReproduced));
     // A ratio against zero is undefined (NaN, `null` in JSON): the outcomes still read back.
-    assert!(out[0].replicates[0].mean_log_ratio.is_nan());
+    assert!(out[0].replicates[0].log_ratio.is_nan());
     let json = serde_json::to_string(&out).unwrap();
     let back: Vec<super::reproduce::ClaimOutcome> = serde_json::from_str(&json).unwrap();
     assert_eq!(back.len(), 3);

@@ -79,7 +79,16 @@ fn inadmissible(kind: ClaimKind, replicates: &[Paired]) -> Option<String> {
     })
 }
 
-/// The processes of either side whose level (the mean log of their blocks' values) lies far from
+/// A side's level in one process: the log of its blocks' mean value. JMH's score is the mean of
+/// its iterations too; a mean of logs would count a slice that one stall covered (a refresh
+/// blocking every indexing thread, a pause) as a collapse of the whole process's level, where the
+/// process lost only the stall's time.
+pub(crate) fn level(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (sum / n.max(1) as f64).ln()
+}
+
+/// The processes of either side whose level ([`level`]) lies far from
 /// the other processes' of that side.
 fn far_processes(replicates: &[Replicate]) -> Vec<FarProcess> {
     Role::BOTH
@@ -91,10 +100,7 @@ fn far_processes(replicates: &[Replicate]) -> Vec<FarProcess> {
             };
             let levels: Vec<f64> = replicates
                 .iter()
-                .map(|r| {
-                    r.blocks.iter().map(|b| value(b).ln()).sum::<f64>()
-                        / r.blocks.len().max(1) as f64
-                })
+                .map(|r| level(r.blocks.iter().map(value)))
                 .collect();
             far_levels(&levels)
                 .into_iter()
@@ -123,6 +129,12 @@ pub(crate) struct Paired {
 }
 
 impl Paired {
+    /// The replicate's log ratio: of the contender's [`level`] to the baseline's.
+    pub fn log_ratio(&self) -> f64 {
+        level(self.blocks.iter().map(|b| b.contender))
+            - level(self.blocks.iter().map(|b| b.baseline))
+    }
+
     /// A replicate of one block whose sides ran in no order to speak of: a seed of a
     /// simulation, or a fork pair of two result files.
     pub fn unordered(seed: Option<u64>, baseline: f64, contender: f64) -> Paired {
@@ -215,15 +227,14 @@ pub(crate) fn derive(
     outcome.replicates = observed
         .replicates
         .iter()
-        .zip(&logs)
-        .map(|(r, l)| Replicate {
+        .map(|r| Replicate {
             seed: r.seed,
             baseline_launched_first: r.baseline_launched_first,
             env_pad: r.env_pad,
             cpu: r.cpu,
             blocks: r.blocks.clone(),
-            mean_log_ratio: if ratio_defined {
-                l.iter().sum::<f64>() / l.len() as f64
+            log_ratio: if ratio_defined {
+                r.log_ratio()
             } else {
                 f64::NAN
             },
@@ -235,11 +246,7 @@ pub(crate) fn derive(
         Vec::new()
     };
     if ratio_defined {
-        let means: Vec<f64> = outcome
-            .replicates
-            .iter()
-            .map(|r| r.mean_log_ratio)
-            .collect();
+        let means: Vec<f64> = outcome.replicates.iter().map(|r| r.log_ratio).collect();
         outcome.interval = Some(log_interval(&means, confidence));
         outcome.components = components(&logs);
         outcome.optimal_blocks = outcome
@@ -308,8 +315,27 @@ pub(crate) fn derive(
 
 #[cfg(test)]
 mod tests {
+    use super::{BlockValue, Paired};
     use crate::stats::CONFIDENCE;
     use crate::stats::ratio::{log_interval, ratio_interval};
+
+    #[test]
+    fn a_stalled_slice_costs_a_process_its_lost_time_not_its_level() {
+        // The contender runs at 2x but one of its four slices was covered by a stall (1 op/s):
+        // its level is the mean, (200 + 200 + 200 + 1) / 4 = 150.25, against the baseline's 100.
+        let blocks = [200.0, 200.0, 200.0, 1.0]
+            .map(|contender| BlockValue {
+                baseline: 100.0,
+                contender,
+                baseline_first: true,
+            })
+            .to_vec();
+        let replicate = Paired {
+            blocks,
+            ..Paired::unordered(None, 1.0, 1.0)
+        };
+        assert!((replicate.log_ratio() - 1.5025f64.ln()).abs() < 1e-12);
+    }
 
     #[test]
     fn ratio_interval_matches_a_hand_computed_example() {

@@ -189,10 +189,14 @@ pub struct Replicate {
     pub cpu: Option<usize>,
     /// Per block: both sides' values and which ran first.
     pub blocks: Vec<BlockValue>,
-    /// The replicate's mean log ratio contender/baseline (NaN, `null` in JSON, when a value is
-    /// not positive).
-    #[serde(with = "crate::format::nullable::f64_or_null")]
-    pub mean_log_ratio: f64,
+    /// The replicate's log ratio contender/baseline, of the sides' mean values over its blocks
+    /// (NaN, `null` in JSON, when a value is not positive). Files written before it was named so
+    /// held the mean of the blocks' log ratios under `mean_log_ratio`.
+    #[serde(
+        alias = "mean_log_ratio",
+        with = "crate::format::nullable::f64_or_null"
+    )]
+    pub log_ratio: f64,
 }
 
 /// One block of one replicate, as the claim's metric saw it.

@@ -134,16 +134,6 @@ fn run_rng(seed: u64, run: usize) -> Rng {
     Rng::new(mix.next())
 }
 
-/// A replicate's mean log ratio, as [`super::derive::derive`] computes it.
-fn mean_log_ratio(replicate: &Paired) -> f64 {
-    let logs: Vec<f64> = replicate
-        .blocks
-        .iter()
-        .map(|v| (v.contender / v.baseline).ln())
-        .collect();
-    logs.iter().sum::<f64>() / logs.len() as f64
-}
-
 /// Simulated runs as the members of one group: member `m` is run `m`, whose replicates come
 /// from its own seed.
 struct Simulated {
@@ -263,7 +253,7 @@ fn decide(
     let mut looks = Vec::new();
     for (k, &look) in schedule.looks.iter().enumerate() {
         while means.len() < look as usize {
-            means.push(mean_log_ratio(&truth.replicate(&mut rng)));
+            means.push(truth.replicate(&mut rng).log_ratio());
         }
         looks.push(look);
         let n = means.len();
