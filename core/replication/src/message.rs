@@ -15,6 +15,8 @@
 // cannot hold an unsized `[u8]`.
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use super::components::pool::SlotKind;
 
 /// A node's index in the cluster view (0-based).
@@ -152,6 +154,31 @@ impl PartialEq for Value {
 
 impl Eq for Value {}
 
+/// On the wire a value is its bytes, whatever its form here (a described value's are built),
+/// so a message carries its whole payload as JGroups carries a marshalled command's; it arrives
+/// as bytes of its own.
+impl Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(&self.bytes())
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Bytes;
+        impl serde::de::Visitor<'_> for Bytes {
+            type Value = Value;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a value's bytes")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Value, E> {
+                Ok(Value::from_bytes(bytes))
+            }
+        }
+        deserializer.deserialize_bytes(Bytes)
+    }
+}
+
 impl std::fmt::Debug for Value {
     /// Tag, length and an FNV-1a digest of the bytes, not the bytes themselves: a 1000-byte
     /// payload would drown an error message, and the digest still tells two payloads with the
@@ -172,7 +199,7 @@ impl std::fmt::Debug for Value {
 /// A value and the version the primary owner gave it under the key lock.
 ///
 /// Version 0 means "absent"; the primary numbers writes of a key 1, 2, 3 ... in apply order.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Versioned {
     /// The write's position in the primary's apply order for this key.
     pub version: u64,
@@ -191,7 +218,7 @@ impl Versioned {
 }
 
 /// Where a Triangle backup write sits in its segment's total order (`TriangleOrderManager`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SeqTag {
     /// The key's segment.
     pub segment: u16,
@@ -202,7 +229,7 @@ pub struct SeqTag {
 }
 
 /// Why an operation failed; every failure is counted and reported, never hidden.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OpError {
     /// The primary could not acquire the key lock within `lock_timeout` (ISPN000299).
     LockTimeout,
@@ -214,7 +241,7 @@ pub enum OpError {
 pub type PutResult = Result<u64, OpError>;
 
 /// A wire message between nodes. Request ids are tokens of the node that waits for the answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Msg {
     /// Originator -> owner: read `key` (`ClusteredGetCommand`).
     Get {

@@ -1,0 +1,402 @@
+//! The bytes between two node processes: what one node writes on its TCP connection to another,
+//! and how the reader turns them back into frames or says why it cannot.
+//!
+//! JGroups' TCP transport writes each marshalled message as a length followed by its bytes on a
+//! connection per pair of members, after a connection header naming the sender. So does this:
+//! every frame is a 4-byte little-endian length, then the frame's postcard encoding (serde,
+//! compact varints). A connection opens with [`Frame::Hello`], which names the sender and carries
+//! the wire and build versions and a digest of the cluster's settings, so that two hosts running
+//! different builds or different cluster files refuse each other with a message naming the node,
+//! instead of misreading each other's bytes. A value travels as its bytes ([`Value`]'s
+//! `Serialize`): the wire carries every payload byte a put writes, as a real transport does.
+//!
+//! A reader never trusts a length: one above [`MAX_FRAME`] is an error before anything is
+//! allocated, and a stream that ends inside a frame is [`WireError::Truncated`], distinct from a
+//! clean end between frames.
+
+use std::io::{ErrorKind, Read, Write};
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::{Msg, NodeId};
+
+/// The wire format's version: a change to [`Frame`] or to a message's fields changes it.
+pub const WIRE_VERSION: u16 = 1;
+
+/// The largest frame a reader accepts, in bytes: far above any message (a put's payload is
+/// `value_size` bytes, IspnPerfTest's default 1,000), far below what a corrupt length could ask
+/// a reader to allocate.
+pub const MAX_FRAME: usize = 16 << 20;
+
+/// One unit on a connection between two node processes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Frame {
+    /// The first frame of every connection: who is speaking, and whether it can be understood.
+    Hello(Hello),
+    /// A message of the protocol from the connection's sender.
+    Message {
+        /// The message.
+        msg: Msg,
+        /// Resent on the receiver's request (UNICAST3's retransmission): if the receiver's pool
+        /// rejects it again, it was asked for before.
+        resent: bool,
+    },
+}
+
+/// A connection's opening frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    /// The sender's [`WIRE_VERSION`].
+    pub wire: u16,
+    /// The sender's build (the crate's version): hosts of one cluster run one build.
+    pub build: String,
+    /// The sending node.
+    pub from: NodeId,
+    /// A digest of the cluster's settings (protocol, nodes, owners, keys, pools, timeouts) as the
+    /// sender read them: nodes started from different cluster files disagree here.
+    pub cluster: u64,
+}
+
+impl Hello {
+    /// This build's hello from node `from` of a cluster whose settings digest to `cluster`.
+    pub fn new(from: NodeId, cluster: u64) -> Self {
+        Hello {
+            wire: WIRE_VERSION,
+            build: env!("CARGO_PKG_VERSION").to_string(),
+            from,
+            cluster,
+        }
+    }
+
+    /// Whether a peer's hello can be talked to by `ours`: the same wire version, build and
+    /// cluster settings.
+    pub fn check(&self, ours: &Hello) -> Result<(), WireError> {
+        let mismatch = |what: &'static str, theirs: String, ours: String| {
+            Err(WireError::Mismatch {
+                node: self.from,
+                what,
+                theirs,
+                ours,
+            })
+        };
+        if self.wire != ours.wire {
+            return mismatch("wire version", self.wire.to_string(), ours.wire.to_string());
+        }
+        if self.build != ours.build {
+            return mismatch("build", self.build.clone(), ours.build.clone());
+        }
+        if self.cluster != ours.cluster {
+            return mismatch(
+                "cluster settings digest",
+                format!("{:#018x}", self.cluster),
+                format!("{:#018x}", ours.cluster),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Why bytes could not be written or read as frames.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// The connection failed.
+    #[error("connection error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The stream ended inside a frame: `got` of the `wanted` bytes of its length or body.
+    #[error("the connection closed inside a frame: {got} of {wanted} bytes")]
+    Truncated {
+        /// Bytes read.
+        got: usize,
+        /// Bytes the frame needed.
+        wanted: usize,
+    },
+    /// A length beyond [`MAX_FRAME`]: a corrupt stream or not this protocol.
+    #[error("a frame of {len} bytes is longer than the {MAX_FRAME} a frame may have")]
+    TooLong {
+        /// The length read.
+        len: usize,
+    },
+    /// A body that is not a frame of this wire version.
+    #[error("a frame that does not decode: {0}")]
+    Decode(#[from] postcard::Error),
+    /// A peer that cannot be talked to.
+    #[error("node {node} runs another {what}: {theirs}, here {ours}")]
+    Mismatch {
+        /// The peer.
+        node: NodeId,
+        /// What differs.
+        what: &'static str,
+        /// The peer's.
+        theirs: String,
+        /// Ours.
+        ours: String,
+    },
+}
+
+/// Appends `frame`, length first, to `out`.
+pub fn encode(frame: &Frame, out: &mut Vec<u8>) -> Result<(), WireError> {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    if let Err(e) = postcard::to_io(frame, &mut *out) {
+        out.truncate(start);
+        return Err(e.into());
+    }
+    let len = out.len() - start - 4;
+    if len > MAX_FRAME {
+        out.truncate(start);
+        return Err(WireError::TooLong { len });
+    }
+    out[start..start + 4].copy_from_slice(&(len as u32).to_le_bytes());
+    Ok(())
+}
+
+/// Writes `frame` to `to` (one `write_all` of the length and body).
+pub fn write_frame(to: &mut impl Write, frame: &Frame, buf: &mut Vec<u8>) -> Result<(), WireError> {
+    buf.clear();
+    encode(frame, buf)?;
+    to.write_all(buf)?;
+    Ok(())
+}
+
+/// Reads frames from a connection.
+#[derive(Debug)]
+pub struct FrameReader<R> {
+    inner: R,
+    body: Vec<u8>,
+}
+
+impl<R: Read> FrameReader<R> {
+    /// A reader of `inner` (buffer it: frames are read in two small reads each).
+    pub fn new(inner: R) -> Self {
+        FrameReader {
+            inner,
+            body: Vec::new(),
+        }
+    }
+
+    /// The next frame, or `None` where the stream ends cleanly between two frames.
+    pub fn next_frame(&mut self) -> Result<Option<Frame>, WireError> {
+        let mut len = [0u8; 4];
+        match read_full(&mut self.inner, &mut len)? {
+            0 => return Ok(None),
+            4 => {}
+            got => return Err(WireError::Truncated { got, wanted: 4 }),
+        }
+        let len = u32::from_le_bytes(len) as usize;
+        if len > MAX_FRAME {
+            return Err(WireError::TooLong { len });
+        }
+        self.body.resize(len, 0);
+        let got = read_full(&mut self.inner, &mut self.body)?;
+        if got < len {
+            return Err(WireError::Truncated { got, wanted: len });
+        }
+        Ok(Some(decode(&self.body)?))
+    }
+}
+
+/// The frame whose postcard encoding is exactly `body`.
+pub fn decode(body: &[u8]) -> Result<Frame, WireError> {
+    let (frame, rest) = postcard::take_from_bytes::<Frame>(body)?;
+    if !rest.is_empty() {
+        return Err(WireError::Decode(postcard::Error::DeserializeBadEncoding));
+    }
+    Ok(frame)
+}
+
+/// Reads until `buf` is full or the stream ends; the bytes read.
+fn read_full(from: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match from.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::message::{OpError, SeqTag, Value, Versioned};
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::default()),
+            (any::<u64>(), 0usize..64).prop_map(|(tag, len)| Value::new(tag, len)),
+            (any::<u64>(), 0usize..2000).prop_map(|(tag, len)| Value::described(tag, len)),
+        ]
+    }
+
+    fn entry() -> impl Strategy<Value = Versioned> {
+        (any::<u64>(), value()).prop_map(|(version, value)| Versioned { version, value })
+    }
+
+    fn msg() -> impl Strategy<Value = Msg> {
+        let seq =
+            (any::<u16>(), any::<u32>(), any::<u64>()).prop_map(|(segment, topology, seq)| {
+                SeqTag {
+                    segment,
+                    topology,
+                    seq,
+                }
+            });
+        let result = prop_oneof![
+            any::<u64>().prop_map(Ok),
+            Just(Err(OpError::LockTimeout)),
+            Just(Err(OpError::ReplyTimeout)),
+        ];
+        prop_oneof![
+            (any::<u64>(), any::<u32>()).prop_map(|(rid, key)| Msg::Get { rid, key }),
+            (any::<u64>(), entry()).prop_map(|(rid, entry)| Msg::GetReply { rid, entry }),
+            (any::<u64>(), any::<u32>(), value()).prop_map(|(rid, key, value)| Msg::Put {
+                rid,
+                key,
+                value
+            }),
+            (any::<u64>(), result).prop_map(|(rid, result)| Msg::PutReply { rid, result }),
+            (any::<u64>(), any::<u16>(), any::<u32>(), entry(), seq).prop_map(
+                |(rid, origin, key, entry, seq)| Msg::BackupWrite {
+                    rid,
+                    origin,
+                    key,
+                    entry,
+                    seq
+                }
+            ),
+            any::<u64>().prop_map(|rid| Msg::BackupReply { rid }),
+            any::<u64>().prop_map(|rid| Msg::BackupAck { rid }),
+            (any::<u64>(), any::<u32>(), entry()).prop_map(|(wid, key, entry)| Msg::Replicate {
+                wid,
+                key,
+                entry
+            }),
+            any::<u64>().prop_map(|wid| Msg::ReplicateAck { wid }),
+        ]
+    }
+
+    fn frame() -> impl Strategy<Value = Frame> {
+        prop_oneof![
+            (any::<u16>(), any::<u64>())
+                .prop_map(|(from, cluster)| Frame::Hello(Hello::new(from, cluster))),
+            (msg(), any::<bool>()).prop_map(|(msg, resent)| Frame::Message { msg, resent }),
+        ]
+    }
+
+    proptest! {
+        /// Frames written back to back read back equal, payload bytes included, and the
+        /// stream then ends cleanly.
+        #[test]
+        fn frames_read_back_as_written(frames in prop::collection::vec(frame(), 0..8)) {
+            let mut bytes = Vec::new();
+            for f in &frames {
+                encode(f, &mut bytes).unwrap();
+            }
+            let mut reader = FrameReader::new(bytes.as_slice());
+            for f in &frames {
+                prop_assert_eq!(reader.next_frame().unwrap(), Some(f.clone()));
+            }
+            prop_assert!(reader.next_frame().unwrap().is_none());
+        }
+
+        /// A stream cut anywhere inside a frame is `Truncated`, never a frame or a clean end.
+        #[test]
+        fn a_stream_cut_inside_a_frame_is_truncated(f in frame(), cut in any::<prop::sample::Index>()) {
+            let mut bytes = Vec::new();
+            encode(&f, &mut bytes).unwrap();
+            let cut = 1 + cut.index(bytes.len() - 1);
+            let mut reader = FrameReader::new(&bytes[..cut]);
+            let truncated = matches!(reader.next_frame(), Err(WireError::Truncated { .. }));
+            prop_assert!(truncated);
+        }
+
+        /// Arbitrary bytes never panic a reader: each read is a frame, a clean end or an error.
+        #[test]
+        fn garbage_is_an_error_not_a_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+            let mut reader = FrameReader::new(bytes.as_slice());
+            while let Ok(Some(_)) = reader.next_frame() {}
+        }
+    }
+
+    #[test]
+    fn a_payload_travels_as_its_bytes_and_arrives_in_a_buffer_of_its_own() {
+        let sent = Value::new(7, 1000);
+        let frame = Frame::Message {
+            msg: Msg::Put {
+                rid: 1,
+                key: 2,
+                value: sent.clone(),
+            },
+            resent: false,
+        };
+        let mut bytes = Vec::new();
+        encode(&frame, &mut bytes).unwrap();
+        assert!(bytes.len() > 1000, "the frame carries the payload's bytes");
+        let Frame::Message {
+            msg: Msg::Put { value, .. },
+            ..
+        } = decode(&bytes[4..]).unwrap()
+        else {
+            panic!("a put");
+        };
+        assert_eq!(value, sent);
+        assert!(!value.shares_buffer(&sent));
+    }
+
+    #[test]
+    fn a_length_beyond_the_limit_is_refused_before_reading_the_body() {
+        let bytes = ((MAX_FRAME + 1) as u32).to_le_bytes();
+        let err = FrameReader::new(&bytes[..]).next_frame().unwrap_err();
+        assert!(matches!(err, WireError::TooLong { len } if len == MAX_FRAME + 1));
+    }
+
+    #[test]
+    fn trailing_bytes_after_a_frame_body_are_refused() {
+        let mut bytes = Vec::new();
+        encode(
+            &Frame::Message {
+                msg: Msg::BackupAck { rid: 3 },
+                resent: true,
+            },
+            &mut bytes,
+        )
+        .unwrap();
+        bytes.push(0);
+        let len = (bytes.len() - 4) as u32;
+        bytes[..4].copy_from_slice(&len.to_le_bytes());
+        assert!(matches!(
+            FrameReader::new(bytes.as_slice()).next_frame(),
+            Err(WireError::Decode(_))
+        ));
+    }
+
+    #[test]
+    fn a_peer_of_another_build_wire_or_cluster_is_named_in_the_error() {
+        let ours = Hello::new(0, 42);
+        assert!(Hello::new(3, 42).check(&ours).is_ok());
+        let other_cluster = Hello::new(3, 43).check(&ours).unwrap_err().to_string();
+        assert!(other_cluster.contains("node 3") && other_cluster.contains("cluster settings"));
+        let other_build = Hello {
+            build: "0.0.1".into(),
+            ..Hello::new(5, 42)
+        };
+        let msg = other_build.check(&ours).unwrap_err().to_string();
+        assert!(msg.contains("node 5 runs another build: 0.0.1"), "{msg}");
+        let other_wire = Hello {
+            wire: WIRE_VERSION + 1,
+            ..Hello::new(6, 42)
+        };
+        assert!(
+            other_wire
+                .check(&ours)
+                .unwrap_err()
+                .to_string()
+                .contains("wire version")
+        );
+    }
+}
