@@ -40,6 +40,23 @@ enum Driver {
     Threads,
 }
 
+/// How the threads driver's nodes exchange messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Links {
+    Channels,
+    Tcp,
+}
+
+impl Choice for Links {
+    const ALL: &'static [Self] = &[Links::Channels, Links::Tcp];
+    fn id(self) -> &'static str {
+        match self {
+            Links::Channels => "channels",
+            Links::Tcp => "tcp",
+        }
+    }
+}
+
 impl Choice for Driver {
     const ALL: &'static [Self] = &[Driver::Sim, Driver::Threads];
     fn id(self) -> &'static str {
@@ -55,6 +72,8 @@ impl Choice for Driver {
 struct IspnPerfParams {
     protocol: ProtocolKind,
     driver: Driver,
+    /// Threads: messages over sockets.
+    links: Links,
     cluster: ClusterConfig,
     workload: WorkloadConfig,
     link_latency_us: u64,
@@ -90,6 +109,14 @@ impl IspnPerfParams {
         let get_plan: GetPlanChoice = raw
             .parse()
             .map_err(|e: ConfigError| ScenarioError::bad("get_plan", raw, e.to_string()))?;
+        let links: Links = p.choice("links")?;
+        if links == Links::Tcp && driver == Driver::Sim {
+            return Err(ScenarioError::bad(
+                "links",
+                p.get("links")?,
+                "the simulation's links are simulated (tcp: threads driver only)",
+            ));
+        }
         let requests_per_node: u64 = p.parse("requests_per_node")?;
         if requests_per_node > 0 && driver == Driver::Threads {
             return Err(ScenarioError::bad(
@@ -146,6 +173,7 @@ impl IspnPerfParams {
         Ok(IspnPerfParams {
             protocol,
             driver,
+            links,
             cluster,
             workload,
             link_latency_us: p.parse("link_latency_us")?,
@@ -224,6 +252,12 @@ impl Scenario for IspnPerf {
                 &["protocol", "all-owners", "primary-first", "staggered"],
                 "remote gets: the protocol's own plan, every owner at once, the primary only, or \
                  owners staggered primary first (key-queue: protocol or primary-first only)",
+            ),
+            ParamSpec::choices(
+                "links",
+                &[Links::Channels],
+                "threads: messages between nodes over channels, or as wire frames over loopback \
+                 TCP connections (the net driver's links; latency then held by the receiver)",
             ),
             ParamSpec::free("nodes", &["10"], "cluster members (threads: 1..=16)"),
             ParamSpec::free("requesters", &["25"], "requester threads per node"),

@@ -38,6 +38,7 @@ impl ThreadsTrial {
             latency_us: setup.link_latency_us,
             jitter_us: setup.jitter_us,
             seed: setup.seed,
+            sockets: setup.links == super::Links::Tcp,
             ..ThreadsConfig::default()
         };
         let cluster = ThreadCluster::start(setup.protocol, cfg)

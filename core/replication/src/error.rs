@@ -6,6 +6,9 @@ use super::message::{Key, NodeId, Versioned};
 /// A configuration the model cannot run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// The nodes' TCP connections could not be opened (threads driver over sockets).
+    #[error("could not connect the nodes over loopback TCP: {0}")]
+    Sockets(String),
     /// `num_owners` must be between 1 and the number of nodes.
     #[error("num_owners = {num_owners} is invalid for {nodes} nodes: use 1..={nodes}")]
     BadOwners {

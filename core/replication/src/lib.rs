@@ -17,8 +17,9 @@
 //!   with FIFO waiters, bounded pools whose slots a command holds while it waits, deadlines.
 //! - [`driver`]: what runs the machines: a seeded discrete-event simulation in virtual time
 //!   ([`driver::sim`]) for 100-node clusters; real threads with real bounded pools whose threads
-//!   block ([`driver::threads`]) for small ones; every node on the calling thread with instant
-//!   delivery ([`driver::local`]) for a protocol's bare CPU cost.
+//!   block ([`driver::threads`]) for small ones, their messages over channels or loopback TCP
+//!   ([`driver::net`], so far the wire format and the connections); every node on the calling
+//!   thread with instant delivery ([`driver::local`]) for a protocol's bare CPU cost.
 //! - [`message`] (the protocols' vocabulary: messages, inputs, outputs), [`verifier`] (checks a
 //!   quiescent cluster), [`history`] (checks every completed get and put of a run against the
 //!   puts of its key acknowledged before it started: the read guarantee), [`workload`]

@@ -339,6 +339,40 @@ fn check_threads_faults(p: ProtocolKind) {
     threads_run(p, cfg);
 }
 
+/// The threads driver with every message between nodes written on a loopback TCP connection as
+/// a wire frame and read back by the receiver's reader thread (the net driver's links), with
+/// lost transmissions and tiny pools that reject: the cluster drains and verifies.
+fn check_threads_over_sockets(p: ProtocolKind) {
+    let cfg = super::driver::threads::ThreadsConfig {
+        cluster: ClusterConfig {
+            nodes: 3,
+            keys: 100,
+            pool_size: 2,
+            oob_pool_size: 1,
+            rejection: RejectionPolicy::Abort,
+            ..ClusterConfig::default()
+        },
+        latency_us: 100,
+        jitter_us: 200,
+        xmit_interval_us: 1_000,
+        drop_per_mille: 20,
+        sockets: true,
+        ..super::driver::threads::ThreadsConfig::default()
+    };
+    let (driver, stats) = threads_run(p, cfg);
+    // Messages crossed sockets (those a node sends itself do not), every payload byte sent to
+    // another node with them.
+    assert!(driver.socket_messages > 0, "{driver:?}");
+    assert!(
+        driver.socket_messages <= stats.messages_sent,
+        "{driver:?} {stats:?}"
+    );
+    assert!(
+        driver.socket_bytes > stats.payload_bytes_sent,
+        "{driver:?} {stats:?}"
+    );
+}
+
 /// The threads driver under `block` with one-slot pools and short timeouts: the transport threads
 /// really stop delivering while a command waits for a slot, and the cluster still drains and
 /// verifies.
@@ -376,7 +410,12 @@ fn verify_acked(
         .expect("verifies")
 }
 
-fn threads_run(p: ProtocolKind, cfg: super::driver::threads::ThreadsConfig) {
+/// Runs six requesters over the cluster and verifies it; what its threads did and its nodes'
+/// counters.
+fn threads_run(
+    p: ProtocolKind,
+    cfg: super::driver::threads::ThreadsConfig,
+) -> (super::driver::threads::DriverStats, NodeStats) {
     use super::driver::threads::ThreadCluster;
     use super::workload::OpGenerator;
     let keys = cfg.cluster.keys;
@@ -419,6 +458,7 @@ fn threads_run(p: ProtocolKind, cfg: super::driver::threads::ThreadsConfig) {
     // `verify` also passed the history check: no get of these read a version older than one
     // acknowledged before it was issued.
     assert!(cluster.gets_checked() > 0);
+    (cluster.driver_stats(), stats)
 }
 
 /// Every get plan the protocol accepts keeps its read guarantee (the history check passes) and
@@ -551,6 +591,10 @@ macro_rules! conformance {
             #[test]
             fn threads_faults() {
                 check_threads_faults($proto);
+            }
+            #[test]
+            fn threads_over_sockets() {
+                check_threads_over_sockets($proto);
             }
             #[test]
             fn threads_block_policy() {

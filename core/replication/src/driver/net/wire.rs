@@ -40,6 +40,10 @@ pub enum Frame {
         /// Resent on the receiver's request (UNICAST3's retransmission): if the receiver's pool
         /// rejects it again, it was asked for before.
         resent: bool,
+        /// The user-space shaper's delay for this message, in µs: the link latency and jitter the
+        /// sender drew (and a lost transmission's repair), which the receiver holds it for after
+        /// it arrives, since this machine's kernel has no `netem` to delay it on the way.
+        delay_us: u64,
     },
 }
 
@@ -94,6 +98,16 @@ impl Hello {
         }
         Ok(())
     }
+}
+
+/// The digest a [`Hello`] carries of a cluster's settings: FNV-1a over their `Debug` text, so
+/// that any setting that differs between two nodes' files makes them refuse each other.
+pub fn settings_digest(settings: &impl std::fmt::Debug) -> u64 {
+    format!("{settings:?}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
 }
 
 /// Why bytes could not be written or read as frames.
@@ -284,7 +298,13 @@ mod tests {
         prop_oneof![
             (any::<u16>(), any::<u64>())
                 .prop_map(|(from, cluster)| Frame::Hello(Hello::new(from, cluster))),
-            (msg(), any::<bool>()).prop_map(|(msg, resent)| Frame::Message { msg, resent }),
+            (msg(), any::<bool>(), any::<u64>()).prop_map(|(msg, resent, delay_us)| {
+                Frame::Message {
+                    msg,
+                    resent,
+                    delay_us,
+                }
+            }),
         ]
     }
 
@@ -333,6 +353,7 @@ mod tests {
                 value: sent.clone(),
             },
             resent: false,
+            delay_us: 0,
         };
         let mut bytes = Vec::new();
         encode(&frame, &mut bytes).unwrap();
@@ -362,6 +383,7 @@ mod tests {
             &Frame::Message {
                 msg: Msg::BackupAck { rid: 3 },
                 resent: true,
+                delay_us: 5,
             },
             &mut bytes,
         )

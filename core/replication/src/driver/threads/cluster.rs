@@ -10,7 +10,7 @@ use crossbeam::channel;
 use super::client::ClusterClient;
 use super::pool_threads::pool_thread;
 use super::runtime::{
-    ClusterRuntime, Counters, Envelope, Job, NodeRuntime, NodeState, SharedHistory,
+    ClusterRuntime, Counters, Envelope, Job, NodeRuntime, NodeState, SharedHistory, note_link_error,
 };
 use super::signal::SlotEvent;
 use super::stepper::Stepper;
@@ -18,9 +18,11 @@ use super::transport::Transport;
 use super::{ThreadsConfig, ThreadsError};
 use crate::components::collections::IdMap;
 use crate::components::pool::RejectionPolicy;
+use crate::driver::net::sockets::{Connections, Deliver, OnError};
+use crate::driver::net::wire::settings_digest;
 use crate::driver::retransmission::LinkFaults;
 use crate::error::ConfigError;
-use crate::message::NodeId;
+use crate::message::{Input, NodeId};
 use crate::node::{NodeMachine, NodeStats};
 use crate::protocol::ProtocolKind;
 use crate::verifier::{AckLog, NodeSnapshot, VerifyReport, verify_snapshots};
@@ -45,6 +47,10 @@ pub struct DriverStats {
     /// `block` policy: times a transport thread stopped delivering because its node's inbound
     /// path was blocked by a full pool.
     pub transport_blocks: u64,
+    /// Messages written on sockets ([`ThreadsConfig::sockets`]), and their frames' bytes.
+    pub socket_messages: u64,
+    /// See `socket_messages`.
+    pub socket_bytes: u64,
 }
 
 /// A running cluster: per node a transport thread and its pools' threads.
@@ -91,8 +97,15 @@ impl ThreadCluster {
         let (inboxes, receivers): (Vec<_>, Vec<_>) = (0..machines.len())
             .map(|_| channel::unbounded::<Envelope>())
             .unzip();
+        let epoch = Instant::now();
+        let link_error = Arc::new(std::sync::Mutex::new(None));
+        let sockets = if cfg.sockets {
+            Some(open_sockets(&cfg, &inboxes, epoch, &link_error)?)
+        } else {
+            None
+        };
         let shared = Arc::new(ClusterRuntime {
-            epoch: Instant::now(),
+            epoch,
             in_flight: AtomicI64::new(0),
             next_requester: AtomicU32::new(0),
             peers: inboxes,
@@ -103,6 +116,8 @@ impl ThreadCluster {
                 xmit_interval_us: cfg.xmit_interval_us,
             },
             history: SharedHistory::new(cfg.cluster.keys),
+            sockets,
+            link_error,
         });
         let oob_threads = match cfg.cluster.rejection {
             // Only caller-runs ever admits a command into an OOB slot.
@@ -273,6 +288,15 @@ impl ThreadCluster {
     ) -> Result<(VerifyReport, NodeStats), String> {
         self.shared.history.result().map_err(|e| e.to_string())?;
         let snaps = self.quiesce(max_wait).map_err(|e| e.to_string())?;
+        let link_error = self
+            .shared
+            .link_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(e) = link_error {
+            return Err(e);
+        }
         let mut stats = NodeStats::default();
         for (_, s) in &snaps {
             stats.add(s);
@@ -300,6 +324,9 @@ impl ThreadCluster {
     /// What the real pool threads did so far.
     pub fn driver_stats(&self) -> DriverStats {
         let mut d = DriverStats::default();
+        if let Some(sockets) = &self.shared.sockets {
+            (d.socket_messages, d.socket_bytes) = sockets.sent();
+        }
         for n in &self.nodes {
             let c = &n.counters;
             let get = |a: &AtomicU64| a.load(AtomicOrdering::Relaxed);
@@ -319,6 +346,28 @@ impl ThreadCluster {
     }
 }
 
+/// Connects every pair of nodes over loopback TCP ([`ThreadsConfig::sockets`]): a reader hands
+/// each message to its node's transport, due once the delay its frame carries has passed.
+fn open_sockets(
+    cfg: &ThreadsConfig,
+    inboxes: &[channel::Sender<Envelope>],
+    epoch: Instant,
+    link_error: &Arc<std::sync::Mutex<Option<String>>>,
+) -> Result<Connections, ConfigError> {
+    let inboxes = inboxes.to_vec();
+    let deliver: Deliver = Arc::new(move |to, from, msg, resent, delay_us| {
+        let at = epoch.elapsed().as_micros() as u64 + delay_us;
+        let input = Input::Message { from, msg };
+        // A closed inbox: the cluster is shutting down.
+        let _ = inboxes[usize::from(to)].send(Envelope::Input { at, input, resent });
+    });
+    let first = Arc::clone(link_error);
+    let on_error: OnError = Arc::new(move |e| note_link_error(&first, e));
+    let digest = settings_digest(&(&cfg.cluster, cfg.latency_us, cfg.jitter_us));
+    Connections::open(cfg.cluster.nodes, digest, deliver, on_error)
+        .map_err(|e| ConfigError::Sockets(e.to_string()))
+}
+
 impl Drop for ThreadCluster {
     fn drop(&mut self) {
         // Under each node mutex: no step runs from now on, so no new slot signal appears; every
@@ -333,6 +382,10 @@ impl Drop for ThreadCluster {
             for s in signals {
                 s.post(SlotEvent::Stop);
             }
+        }
+        // The readers end with their connections, before the transports they deliver to.
+        if let Some(sockets) = &self.shared.sockets {
+            sockets.close();
         }
         let threads_per_node = self.cfg.cluster.pool_size + self.cfg.cluster.oob_pool_size;
         for (n, inbox) in self.nodes.iter().zip(&self.shared.peers) {

@@ -94,6 +94,12 @@ pub struct ThreadsConfig {
     pub drop_per_mille: u32,
     /// Seed of the jitter.
     pub seed: u64,
+    /// Carry every message between two nodes over a loopback TCP connection, as a
+    /// [`wire`](crate::driver::net::wire) frame, instead of a channel: the net driver's links
+    /// ([`sockets`](crate::driver::net::sockets)) under the threads driver's pools. The link's
+    /// latency and jitter are then a user-space shaper's: the receiving transport holds a message
+    /// for the delay its frame carries, after the socket delivered it.
+    pub sockets: bool,
 }
 
 impl Default for ThreadsConfig {
@@ -105,6 +111,7 @@ impl Default for ThreadsConfig {
             xmit_interval_us: 2_000,
             drop_per_mille: 0,
             seed: 1,
+            sockets: false,
         }
     }
 }

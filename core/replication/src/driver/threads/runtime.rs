@@ -10,6 +10,7 @@ use crossbeam::channel::Sender;
 
 use super::signal::SlotSignal;
 use crate::components::collections::IdMap;
+use crate::driver::net::sockets::Connections;
 use crate::driver::retransmission::LinkFaults;
 use crate::error::VerifyError;
 use crate::message::{ClientOp, Input, NodeId, Outcome, Output};
@@ -63,6 +64,11 @@ pub(super) struct ClusterRuntime {
     pub(super) link: LinkFaults,
     /// The history check of every requester's operations.
     pub(super) history: SharedHistory,
+    /// The nodes' TCP connections, when messages go over sockets ([`ThreadsConfig::sockets`](super::ThreadsConfig::sockets)).
+    pub(super) sockets: Option<Connections>,
+    /// The first error of a connection (a send that failed, a reader that met bad bytes): the
+    /// run fails its verification with it.
+    pub(super) link_error: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 /// The history check across requester threads (the threads driver's
@@ -167,6 +173,21 @@ impl ClusterRuntime {
     /// The driver's clock: µs since the cluster started.
     pub(super) fn now_us(&self) -> u64 {
         self.epoch.elapsed().as_micros() as u64
+    }
+
+    /// Keeps the first error of a connection.
+    pub(super) fn link_failed(&self, error: String) {
+        note_link_error(&self.link_error, error);
+    }
+}
+
+/// Keeps `error` if it is the first of the run's connections.
+pub(super) fn note_link_error(first: &std::sync::Mutex<Option<String>>, error: String) {
+    // A plain mutex, not a recorded one: it is taken only on an error, and the lock statistics
+    // of a run should show the locks it measures.
+    let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
+    if first.is_none() {
+        *first = Some(error);
     }
 }
 

@@ -151,16 +151,17 @@ impl Stepper {
                     from,
                     msg,
                 } => {
-                    // Marshal + unmarshal, as one copy of the value bytes, outside the node
-                    // mutex; a lost message is the receiver's copy already.
-                    let msg = if lost.is_some() || to == from {
+                    let sh = &self.shared;
+                    let link = &sh.link;
+                    let over_socket = sh.sockets.as_ref().filter(|_| lost.is_none() && to != from);
+                    // Marshal + unmarshal, outside the node mutex: over a socket, the wire's own;
+                    // over a channel, one copy of the value bytes stands in for them. A lost
+                    // message is the receiver's copy already.
+                    let msg = if lost.is_some() || to == from || over_socket.is_some() {
                         msg
                     } else {
                         msg.marshalled()
                     };
-                    let input = Input::Message { from, msg };
-                    let sh = &self.shared;
-                    let link = &sh.link;
                     // A lost message is asked for at a run of the receiver's retransmission
                     // task, then the request and the resend each cross a link.
                     let (at, resent) = match lost {
@@ -175,10 +176,18 @@ impl Stepper {
                     };
                     // Release: see `ClusterRuntime::in_flight`.
                     sh.in_flight.fetch_add(1, AtomicOrdering::Release);
-                    let sent = sh
-                        .peers
-                        .get(to as usize)
-                        .is_some_and(|p| p.send(Envelope::Input { at, input, resent }).is_ok());
+                    let sent = match over_socket {
+                        Some(sockets) => sockets
+                            .send(from, to, msg, resent, at.saturating_sub(now))
+                            .map_err(|e| sh.link_failed(format!("node {from} to node {to}: {e}")))
+                            .is_ok(),
+                        None => {
+                            let input = Input::Message { from, msg };
+                            sh.peers.get(to as usize).is_some_and(|p| {
+                                p.send(Envelope::Input { at, input, resent }).is_ok()
+                            })
+                        }
+                    };
                     if !sent {
                         sh.in_flight.fetch_sub(1, AtomicOrdering::Release);
                     }
