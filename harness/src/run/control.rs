@@ -356,8 +356,14 @@ mod tests {
         }
     }
 
-    #[test]
-    fn only_operations_completed_inside_the_window_count() {
+    /// Runs `test` against one [`Gated`] worker on a thread of its own, handing it the control,
+    /// the worker's slot, the tokens that complete operations and the worker's readiness. The
+    /// trial exits when `test` returns or panics (the tokens are dropped with the closure, so a
+    /// worker waiting for one returns), so a failed assertion fails the test instead of hanging it.
+    fn with_gated_worker(
+        sample: bool,
+        test: impl FnOnce(&Control, &Slot, &mpsc::Sender<()>, &mpsc::Receiver<()>),
+    ) {
         let control = Control::new();
         let slot = Slot::default();
         let (tok_tx, tok_rx) = mpsc::channel();
@@ -368,57 +374,61 @@ mod tests {
                     tokens: tok_rx,
                     ready: ready_tx,
                 };
-                worker_loop(&control, &slot, &mut w, false);
+                worker_loop(&control, &slot, &mut w, sample);
             });
+            let _exit = ExitOnDrop(&control);
+            let tokens = tok_tx;
+            test(&control, &slot, &tokens, &ready_rx);
+        });
+    }
+
+    struct ExitOnDrop<'a>(&'a Control);
+
+    impl Drop for ExitOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.exit();
+        }
+    }
+
+    #[test]
+    fn only_operations_completed_inside_the_window_count() {
+        with_gated_worker(false, |control, slot, tokens, ready| {
             // Iteration 1: 5 ramp-up operations, 7 in the window, 1 completing in the ramp-down.
             control.start(1);
             control.wait_arrived(1);
-            ready_rx.recv().unwrap();
-            run_ops(&tok_tx, &ready_rx, 5);
+            ready.recv().unwrap();
+            run_ops(tokens, ready, 5);
             control.open_window(1);
-            run_ops(&tok_tx, &ready_rx, 7);
+            run_ops(tokens, ready, 7);
             control.close_window(1);
-            tok_tx.send(()).unwrap();
+            tokens.send(()).unwrap();
             control.wait_reported(1);
             control.finish(1);
             let first = slot.take().ops;
 
             // Iteration 2: an operation started in the ramp-up but completed in the window counts.
             control.start(2);
-            ready_rx.recv().unwrap();
+            ready.recv().unwrap();
             control.open_window(2);
-            run_ops(&tok_tx, &ready_rx, 4);
+            run_ops(tokens, ready, 4);
             control.close_window(2);
-            tok_tx.send(()).unwrap();
+            tokens.send(()).unwrap();
             control.wait_reported(1);
             let second = slot.take().ops;
-            control.exit();
             assert_eq!((first, second), (7, 4));
         });
     }
 
     #[test]
     fn a_worker_that_never_completes_inside_the_window_reports_zero() {
-        let control = Control::new();
-        let slot = Slot::default();
-        let (tok_tx, tok_rx) = mpsc::channel();
-        let (ready_tx, ready_rx) = mpsc::channel();
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                let mut w = Gated {
-                    tokens: tok_rx,
-                    ready: ready_tx,
-                };
-                worker_loop(&control, &slot, &mut w, true);
-            });
+        with_gated_worker(true, |control, slot, tokens, ready| {
             control.start(1);
-            ready_rx.recv().unwrap();
+            ready.recv().unwrap();
             control.open_window(1);
             control.close_window(1);
-            tok_tx.send(()).unwrap();
+            tokens.send(()).unwrap();
             control.wait_reported(1);
             let r = slot.take();
-            control.exit();
             assert_eq!(r.ops, 0);
             assert_eq!(r.histogram.map(|h| h.len()), Some(0));
         });
@@ -426,34 +436,28 @@ mod tests {
 
     #[test]
     fn a_window_closes_only_after_its_first_completion() {
-        let control = Control::new();
-        let slot = Slot::default();
-        let (tok_tx, tok_rx) = mpsc::channel();
-        let (ready_tx, ready_rx) = mpsc::channel();
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                let mut w = Gated {
-                    tokens: tok_rx,
-                    ready: ready_tx,
-                };
-                worker_loop(&control, &slot, &mut w, false);
-            });
+        with_gated_worker(false, |control, slot, tokens, ready| {
             // One operation covers the whole window: the coordinator's wait outlasts it.
             control.start(1);
             control.wait_arrived(1);
-            ready_rx.recv().unwrap();
+            ready.recv().unwrap();
             control.open_window(1);
-            let closer = s.spawn(|| {
-                control.wait_first_completion();
-                control.close_window(1);
+            let (closed_tx, closed_rx) = mpsc::channel();
+            std::thread::scope(|s| {
+                s.spawn(move || {
+                    control.wait_first_completion();
+                    control.close_window(1);
+                    closed_tx.send(()).unwrap();
+                });
+                // Time for a wait that does not wait to close the window early; a correct one
+                // cannot, however long this is.
+                let early = closed_rx.recv_timeout(Duration::from_millis(20)).is_ok();
+                tokens.send(()).unwrap();
+                assert!(!early, "the window closed before any operation completed");
             });
-            tok_tx.send(()).unwrap();
-            closer.join().unwrap();
-            tok_tx.send(()).unwrap();
+            tokens.send(()).unwrap();
             control.wait_reported(1);
-            let r = slot.take();
-            control.exit();
-            assert_eq!(r.ops, 1);
+            assert_eq!(slot.take().ops, 1);
         });
     }
 
