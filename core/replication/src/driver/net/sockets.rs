@@ -7,14 +7,21 @@
 //! so a peer of another build or cluster is refused by name. A reader that meets bad bytes or a
 //! refused hello reports the error and stops reading that connection; it never guesses.
 //!
+//! The nodes of one cluster may live in several processes (or hosts): each opens the
+//! connections from the nodes it hosts to every other node, and accepts theirs. Opening takes two
+//! phases so that no process connects to a listener that does not exist yet: every process first
+//! binds a listener per hosted node ([`Bound::bind`], whose addresses it tells the others), and
+//! only once every address is known does each connect ([`Connections::connect`]). Accepting
+//! runs on a thread per listener, since the other processes connect when they are ready.
+//!
 //! Only the connections live here: what a message does when it arrives, and any clock, belong to
 //! the driver that owns them (the threads driver's transport holds a message for the delay the
 //! frame carries).
 
 use std::io::BufReader;
-use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
 use critsec_sync::Mutex;
@@ -34,11 +41,48 @@ struct Writer {
     buf: Vec<u8>,
 }
 
-/// Every connection between the nodes of one process, over loopback.
+/// The listeners of the nodes one process hosts, bound but not yet connected.
+#[derive(Debug)]
+pub struct Bound {
+    /// `(node, listener)` per hosted node.
+    listeners: Vec<(NodeId, TcpListener)>,
+}
+
+impl Bound {
+    /// Binds a listener for each of `hosted` on `ip`, at a port the OS picks.
+    pub fn bind(hosted: &[NodeId], ip: IpAddr) -> Result<Self, WireError> {
+        let listeners = hosted
+            .iter()
+            .map(|&n| Ok((n, TcpListener::bind((ip, 0))?)))
+            .collect::<Result<Vec<_>, std::io::Error>>()?;
+        Ok(Bound { listeners })
+    }
+
+    /// Each hosted node's address, for the other processes.
+    pub fn addresses(&self) -> Result<Vec<(NodeId, SocketAddr)>, WireError> {
+        self.listeners
+            .iter()
+            .map(|(n, l)| Ok((*n, l.local_addr()?)))
+            .collect()
+    }
+
+    /// The hosted nodes.
+    pub fn hosted(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.listeners.iter().map(|(n, _)| *n)
+    }
+}
+
+/// Every connection from and to the nodes one process hosts.
 pub struct Connections {
-    /// `writers[from][to]`; `None` on the diagonal.
-    writers: Vec<Vec<Option<Mutex<Writer>>>>,
-    readers: std::sync::Mutex<Vec<JoinHandle<()>>>,
+    /// `writers[from][to]`: `None` where `from` is not hosted here, and on the diagonal.
+    writers: Vec<Option<Vec<Option<Mutex<Writer>>>>>,
+    /// The hosted nodes' listener addresses and the connections each has accepted, to wake
+    /// an acceptor still waiting for peers at [`Connections::close`].
+    listening: Vec<(SocketAddr, Arc<AtomicUsize>)>,
+    /// The connections each hosted node accepts: one from every other node.
+    peers: usize,
+    /// Acceptor and reader threads.
+    threads: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
     /// Messages and bytes written, hellos not counted (Relaxed: statistics read after the run).
     frames: AtomicU64,
     bytes: AtomicU64,
@@ -47,66 +91,109 @@ pub struct Connections {
 impl std::fmt::Debug for Connections {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Connections")
-            .field("nodes", &self.writers.len())
+            .field("listening", &self.listening)
             .finish()
     }
 }
 
 impl Connections {
-    /// Connects every ordered pair of `nodes` nodes over loopback, each connection opened with
-    /// the sender's hello for a cluster whose settings digest to `cluster`, and starts a reader
-    /// per connection that hands each message to `deliver`.
+    /// Connects every pair of `nodes` nodes over loopback, all hosted here: [`Bound::bind`] and
+    /// [`Connections::connect`] in one.
     pub fn open(
         nodes: usize,
         cluster: u64,
         deliver: Deliver,
         on_error: OnError,
     ) -> Result<Self, WireError> {
-        let listeners = (0..nodes)
-            .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut writers: Vec<Vec<Option<Mutex<Writer>>>> = Vec::with_capacity(nodes);
-        // Connect first: the kernel completes each handshake into its listener's backlog, so
-        // the accepts below find them waiting.
-        for from in 0..nodes {
+        let hosted: Vec<NodeId> = (0..nodes as NodeId).collect();
+        let bound = Bound::bind(&hosted, IpAddr::V4(Ipv4Addr::LOCALHOST))?;
+        let addresses = bound
+            .addresses()?
+            .into_iter()
+            .map(|(_, a)| a)
+            .collect::<Vec<_>>();
+        Self::connect(bound, &addresses, cluster, deliver, on_error)
+    }
+
+    /// Connects the nodes `bound` hosts to every node of the cluster, whose addresses are
+    /// `addresses` by node id (the hosted ones' included), each connection opened with the
+    /// sender's hello for a cluster whose settings digest to `cluster`, and accepts the other
+    /// nodes' connections to the hosted ones as they come, with a reader per connection that
+    /// hands each message to `deliver`.
+    pub fn connect(
+        bound: Bound,
+        addresses: &[SocketAddr],
+        cluster: u64,
+        deliver: Deliver,
+        on_error: OnError,
+    ) -> Result<Self, WireError> {
+        let nodes = addresses.len();
+        let threads = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut listening = Vec::new();
+        // Accept first, on threads of their own: the other processes connect when they are ready.
+        for (to, listener) in bound.listeners.iter() {
+            let listener = listener.try_clone()?;
+            let accepted = Arc::new(AtomicUsize::new(0));
+            listening.push((listener.local_addr()?, Arc::clone(&accepted)));
+            let (to, deliver, on_error) = (*to, Arc::clone(&deliver), Arc::clone(&on_error));
+            let threads_for = Arc::clone(&threads);
+            let acceptor = spawn(format!("repl-{to}-accept"), move || {
+                for _ in 1..nodes {
+                    let stream = match listener.accept() {
+                        Ok((stream, _)) => stream,
+                        Err(e) => return on_error(format!("node {to}'s listener: {e}")),
+                    };
+                    accepted.fetch_add(1, Ordering::AcqRel);
+                    let (deliver, failed) = (Arc::clone(&deliver), Arc::clone(&on_error));
+                    let ours = Hello::new(to, cluster);
+                    let reader = spawn(format!("repl-{to}-reader"), move || {
+                        if let Err(e) = read_connection(stream, to, &ours, &*deliver) {
+                            failed(format!("node {to}'s connection: {e}"));
+                        }
+                    });
+                    match reader {
+                        Ok(r) => threads_for
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(r),
+                        Err(e) => return on_error(format!("node {to}'s reader: {e}")),
+                    }
+                }
+            })?;
+            threads
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(acceptor);
+        }
+        let mut writers: Vec<Option<Vec<Option<Mutex<Writer>>>>> =
+            (0..nodes).map(|_| None).collect();
+        for from in bound.hosted() {
             let mut row = Vec::with_capacity(nodes);
-            for (to, listener) in listeners.iter().enumerate() {
-                if to == from {
+            for (to, address) in addresses.iter().enumerate() {
+                if to == usize::from(from) {
                     row.push(None);
                     continue;
                 }
-                let mut stream = TcpStream::connect(listener.local_addr()?)?;
+                let mut stream = TcpStream::connect(address)?;
                 stream.set_nodelay(true)?;
                 let mut buf = Vec::new();
-                let hello = Frame::Hello(Hello::new(from as NodeId, cluster));
-                write_frame(&mut stream, &hello, &mut buf)?;
+                write_frame(
+                    &mut stream,
+                    &Frame::Hello(Hello::new(from, cluster)),
+                    &mut buf,
+                )?;
                 row.push(Some(Mutex::new(
                     "replication.connection",
                     Writer { stream, buf },
                 )));
             }
-            writers.push(row);
-        }
-        let mut readers = Vec::new();
-        for (to, listener) in listeners.iter().enumerate() {
-            for _ in 1..nodes {
-                let (stream, _) = listener.accept()?;
-                let (deliver, on_error) = (Arc::clone(&deliver), Arc::clone(&on_error));
-                let ours = Hello::new(to as NodeId, cluster);
-                let reader = std::thread::Builder::new()
-                    .name(format!("repl-{to}-reader"))
-                    .stack_size(256 * 1024)
-                    .spawn(move || {
-                        if let Err(e) = read_connection(stream, to as NodeId, &ours, &*deliver) {
-                            on_error(format!("node {to}'s connection: {e}"));
-                        }
-                    })?;
-                readers.push(reader);
-            }
+            writers[usize::from(from)] = Some(row);
         }
         Ok(Connections {
             writers,
-            readers: std::sync::Mutex::new(readers),
+            listening,
+            peers: nodes - 1,
+            threads,
             frames: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
         })
@@ -124,6 +211,7 @@ impl Connections {
         let Some(Some(writer)) = self
             .writers
             .get(usize::from(from))
+            .and_then(Option::as_ref)
             .and_then(|row| row.get(usize::from(to)))
         else {
             return Err(WireError::Io(std::io::Error::new(
@@ -152,14 +240,29 @@ impl Connections {
         )
     }
 
-    /// Closes every connection and waits for the readers to see their ends.
+    /// Closes the connections from the hosted nodes and waits for this process's acceptors and
+    /// readers: a reader ends when its peer closes, so in a cluster split over processes this
+    /// returns once every process has closed.
     pub fn close(&self) {
-        for w in self.writers.iter().flatten().flatten() {
+        for w in self.writers.iter().flatten().flatten().flatten() {
             let _ = w.lock().stream.shutdown(Shutdown::Both);
         }
-        let readers = std::mem::take(&mut *self.readers.lock().unwrap_or_else(|e| e.into_inner()));
-        for r in readers {
-            let _ = r.join();
+        // An acceptor still waiting for peers that never came gets connections of ours instead,
+        // which close before a hello, so their readers end at once. (A peer's connection still
+        // in the backlog is accepted before them; a wake-up left over stays unaccepted.)
+        for (address, accepted) in &self.listening {
+            for _ in accepted.load(Ordering::Acquire)..self.peers {
+                let _ = TcpStream::connect(address);
+            }
+        }
+        loop {
+            let next = self.threads.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            match next {
+                Some(t) => {
+                    let _ = t.join();
+                }
+                None => break,
+            }
         }
     }
 }
@@ -168,6 +271,13 @@ impl Drop for Connections {
     fn drop(&mut self) {
         self.close();
     }
+}
+
+fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(name)
+        .stack_size(256 * 1024)
+        .spawn(f)
 }
 
 /// Reads one connection to `to` until it ends: its hello, checked against `ours`, then messages.
@@ -259,6 +369,68 @@ mod tests {
                 assert_eq!(of(&got), of(&sent));
             }
         }
+    }
+
+    /// Two parts of one cluster, as two processes would hold them: nodes 0 and 1 in one, node 2
+    /// in the other. Both bind first, then connect to each other's addresses; every pair
+    /// carries its messages, and each part's close returns once both have closed.
+    #[test]
+    fn a_cluster_split_over_two_parts_connects_in_two_phases() {
+        let got = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = Arc::clone(&got);
+        let deliver: Deliver = Arc::new(move |to, from, msg, _, _| {
+            sink.lock().unwrap().push((to, from, msg));
+        });
+        let errors: OnError = Arc::new(|e| panic!("{e}"));
+        let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let (a, b) = (
+            Bound::bind(&[0, 1], ip).unwrap(),
+            Bound::bind(&[2], ip).unwrap(),
+        );
+        let mut addresses = a.addresses().unwrap();
+        addresses.extend(b.addresses().unwrap());
+        addresses.sort();
+        let addresses: Vec<SocketAddr> = addresses.into_iter().map(|(_, a)| a).collect();
+        let a = Connections::connect(a, &addresses, 7, Arc::clone(&deliver), Arc::clone(&errors))
+            .unwrap();
+        let b = Connections::connect(b, &addresses, 7, deliver, errors).unwrap();
+        let mut sent = Vec::new();
+        for (part, from) in [(&a, 0u16), (&a, 1), (&b, 2)] {
+            for to in (0..3u16).filter(|&t| t != from) {
+                let msg = Msg::BackupAck {
+                    rid: u64::from(from) << 8 | u64::from(to),
+                };
+                part.send(from, to, msg.clone(), false, 0).unwrap();
+                sent.push((to, from, msg));
+            }
+        }
+        assert!(b.send(0, 1, Msg::BackupAck { rid: 0 }, false, 0).is_err());
+        std::thread::scope(|s| {
+            s.spawn(|| a.close());
+            b.close();
+        });
+        let mut got = got.lock().unwrap().clone();
+        got.sort_by_key(|m| (m.0, m.1));
+        sent.sort_by_key(|m| (m.0, m.1));
+        assert_eq!(got, sent);
+    }
+
+    /// Node 1's part binds but never connects: node 0's part still closes (its acceptor, waiting
+    /// for node 1, is woken by a connection of its own that ends before a hello).
+    #[test]
+    fn a_close_does_not_wait_for_a_peer_that_never_connected() {
+        let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let (a, b) = (
+            Bound::bind(&[0], ip).unwrap(),
+            Bound::bind(&[1], ip).unwrap(),
+        );
+        let addresses = vec![a.addresses().unwrap()[0].1, b.addresses().unwrap()[0].1];
+        let deliver: Deliver = Arc::new(|_, _, _, _, _| panic!("nothing is sent to node 0"));
+        let errors: OnError = Arc::new(|e| panic!("{e}"));
+        let a = Connections::connect(a, &addresses, 7, deliver, errors).unwrap();
+        a.send(0, 1, Msg::BackupAck { rid: 1 }, false, 0).unwrap();
+        a.close();
+        drop(b);
     }
 
     #[test]
