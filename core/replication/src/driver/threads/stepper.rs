@@ -16,6 +16,8 @@
 //! payload deep-copied into a fresh buffer on the sending thread, standing in for the
 //! transport's marshal + unmarshal (one copy, where a real transport makes two). So the
 //! receiver never shares the sender's buffer, and the copy costs the sender's CPU time per hop.
+//! Over sockets (`ThreadsConfig::sockets`) the wire serialises the message instead, on the
+//! sending thread, and the receiver's reader builds its own copy.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering as AtomicOrdering;
