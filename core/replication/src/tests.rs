@@ -350,8 +350,10 @@ fn check_threads_over_sockets(p: ProtocolKind) {
             pool_size: 2,
             oob_pool_size: 1,
             rejection: RejectionPolicy::Abort,
-            // Short, as in `check_threads_faults`: with the defaults (5 s, 15 s) about one run in
-            // a hundred of this configuration stalls for 5 or 15 s, over channels too.
+            // Short, as in `check_threads_faults`: in about one run in a hundred every 2-slot pool
+            // fills with lock-forwarding commands that hold a key lock and wait for a backup
+            // write no backup has a slot for (the seed's pool-exhaustion deadlock), which only a
+            // timeout breaks: at the defaults (5 s, 15 s) the test then stalls that long.
             lock_timeout_us: 5_000,
             reply_timeout_us: 50_000,
             ..ClusterConfig::default()
