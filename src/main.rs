@@ -41,9 +41,17 @@ enum Command {
     Report(cmd::report::ReportArgs),
     /// Print the machine facts and the environment hazards that distort measurements.
     Doctor,
+    /// One node process of a `replication/ispn_perf` run with `driver=net` (started by the
+    /// coordinator, or by hand on each host of a cluster).
+    #[command(hide = true)]
+    Node(cmd::node::NodeArgs),
 }
 
 fn main() -> ExitCode {
+    // A `driver=net` trial, in a fork or not, starts its node processes from this binary.
+    if let Ok(exe) = std::env::current_exe() {
+        bench_replication::ispn_perf::host_nodes_with(exe, vec!["node".to_string()]);
+    }
     // A fork re-executes this binary with a hidden first argument; it must not see clap.
     if std::env::args().nth(1).as_deref() == Some(critsec_harness::FORK_ARG) {
         return ExitCode::from(critsec_harness::fork_child_main(&catalog::catalog()) as u8);
@@ -60,6 +68,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Report(args) => cmd::report::run(&args),
         Command::Doctor => cmd::doctor::run(),
+        Command::Node(args) => cmd::node::run(&args),
     };
     match result {
         Ok(code) => code,

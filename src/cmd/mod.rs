@@ -5,6 +5,7 @@ pub mod calibrate;
 pub mod compare;
 pub mod doctor;
 pub mod list;
+pub mod node;
 pub mod parse;
 pub mod report;
 pub mod reproduce;

@@ -6,7 +6,10 @@
 //! node a transport thread and real bounded pools (`pool_size` threads, plus `oob_pool_size`
 //! with caller-runs) whose threads block in key-lock waits and sync replies, and one harness
 //! thread per requester (`nodes x requesters`), each checking its replies; the quiescent
-//! cluster is verified after the last iteration.
+//! cluster is verified after the last iteration. The `net` driver runs each node in a process
+//! of its own (`critsec node`) on the threads driver's pools, over TCP, with its requesters;
+//! this process coordinates them, scores each iteration from the nodes' own counts and clocks,
+//! and verifies the quiescent cluster from their reports.
 
 use critsec_harness::run::settings::resolve_threads;
 use critsec_harness::{
@@ -15,17 +18,21 @@ use critsec_harness::{
 use critsec_replication::driver::sim::CpuConfig;
 use critsec_replication::driver::sim::NetworkConfig;
 use critsec_replication::driver::sim::SimConfig;
+use critsec_replication::driver::threads::ThreadsConfig;
 use critsec_replication::workload::{MIN_VALUE_SIZE, RequesterStats, WorkloadConfig};
 use critsec_replication::{
     ClusterConfig, ConfigError, GetPlanChoice, NodeStats, ProtocolKind, RejectionPolicy,
 };
 use critsec_sync::kind::{StrategyKind, ids};
 
+mod net_trial;
 mod sim_trial;
 #[cfg(test)]
 mod tests;
 mod threads_trial;
 
+use net_trial::NetTrial;
+pub use net_trial::{NodeError, host_nodes_with, serve_node};
 use sim_trial::SimTrial;
 use threads_trial::ThreadsTrial;
 
@@ -38,6 +45,8 @@ pub struct IspnPerf;
 enum Driver {
     Sim,
     Threads,
+    /// A process per node over TCP, this process their coordinator.
+    Net,
 }
 
 /// How the threads driver's nodes exchange messages.
@@ -58,11 +67,12 @@ impl Choice for Links {
 }
 
 impl Choice for Driver {
-    const ALL: &'static [Self] = &[Driver::Sim, Driver::Threads];
+    const ALL: &'static [Self] = &[Driver::Sim, Driver::Threads, Driver::Net];
     fn id(self) -> &'static str {
         match self {
             Driver::Sim => "sim",
             Driver::Threads => "threads",
+            Driver::Net => "net",
         }
     }
 }
@@ -97,7 +107,7 @@ impl IspnPerfParams {
             .map_err(|e: ConfigError| ScenarioError::bad("rejection", raw, e.to_string()))?;
         let nodes: usize = match driver {
             // The threads driver runs real threads per node: `nodes x (1 + pool_size + ...)`.
-            Driver::Threads => p.parse_in("nodes", 1..=16)?,
+            Driver::Threads | Driver::Net => p.parse_in("nodes", 1..=16)?,
             Driver::Sim => p.parse("nodes")?,
         };
         let read_pct: u32 = p.parse_in("read_pct", 0..=100)?;
@@ -118,11 +128,11 @@ impl IspnPerfParams {
             ));
         }
         let requests_per_node: u64 = p.parse("requests_per_node")?;
-        if requests_per_node > 0 && driver == Driver::Threads {
+        if requests_per_node > 0 && driver != Driver::Sim {
             return Err(ScenarioError::bad(
                 "requests_per_node",
                 p.get("requests_per_node")?,
-                "the fixed-request run shape is simulated only (threads: 0)",
+                "the fixed-request run shape is simulated only (threads, net: 0)",
             ));
         }
         let cluster = ClusterConfig {
@@ -189,6 +199,18 @@ impl IspnPerfParams {
         })
     }
 
+    /// The threads driver's settings (the net driver's nodes run on it too).
+    fn threads_config(&self) -> ThreadsConfig {
+        ThreadsConfig {
+            cluster: self.cluster.clone(),
+            latency_us: self.link_latency_us,
+            jitter_us: self.jitter_us,
+            seed: self.seed,
+            sockets: self.links == Links::Tcp || self.driver == Driver::Net,
+            ..ThreadsConfig::default()
+        }
+    }
+
     fn sim_config(&self, seed: u64, duration_us: u64) -> SimConfig {
         SimConfig {
             cluster: self.cluster.clone(),
@@ -244,7 +266,8 @@ impl Scenario for IspnPerf {
             ParamSpec::choices(
                 "driver",
                 &[Driver::Sim],
-                "simulation (virtual time) or real threads",
+                "simulation (virtual time), real threads in this process, or net: one process \
+                 per node over loopback TCP (started from the critsec binary)",
             ),
             ParamSpec::choice(
                 "get_plan",
@@ -354,6 +377,7 @@ impl Scenario for IspnPerf {
         match s.driver {
             Driver::Sim => Ok(Box::new(SimTrial::new(s))),
             Driver::Threads => ThreadsTrial::start(s).map(|t| Box::new(t) as Box<dyn Trial>),
+            Driver::Net => NetTrial::start(s, params).map(|t| Box::new(t) as Box<dyn Trial>),
         }
     }
 }

@@ -9,9 +9,7 @@ use critsec_harness::{
     CheckFailed, Iterations, LockWaitProbe, LockWaits, Metric, Probe, ScenarioError, Trial, Window,
     Worker, WorkerSource,
 };
-use critsec_replication::driver::threads::{
-    ClusterClient, DriverStats, ThreadCluster, ThreadsConfig,
-};
+use critsec_replication::driver::threads::{ClusterClient, DriverStats, ThreadCluster};
 use critsec_replication::workload::{OpGenerator, RequesterStats, get_result_valid};
 use critsec_replication::{AckLog, ClientOp, NodeStats, Outcome};
 
@@ -33,15 +31,7 @@ pub(super) struct ThreadsTrial {
 
 impl ThreadsTrial {
     pub(super) fn start(setup: IspnPerfParams) -> Result<ThreadsTrial, ScenarioError> {
-        let cfg = ThreadsConfig {
-            cluster: setup.cluster.clone(),
-            latency_us: setup.link_latency_us,
-            jitter_us: setup.jitter_us,
-            seed: setup.seed,
-            sockets: setup.links == super::Links::Tcp,
-            ..ThreadsConfig::default()
-        };
-        let cluster = ThreadCluster::start(setup.protocol, cfg)
+        let cluster = ThreadCluster::start(setup.protocol, setup.threads_config())
             .map_err(|e| ScenarioError::Setup(e.to_string()))?;
         let n = setup.cluster.nodes * setup.workload.requesters_per_node as usize;
         let slots: Vec<_> = (0..n.max(1))
@@ -131,25 +121,7 @@ impl Probe for ThreadsTrial {
         }
         let now = self.cluster.stats().unwrap_or_default();
         let base = self.baseline.lock().map(|b| b.clone()).unwrap_or_default();
-        let delta = NodeStats {
-            lock_timeouts: now.lock_timeouts - base.lock_timeouts.min(now.lock_timeouts),
-            reply_timeouts: now.reply_timeouts - base.reply_timeouts.min(now.reply_timeouts),
-            backup_timeouts: now.backup_timeouts - base.backup_timeouts.min(now.backup_timeouts),
-            repl_timeouts: now.repl_timeouts - base.repl_timeouts.min(now.repl_timeouts),
-            pool_rejections: now.pool_rejections - base.pool_rejections.min(now.pool_rejections),
-            inbound_blocked_us: now
-                .inbound_blocked_us
-                .saturating_sub(base.inbound_blocked_us),
-            blocked_deliveries: now
-                .blocked_deliveries
-                .saturating_sub(base.blocked_deliveries),
-            payload_bytes_sent: now
-                .payload_bytes_sent
-                .saturating_sub(base.payload_bytes_sent),
-            repl_queue_max: now.repl_queue_max,
-            max_lock_hold_us: now.max_lock_hold_us,
-            ..NodeStats::default()
-        };
+        let delta = now.since(&base);
         let seconds = window.nanos.max(1) as f64 / 1e9;
         let per_s = window.ops as f64 / seconds;
         let mut m = metrics(per_s, self.setup.cluster.nodes, &req, &delta, seconds);

@@ -379,6 +379,75 @@ fn check_threads_over_sockets(p: ProtocolKind) {
     );
 }
 
+/// The net driver's parts, every node a server of its own (here threads of the test process,
+/// each with its own split cluster and control connection, as each would be a process): they
+/// join a coordinator, run, quiesce by their message counts and verify as one cluster.
+fn check_net_nodes(p: ProtocolKind) {
+    use super::driver::net::coordinator::Coordinator;
+    use super::driver::net::node::{NodeSettings, serve};
+    use std::time::Duration;
+    let threads = super::driver::threads::ThreadsConfig {
+        cluster: ClusterConfig {
+            nodes: 3,
+            keys: 100,
+            pool_size: 4,
+            // Short, as in `check_threads_over_sockets`.
+            lock_timeout_us: 5_000,
+            reply_timeout_us: 50_000,
+            ..ClusterConfig::default()
+        },
+        // Links long enough that key queue's replication is still under way when the last
+        // requester stops: the coordinator must wait for it before the nodes report.
+        latency_us: 3_000,
+        jitter_us: 1_000,
+        ..super::driver::threads::ThreadsConfig::default()
+    };
+    let workload = WorkloadConfig {
+        requesters_per_node: 2,
+        value_size: 64,
+        ..WorkloadConfig::default()
+    };
+    let coordinator = Coordinator::bind(([127, 0, 0, 1], 0).into()).unwrap();
+    let at = coordinator.address().unwrap();
+    std::thread::scope(|s| {
+        let servers: Vec<_> = (0..3)
+            .map(|id| {
+                let settings = NodeSettings {
+                    protocol: p,
+                    threads: threads.clone(),
+                    workload: workload.clone(),
+                    id,
+                    listen: ([127, 0, 0, 1], 0).into(),
+                    coordinator: at,
+                    join_timeout: Duration::from_secs(10),
+                };
+                s.spawn(move || serve(&settings))
+            })
+            .collect();
+        let mut cluster = coordinator
+            .gather(p, &threads, Vec::new(), Duration::from_secs(20))
+            .unwrap();
+        let figures = cluster.run(Duration::from_millis(150)).unwrap();
+        assert_eq!(
+            figures.iter().map(|f| f.node).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+        for f in &figures {
+            assert!(f.requesters.ok_ops() > 0, "{p:?}: {f:?}");
+            assert_eq!((f.mismatches, f.errors, f.requesters.bad_reads), (0, 0, 0));
+        }
+        let puts: u64 = figures.iter().map(|f| f.requesters.puts.count()).sum();
+        let report = cluster.verify(Duration::from_secs(20)).unwrap();
+        assert_eq!(report.verify.acked_writes, puts, "{p:?}");
+        assert!(report.gets_checked > 0, "{p:?}");
+        assert!(report.driver.socket_messages > 0, "{p:?}");
+        drop(cluster);
+        for server in servers {
+            server.join().unwrap().unwrap();
+        }
+    });
+}
+
 /// The threads driver under `block` with one-slot pools and short timeouts: the transport threads
 /// really stop delivering while a command waits for a slot, and the cluster still drains and
 /// verifies.
@@ -601,6 +670,10 @@ macro_rules! conformance {
             #[test]
             fn threads_over_sockets() {
                 check_threads_over_sockets($proto);
+            }
+            #[test]
+            fn net_nodes() {
+                check_net_nodes($proto);
             }
             #[test]
             fn threads_block_policy() {

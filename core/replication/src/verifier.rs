@@ -15,7 +15,7 @@ use super::node::NodeMachine;
 use super::protocol::ProtocolKind;
 
 /// The newest acknowledged write per key, as the requesters saw it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct AckLog {
     newest: Vec<Versioned>,
     acked: u64,
@@ -88,7 +88,7 @@ impl std::fmt::Display for VerifyReport {
 }
 
 /// What the verifier needs of one node, copied out so a threads driver can send it across.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NodeSnapshot {
     /// The protocol.
     pub kind: ProtocolKind,

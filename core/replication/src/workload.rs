@@ -175,7 +175,7 @@ pub fn get_result_valid(key: Key, entry: &Versioned, value_size: usize) -> bool 
 }
 
 /// A log-linear latency histogram in µs (32 sub-buckets per power of two: about 3% precision).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LatencyHistogram {
     counts: Vec<u64>,
     total: u64,
@@ -259,7 +259,7 @@ impl LatencyHistogram {
 }
 
 /// What the requesters of a run observed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RequesterStats {
     /// Latencies of successful gets (µs).
     pub gets: LatencyHistogram,

@@ -6,7 +6,7 @@ use crate::message::{Key, Versioned};
 
 /// Entries of keys `0..keys`, in a hash map: a node holds only its own keys (2 of 100 nodes own
 /// each key), so a 100-node simulation keeps its containers in cache instead of 100 dense arrays.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DataContainer {
     entries: IdMap<Key, Versioned>,
     keys: u32,

@@ -11,7 +11,7 @@ use crate::message::{Key, NodeId};
 pub const MAX_OWNERS: usize = 4;
 
 /// A fixed consistent hash over a cluster view.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConsistentHash {
     nodes: usize,
     num_owners: usize,

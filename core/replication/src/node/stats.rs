@@ -2,7 +2,7 @@
 //! rejections, queue depths, lock hold times, messages and bytes sent); the drivers sum them.
 
 /// Counters of one node; the drivers sum them over the cluster.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NodeStats {
     /// Writes that failed to get their key lock in time (at this node as primary).
     pub lock_timeouts: u64,
@@ -72,5 +72,29 @@ impl NodeStats {
         self.lock_hold_total_us += other.lock_hold_total_us;
         self.inbound_blocked_us += other.inbound_blocked_us;
         self.blocked_deliveries += other.blocked_deliveries;
+    }
+
+    /// What was counted since `then`, an earlier reading of the same counters: counts are
+    /// differences, maxima and the queue's current length are as they are now.
+    pub fn since(&self, then: &NodeStats) -> NodeStats {
+        let d = |now: u64, then: u64| now.saturating_sub(then);
+        NodeStats {
+            lock_timeouts: d(self.lock_timeouts, then.lock_timeouts),
+            reply_timeouts: d(self.reply_timeouts, then.reply_timeouts),
+            backup_timeouts: d(self.backup_timeouts, then.backup_timeouts),
+            repl_timeouts: d(self.repl_timeouts, then.repl_timeouts),
+            pool_rejections: d(self.pool_rejections, then.pool_rejections),
+            messages_sent: d(self.messages_sent, then.messages_sent),
+            payload_bytes_sent: d(self.payload_bytes_sent, then.payload_bytes_sent),
+            get_messages: d(self.get_messages, then.get_messages),
+            staggered_gets: d(self.staggered_gets, then.staggered_gets),
+            regressions: d(self.regressions, then.regressions),
+            reordered_backups: d(self.reordered_backups, then.reordered_backups),
+            stale_skipped: d(self.stale_skipped, then.stale_skipped),
+            lock_hold_total_us: d(self.lock_hold_total_us, then.lock_hold_total_us),
+            inbound_blocked_us: d(self.inbound_blocked_us, then.inbound_blocked_us),
+            blocked_deliveries: d(self.blocked_deliveries, then.blocked_deliveries),
+            ..self.clone()
+        }
     }
 }

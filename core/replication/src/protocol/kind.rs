@@ -13,7 +13,9 @@ use critsec_sync::kind::StrategyKind;
 
 /// The three strategies, by their CLI id: the system's strategy kinds ([`StrategyKind`]);
 /// `FromStr` and `Display` use the id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum ProtocolKind {
     /// `lock-forwarding`: sync backup RPC while holding the key lock.
     LockForwarding,

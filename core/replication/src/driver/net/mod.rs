@@ -1,13 +1,79 @@
-//! The net driver: nodes over real sockets (issue #31, being built).
+//! The net driver: nodes over real sockets, one process per node (issue #31, being built).
 //!
-//! What exists: [`wire`], the bytes two nodes exchange over TCP (JGroups' TCP stack frames
-//! marshalled messages the same way), with the checks a reader makes before it trusts them; and
-//! [`sockets`], a TCP connection per ordered pair of nodes with a reader thread each, opened in
-//! two phases (bind, then connect) so that a cluster split over processes can open them too; the
-//! threads driver uses them, all nodes in one process, in place of its channels when asked
-//! (`ThreadsConfig::sockets`). What the
-//! driver still lacks (a process per node, namespaces, a cluster file) is listed in
-//! ARCHITECTURE.md.
+//! - [`wire`]: the bytes two nodes exchange over TCP (JGroups' TCP stack frames marshalled
+//!   messages the same way), with the checks a reader makes before it trusts them;
+//! - [`sockets`]: a TCP connection per ordered pair of nodes with a reader thread each, opened in
+//!   two phases (bind, then connect) so that a cluster split over processes can open them; the
+//!   threads driver uses them in place of its channels, all nodes in one process
+//!   (`ThreadsConfig::sockets`) or one process's part of a split cluster
+//!   ([`ThreadCluster::start_split`](crate::driver::threads::ThreadCluster::start_split));
+//! - [`node`]: a node process, which hosts one node on the threads driver's transport and pools
+//!   with its requesters;
+//! - [`coordinator`]: the process that gathers the node processes, runs them, decides quiescence
+//!   and verifies the cluster; [`control`] is what the two say to each other.
+//!
+//! What the driver still lacks (namespaces, faults) is listed in ARCHITECTURE.md.
 
+pub mod control;
+pub mod coordinator;
+pub mod node;
 pub mod sockets;
 pub mod wire;
+
+use crate::driver::threads::ThreadsConfig;
+use crate::message::NodeId;
+use crate::protocol::ProtocolKind;
+
+/// The digest of a cluster's settings that every node's hello carries
+/// ([`wire::settings_digest`]): the protocol, the cluster's settings and the links'.
+pub fn cluster_digest(protocol: ProtocolKind, cfg: &ThreadsConfig) -> u64 {
+    wire::settings_digest(&(protocol, &cfg.cluster, cfg.latency_us, cfg.jitter_us))
+}
+
+/// Why a net run failed; an error that concerns one node names it.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// A connection's bytes or hello (see [`wire::WireError`]).
+    #[error(transparent)]
+    Wire(#[from] wire::WireError),
+    /// A node failed, or said it did.
+    #[error("node {node}: {what}")]
+    Node {
+        /// The node.
+        node: NodeId,
+        /// What happened.
+        what: String,
+    },
+    /// Something did not happen in time.
+    #[error("waited in vain for {what}")]
+    Timeout {
+        /// What was awaited.
+        what: String,
+    },
+    /// An address no connection could be opened to.
+    #[error("cannot reach {what}: {error}")]
+    Unreachable {
+        /// Whom.
+        what: String,
+        /// The last attempt's error.
+        error: String,
+    },
+    /// A frame out of turn on a control connection.
+    #[error("control protocol: {0}")]
+    Protocol(String),
+    /// The cluster's state failed verification.
+    #[error("verification failed: {0}")]
+    Verify(String),
+}
+
+impl NetError {
+    fn protocol(what: String) -> Self {
+        NetError::Protocol(what)
+    }
+}
+
+impl From<std::io::Error> for NetError {
+    fn from(e: std::io::Error) -> Self {
+        NetError::Wire(wire::WireError::Io(e))
+    }
+}

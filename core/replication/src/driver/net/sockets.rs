@@ -51,9 +51,19 @@ pub struct Bound {
 impl Bound {
     /// Binds a listener for each of `hosted` on `ip`, at a port the OS picks.
     pub fn bind(hosted: &[NodeId], ip: IpAddr) -> Result<Self, WireError> {
+        let at: Vec<_> = hosted
+            .iter()
+            .map(|&n| (n, SocketAddr::new(ip, 0)))
+            .collect();
+        Self::bind_at(&at)
+    }
+
+    /// Binds a listener for each `(node, address)`: a node of a cluster file listens where the
+    /// file says (port 0: one the OS picks).
+    pub fn bind_at(hosted: &[(NodeId, SocketAddr)]) -> Result<Self, WireError> {
         let listeners = hosted
             .iter()
-            .map(|&n| Ok((n, TcpListener::bind((ip, 0))?)))
+            .map(|&(n, a)| Ok((n, TcpListener::bind(a)?)))
             .collect::<Result<Vec<_>, std::io::Error>>()?;
         Ok(Bound { listeners })
     }

@@ -16,6 +16,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::message::{Msg, NodeId};
@@ -147,8 +148,9 @@ pub enum WireError {
     },
 }
 
-/// Appends `frame`, length first, to `out`.
-pub fn encode(frame: &Frame, out: &mut Vec<u8>) -> Result<(), WireError> {
+/// Appends `frame`, length first, to `out`. Generic because the control connection between a
+/// coordinator and its node processes ([`control`](super::control)) uses the same framing.
+pub fn encode<T: Serialize>(frame: &T, out: &mut Vec<u8>) -> Result<(), WireError> {
     let start = out.len();
     out.extend_from_slice(&[0; 4]);
     if let Err(e) = postcard::to_io(frame, &mut *out) {
@@ -165,7 +167,11 @@ pub fn encode(frame: &Frame, out: &mut Vec<u8>) -> Result<(), WireError> {
 }
 
 /// Writes `frame` to `to` (one `write_all` of the length and body).
-pub fn write_frame(to: &mut impl Write, frame: &Frame, buf: &mut Vec<u8>) -> Result<(), WireError> {
+pub fn write_frame<T: Serialize>(
+    to: &mut impl Write,
+    frame: &T,
+    buf: &mut Vec<u8>,
+) -> Result<(), WireError> {
     buf.clear();
     encode(frame, buf)?;
     to.write_all(buf)?;
@@ -190,6 +196,12 @@ impl<R: Read> FrameReader<R> {
 
     /// The next frame, or `None` where the stream ends cleanly between two frames.
     pub fn next_frame(&mut self) -> Result<Option<Frame>, WireError> {
+        self.next_as()
+    }
+
+    /// The next frame of type `T` (a [`Frame`], or a control frame), or `None` where the stream
+    /// ends cleanly between two frames.
+    pub fn next_as<T: DeserializeOwned>(&mut self) -> Result<Option<T>, WireError> {
         let mut len = [0u8; 4];
         match read_full(&mut self.inner, &mut len)? {
             0 => return Ok(None),
@@ -205,13 +217,18 @@ impl<R: Read> FrameReader<R> {
         if got < len {
             return Err(WireError::Truncated { got, wanted: len });
         }
-        Ok(Some(decode(&self.body)?))
+        Ok(Some(decode_as(&self.body)?))
     }
 }
 
 /// The frame whose postcard encoding is exactly `body`.
 pub fn decode(body: &[u8]) -> Result<Frame, WireError> {
-    let (frame, rest) = postcard::take_from_bytes::<Frame>(body)?;
+    decode_as(body)
+}
+
+/// The `T` whose postcard encoding is exactly `body`.
+pub fn decode_as<T: DeserializeOwned>(body: &[u8]) -> Result<T, WireError> {
+    let (frame, rest) = postcard::take_from_bytes::<T>(body)?;
     if !rest.is_empty() {
         return Err(WireError::Decode(postcard::Error::DeserializeBadEncoding));
     }

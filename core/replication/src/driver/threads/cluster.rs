@@ -18,8 +18,10 @@ use super::transport::Transport;
 use super::{ThreadsConfig, ThreadsError};
 use crate::components::collections::IdMap;
 use crate::components::pool::RejectionPolicy;
-use crate::driver::net::sockets::{Connections, Deliver, OnError};
-use crate::driver::net::wire::settings_digest;
+use std::net::SocketAddr;
+
+use crate::driver::net::cluster_digest;
+use crate::driver::net::sockets::{Bound, Connections, Deliver, OnError};
 use crate::driver::retransmission::LinkFaults;
 use crate::error::ConfigError;
 use crate::message::{Input, NodeId};
@@ -30,7 +32,7 @@ use critsec_sync::Mutex;
 
 /// What the real threads did, summed over the cluster (the machine's own counts are in
 /// [`NodeStats`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DriverStats {
     /// Commands run by remote-command pool threads.
     pub pool_commands: u64,
@@ -53,6 +55,31 @@ pub struct DriverStats {
     pub socket_bytes: u64,
 }
 
+/// The part of a cluster split over processes that one process hosts
+/// ([`ThreadCluster::start_split`]).
+#[derive(Debug)]
+pub struct Split {
+    /// The listeners of the nodes this process hosts.
+    pub bound: Bound,
+    /// Every node's address, by node id (the hosted ones' included).
+    pub addresses: Vec<SocketAddr>,
+}
+
+/// Where one process's messages stand ([`ThreadCluster::progress`]). Summed over the processes
+/// of a split cluster, `sent - in_flight` is what they handled; the cluster is quiescent when two
+/// rounds of reports agree, no node is busy and every message sent was handled (the four-counter
+/// termination check: a message in flight between two reads changes a count).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Progress {
+    /// Messages this process sent.
+    pub sent: u64,
+    /// Messages this process sent minus those it handled (negative when it handled more than it
+    /// sent, as a node receiving from other processes does).
+    pub in_flight: i64,
+    /// Why a hosted node is busy, if one is.
+    pub busy: Option<String>,
+}
+
 /// A running cluster: per node a transport thread and its pools' threads.
 pub struct ThreadCluster {
     nodes: Vec<Arc<NodeRuntime>>,
@@ -73,7 +100,28 @@ impl ThreadCluster {
     /// Starts the threads of every node running `protocol`.
     pub fn start(protocol: ProtocolKind, cfg: ThreadsConfig) -> Result<Self, ConfigError> {
         let machines = protocol.build_cluster(&cfg.cluster)?;
-        Self::start_machines(machines, cfg)
+        Self::start_machines(machines, cfg, None)
+    }
+
+    /// Starts this process's part of a cluster split over processes (the net driver's node
+    /// process): the threads of the nodes `split` binds, connected over sockets to every node's
+    /// address. The other nodes run elsewhere; [`Self::progress`] and [`Self::snapshots`] are
+    /// what a coordinator needs of this part to quiesce and verify the whole.
+    pub fn start_split(
+        protocol: ProtocolKind,
+        mut cfg: ThreadsConfig,
+        split: Split,
+    ) -> Result<Self, ConfigError> {
+        if split.addresses.len() != cfg.cluster.nodes {
+            return Err(ConfigError::Sockets(format!(
+                "{} node addresses for a cluster of {} nodes",
+                split.addresses.len(),
+                cfg.cluster.nodes
+            )));
+        }
+        cfg.sockets = true;
+        let machines = protocol.build_cluster(&cfg.cluster)?;
+        Self::start_machines(machines, cfg, Some(split))
     }
 
     /// Tests: a cluster of the given machines (one per member of `cfg.cluster`, in id order), for
@@ -84,29 +132,65 @@ impl ThreadCluster {
         machines: Vec<Box<dyn NodeMachine>>,
     ) -> Result<Self, ConfigError> {
         cfg.cluster.hash()?;
-        Self::start_machines(machines, cfg)
+        Self::start_machines(machines, cfg, None)
     }
 
+    /// Starts the threads of the machines this process hosts: all of them, or those `split`
+    /// binds. `machines` holds one per member, in id order.
     fn start_machines(
         mut machines: Vec<Box<dyn NodeMachine>>,
         cfg: ThreadsConfig,
+        split: Option<Split>,
     ) -> Result<Self, ConfigError> {
+        let hosted: Vec<bool> = match &split {
+            None => vec![true; machines.len()],
+            Some(split) => {
+                let mut hosted = vec![false; machines.len()];
+                for n in split.bound.hosted() {
+                    *hosted.get_mut(usize::from(n)).ok_or_else(|| {
+                        ConfigError::Sockets(format!(
+                            "node {n} is not a member of a cluster of {} nodes",
+                            machines.len()
+                        ))
+                    })? = true;
+                }
+                hosted
+            }
+        };
         for m in &mut machines {
             m.use_real_slots();
         }
+        // An inbox per member; a node hosted elsewhere gets no messages through its own (its
+        // receiver is dropped below), only through its connections.
         let (inboxes, receivers): (Vec<_>, Vec<_>) = (0..machines.len())
             .map(|_| channel::unbounded::<Envelope>())
             .unzip();
         let epoch = Instant::now();
         let link_error = Arc::new(std::sync::Mutex::new(None));
+        let kind = machines
+            .first()
+            .map(|m| m.kind())
+            .ok_or(ConfigError::OutOfRange {
+                name: "nodes",
+                value: 0,
+                valid: ">= 1",
+            })?;
         let sockets = if cfg.sockets {
-            Some(open_sockets(&cfg, &inboxes, epoch, &link_error)?)
+            Some(open_sockets(
+                &cfg,
+                kind,
+                split,
+                &inboxes,
+                epoch,
+                &link_error,
+            )?)
         } else {
             None
         };
         let shared = Arc::new(ClusterRuntime {
             epoch,
             in_flight: AtomicI64::new(0),
+            sent: AtomicU64::new(0),
             next_requester: AtomicU32::new(0),
             peers: inboxes,
             link: LinkFaults {
@@ -131,6 +215,9 @@ impl ThreadCluster {
             cfg,
         };
         for (i, (machine, rx)) in machines.into_iter().zip(receivers).enumerate() {
+            if !hosted[i] {
+                continue;
+            }
             let (jobs, job_rx) = channel::unbounded();
             let (oob_jobs, oob_rx) = channel::unbounded();
             let node = Arc::new(NodeRuntime {
@@ -194,7 +281,7 @@ impl ThreadCluster {
         Ok(())
     }
 
-    /// The number of nodes.
+    /// The number of nodes this process hosts (all of the cluster's unless it is split).
     pub fn nodes(&self) -> usize {
         self.nodes.len()
     }
@@ -203,7 +290,8 @@ impl ThreadCluster {
     pub fn client(&self, node: NodeId) -> Result<ClusterClient, ThreadsError> {
         let shared_node = self
             .nodes
-            .get(node as usize)
+            .iter()
+            .find(|n| n.id == node)
             .ok_or(ThreadsError::ShutDown)?;
         // Relaxed: the counter only hands out distinct ids.
         let requester = self
@@ -236,6 +324,38 @@ impl ThreadCluster {
             acks: AckLog::new(self.cfg.cluster.keys),
             shared: Arc::clone(&self.shared),
         })
+    }
+
+    /// What the verifier needs of each hosted node, and its counters, as they are now.
+    pub fn snapshots(&self) -> Vec<(NodeSnapshot, NodeStats)> {
+        self.inspect()
+    }
+
+    /// Where the messages of this process stand, and why a hosted node is busy: a coordinator
+    /// sums these over the processes of a split cluster to decide that it is quiescent.
+    pub fn progress(&self) -> Progress {
+        // Acquire: as in `quiesce`.
+        let in_flight = self.shared.in_flight.load(AtomicOrdering::Acquire);
+        let sent = self.shared.sent.load(AtomicOrdering::Relaxed);
+        Progress {
+            sent,
+            in_flight,
+            busy: self.inspect().into_iter().find_map(|(s, _)| s.busy),
+        }
+    }
+
+    /// The history check of this process's requesters: `Ok` or its first violation.
+    pub fn history(&self) -> Result<(), String> {
+        self.shared.history.result().map_err(|e| e.to_string())
+    }
+
+    /// The first error of a connection, if one failed.
+    pub fn link_error(&self) -> Option<String> {
+        self.shared
+            .link_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn inspect(&self) -> Vec<(NodeSnapshot, NodeStats)> {
@@ -286,15 +406,9 @@ impl ThreadCluster {
         acks: &AckLog,
         max_wait: Duration,
     ) -> Result<(VerifyReport, NodeStats), String> {
-        self.shared.history.result().map_err(|e| e.to_string())?;
+        self.history()?;
         let snaps = self.quiesce(max_wait).map_err(|e| e.to_string())?;
-        let link_error = self
-            .shared
-            .link_error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        if let Some(e) = link_error {
+        if let Some(e) = self.link_error() {
             return Err(e);
         }
         let mut stats = NodeStats::default();
@@ -346,10 +460,13 @@ impl ThreadCluster {
     }
 }
 
-/// Connects every pair of nodes over loopback TCP ([`ThreadsConfig::sockets`]): a reader hands
-/// each message to its node's transport, due once the delay its frame carries has passed.
+/// Connects every pair of nodes over TCP ([`ThreadsConfig::sockets`]): over loopback, all
+/// hosted here, or the nodes `split` binds to every node's address; a reader hands each message
+/// to its node's transport, due once the delay its frame carries has passed.
 fn open_sockets(
     cfg: &ThreadsConfig,
+    kind: ProtocolKind,
+    split: Option<Split>,
     inboxes: &[channel::Sender<Envelope>],
     epoch: Instant,
     link_error: &Arc<std::sync::Mutex<Option<String>>>,
@@ -363,9 +480,14 @@ fn open_sockets(
     });
     let first = Arc::clone(link_error);
     let on_error: OnError = Arc::new(move |e| note_link_error(&first, e));
-    let digest = settings_digest(&(&cfg.cluster, cfg.latency_us, cfg.jitter_us));
-    Connections::open(cfg.cluster.nodes, digest, deliver, on_error)
-        .map_err(|e| ConfigError::Sockets(e.to_string()))
+    let digest = cluster_digest(kind, cfg);
+    match split {
+        None => Connections::open(cfg.cluster.nodes, digest, deliver, on_error),
+        Some(split) => {
+            Connections::connect(split.bound, &split.addresses, digest, deliver, on_error)
+        }
+    }
+    .map_err(|e| ConfigError::Sockets(e.to_string()))
 }
 
 impl Drop for ThreadCluster {
@@ -388,12 +510,14 @@ impl Drop for ThreadCluster {
             sockets.close();
         }
         let threads_per_node = self.cfg.cluster.pool_size + self.cfg.cluster.oob_pool_size;
-        for (n, inbox) in self.nodes.iter().zip(&self.shared.peers) {
+        for n in &self.nodes {
             for _ in 0..threads_per_node {
                 let _ = n.jobs.send(Job::Stop);
                 let _ = n.oob_jobs.send(Job::Stop);
             }
-            let _ = inbox.send(Envelope::Stop);
+            if let Some(inbox) = self.shared.peers.get(usize::from(n.id)) {
+                let _ = inbox.send(Envelope::Stop);
+            }
         }
         for h in self.handles.drain(..) {
             let _ = h.join();

@@ -70,7 +70,7 @@ mod stepper;
 mod transport;
 
 pub use client::ClusterClient;
-pub use cluster::{DriverStats, ThreadCluster};
+pub use cluster::{DriverStats, Progress, Split, ThreadCluster};
 pub use signal::{SlotEvent, SlotSignal};
 
 use crate::message::{Key, NodeId};

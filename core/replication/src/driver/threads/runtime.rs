@@ -56,6 +56,9 @@ pub(super) struct ClusterRuntime {
     /// handling with Release; the quiescence checker's Acquire load then sees the handling's
     /// effects (which it reads under the node mutexes anyway).
     pub(super) in_flight: AtomicI64,
+    /// Messages sent so far, never decremented: with `in_flight`, what a process of a cluster
+    /// split over processes reports for the coordinator's termination check (Relaxed).
+    pub(super) sent: AtomicU64,
     /// The next requester id to hand out.
     pub(super) next_requester: AtomicU32,
     /// Every node's transport inbox.

@@ -178,6 +178,7 @@ impl Stepper {
                     };
                     // Release: see `ClusterRuntime::in_flight`.
                     sh.in_flight.fetch_add(1, AtomicOrdering::Release);
+                    sh.sent.fetch_add(1, AtomicOrdering::Relaxed);
                     let sent = match over_socket {
                         Some(sockets) => sockets
                             .send(from, to, msg, resent, at.saturating_sub(now))

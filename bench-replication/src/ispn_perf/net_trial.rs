@@ -1,0 +1,190 @@
+//! The `net` driver's trial: one OS process per node over real TCP, as IspnPerfTest runs one
+//! JVM per node. This process is the coordinator: it starts the node processes on this machine
+//! (the program that hosts them is registered with [`host_nodes_with`]; `critsec` registers
+//! itself), runs each iteration on every node at once, scores it from the nodes' own counts and
+//! clocks, and verifies the quiescent cluster from the nodes' reports.
+//!
+//! A node process is `critsec node --coordinator ADDR --id N -p ...`: the scenario's
+//! parameters, every one, so that each node parses exactly the settings the coordinator did
+//! (and their digest, checked when the node joins, proves it).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use critsec_harness::{
+    CheckFailed, ExternalSample, Iterations, Metric, Params, ScenarioError, SelfTimed, Trial,
+};
+use critsec_replication::driver::net::NetError;
+use critsec_replication::driver::net::coordinator::{Coordinator, NetCluster, Started};
+use critsec_replication::driver::net::node::{NodeSettings, serve};
+use critsec_replication::workload::RequesterStats;
+use critsec_replication::{NodeId, NodeStats};
+
+use super::{IspnPerfParams, metrics};
+
+/// How long a node process may take to start and join.
+const JOIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The program that hosts a node process, and the arguments before the node's own.
+static NODE_PROGRAM: OnceLock<(PathBuf, Vec<String>)> = OnceLock::new();
+
+/// Registers the program a `driver=net` trial starts once per node, with the arguments that
+/// select its node command (`critsec` registers itself and `node`). The first registration
+/// stands.
+pub fn host_nodes_with(program: PathBuf, args: Vec<String>) {
+    let _ = NODE_PROGRAM.set((program, args));
+}
+
+/// A node process's main: parses the scenario's parameters as the coordinator sent them and
+/// serves node `id` until the coordinator says exit.
+pub fn serve_node(
+    params: &Params,
+    id: NodeId,
+    listen: SocketAddr,
+    coordinator: SocketAddr,
+) -> Result<(), NodeError> {
+    let s = IspnPerfParams::parse(params).map_err(NodeError::Params)?;
+    let settings = NodeSettings {
+        protocol: s.protocol,
+        threads: s.threads_config(),
+        workload: s.workload,
+        id,
+        listen,
+        coordinator,
+        join_timeout: JOIN_TIMEOUT,
+    };
+    serve(&settings).map_err(NodeError::Net)
+}
+
+/// Why a node process failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// Its parameters are invalid (exit 2).
+    #[error(transparent)]
+    Params(ScenarioError),
+    /// The run failed.
+    #[error(transparent)]
+    Net(NetError),
+}
+
+pub(super) struct NetTrial {
+    setup: IspnPerfParams,
+    cluster: Mutex<NetCluster>,
+}
+
+impl NetTrial {
+    /// Starts a node process per node on loopback and gathers them.
+    pub(super) fn start(setup: IspnPerfParams, params: &Params) -> Result<NetTrial, ScenarioError> {
+        let Some((program, args)) = NODE_PROGRAM.get() else {
+            return Err(ScenarioError::Setup(
+                "driver=net starts a process per node: run it from the critsec binary".into(),
+            ));
+        };
+        let setup_error = |e: NetError| ScenarioError::Setup(format!("net driver: {e}"));
+        let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let coordinator = Coordinator::bind(SocketAddr::new(loopback, 0)).map_err(setup_error)?;
+        let at = coordinator.address().map_err(setup_error)?;
+        let mut started = Vec::new();
+        for id in 0..setup.cluster.nodes as NodeId {
+            let mut cmd = Command::new(program);
+            cmd.args(args)
+                .arg("--coordinator")
+                .arg(at.to_string())
+                .arg("--id")
+                .arg(id.to_string())
+                .arg("--listen")
+                .arg(SocketAddr::new(loopback, 0).to_string());
+            for (k, v) in &params.0 {
+                cmd.arg("-p").arg(format!("{k}={v}"));
+            }
+            // A node's errors reach the coordinator over its control connection; its stderr
+            // stays visible for what cannot (a panic).
+            cmd.stdin(Stdio::null()).stdout(Stdio::null());
+            let child = cmd.spawn().map_err(|e| {
+                ScenarioError::Setup(format!("starting node {id} ({}): {e}", program.display()))
+            })?;
+            started.push(Started { node: id, child });
+        }
+        // Dropping `started` inside a failed gather kills the processes.
+        let cluster = coordinator
+            .gather(
+                setup.protocol,
+                &setup.threads_config(),
+                started,
+                JOIN_TIMEOUT,
+            )
+            .map_err(setup_error)?;
+        Ok(NetTrial {
+            setup,
+            cluster: Mutex::new(cluster),
+        })
+    }
+}
+
+impl Trial for NetTrial {
+    fn verify(&self) -> Result<String, CheckFailed> {
+        let mut cluster = self
+            .cluster
+            .lock()
+            .map_err(|_| "net cluster poisoned".to_string())?;
+        let report = cluster
+            .verify(Duration::from_secs(60))
+            .map_err(|e| e.to_string())?;
+        if report.stats.regressions > 0 {
+            return Err(format!("{} version regressions", report.stats.regressions).into());
+        }
+        Ok(format!(
+            "{}; {} gets history-checked per node process; {} messages over sockets",
+            report.verify, report.gets_checked, report.driver.socket_messages
+        ))
+    }
+
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::SelfTimed(self)
+    }
+}
+
+impl SelfTimed for NetTrial {
+    fn run_iteration(
+        &self,
+        _warmup: bool,
+        budget: Duration,
+    ) -> Result<ExternalSample, CheckFailed> {
+        let mut cluster = self
+            .cluster
+            .lock()
+            .map_err(|_| "net cluster poisoned".to_string())?;
+        let figures = cluster.run(budget).map_err(|e| e.to_string())?;
+        let (mut req, mut stats) = (RequesterStats::default(), NodeStats::default());
+        let (mut per_s, mut seconds, mut bad) = (0.0, 0.0f64, 0);
+        for f in &figures {
+            // Clock-free across nodes: each node's rate on its own clock, then summed.
+            let s = f.nanos.max(1) as f64 / 1e9;
+            per_s += f.requesters.ok_ops() as f64 / s;
+            seconds = seconds.max(s);
+            req.merge(&f.requesters);
+            stats.add(&f.stats);
+            bad += f.mismatches + f.errors + f.requesters.bad_reads;
+        }
+        if bad > 0 {
+            return Err(CheckFailed(format!(
+                "{bad} replies did not match their request or never came"
+            )));
+        }
+        let nodes = self.setup.cluster.nodes;
+        let mut secondary = metrics(per_s, nodes, &req, &stats, seconds);
+        secondary.push(Metric::new(
+            "messages_sent",
+            stats.messages_sent as f64,
+            "count",
+        ));
+        Ok(ExternalSample {
+            score: per_s / nodes.max(1) as f64,
+            unit: "req/s/node".to_string(),
+            secondary,
+        })
+    }
+}

@@ -1,0 +1,97 @@
+//! The control connection between the coordinator of a net run and each node process: what
+//! they say to each other, framed as the nodes' own connections are ([`wire`](super::wire)).
+//!
+//! No clock crosses it. A node measures its own run with its own clock and reports counts and
+//! durations ([`RunFigures`]); the coordinator adds rates, never compares times of two hosts.
+//! IspnPerfTest's controller collects per-node results the same way.
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+
+use super::wire::Hello;
+use crate::driver::threads::{DriverStats, Progress};
+use crate::message::NodeId;
+use crate::node::NodeStats;
+use crate::verifier::{AckLog, NodeSnapshot};
+use crate::workload::RequesterStats;
+
+/// What the coordinator tells a node process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Command {
+    /// Every node's address, by node id: connect to them and answer [`Event::Connected`].
+    Peers(Vec<SocketAddr>),
+    /// Run the node's requesters for `millis` ms and answer [`Event::Ran`].
+    Run {
+        /// How long, on the node's own clock.
+        millis: u64,
+    },
+    /// Answer [`Event::Progress`].
+    Poll,
+    /// Answer [`Event::Final`].
+    Report,
+    /// Close the node's connections and exit.
+    Exit,
+}
+
+/// What a node process tells the coordinator.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Event {
+    /// The first frame: who the node is, and the address it listens on.
+    Joined {
+        /// The node's hello, checked as a peer's is.
+        hello: Hello,
+        /// Where the other nodes connect to it.
+        address: SocketAddr,
+    },
+    /// Connected to every other node.
+    Connected,
+    /// One run's figures.
+    Ran(Box<RunFigures>),
+    /// Where the node's messages stand.
+    Progress(Progress),
+    /// The node's state for the verifier, and its counters.
+    Final(Box<FinalReport>),
+    /// The node process failed, and why; it exits after saying so.
+    Failed(String),
+}
+
+/// What one node's requesters did in one run, measured by the node.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunFigures {
+    /// The node.
+    pub node: NodeId,
+    /// The run's length on the node's clock, from the start of its requesters to the end of the
+    /// last one's last operation.
+    pub nanos: u64,
+    /// Latencies and failures of its requesters' operations.
+    pub requesters: RequesterStats,
+    /// Replies that did not match their request (a get of another key's value, a put acked with
+    /// another value).
+    pub mismatches: u64,
+    /// Calls that got no reply at all from the node's own machine.
+    pub errors: u64,
+    /// The node's machine counters over the run ([`NodeStats::since`]).
+    pub stats: NodeStats,
+}
+
+/// A node's state at the end of a net run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FinalReport {
+    /// The node.
+    pub node: NodeId,
+    /// What the verifier needs of it.
+    pub snapshot: NodeSnapshot,
+    /// Its machine's counters.
+    pub stats: NodeStats,
+    /// What its threads did.
+    pub driver: DriverStats,
+    /// The writes its requesters saw acknowledged.
+    pub acks: AckLog,
+    /// Its requesters' history check: `Ok`, or the first violation.
+    pub history: Result<(), String>,
+    /// Gets that history check compared.
+    pub gets_checked: u64,
+    /// The first error of one of its connections.
+    pub link_error: Option<String>,
+}

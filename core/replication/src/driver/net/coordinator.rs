@@ -1,0 +1,463 @@
+//! The coordinator of a net run: the one process that drives the node processes (as
+//! IspnPerfTest's controller drives its cluster's JVMs). It waits for every node to join,
+//! hands each every node's address, starts runs and collects each node's own figures, decides
+//! when the cluster is quiescent from the nodes' message counts, and verifies the whole cluster
+//! from the nodes' reports with the same verifier every driver uses.
+//!
+//! Every wait has a deadline, and a node that fails is named: one that never joins, joins
+//! twice, runs another build or cluster, reports a failure, or whose process dies (its control
+//! connection ends). Dropping a [`NetCluster`] tells every node to exit and kills any process
+//! this coordinator started that has not exited within a few seconds.
+
+use std::io::BufReader;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use super::control::{Command, Event, FinalReport, RunFigures};
+use super::wire::{FrameReader, Hello, write_frame};
+use super::{NetError, cluster_digest};
+use crate::driver::threads::{DriverStats, Progress, ThreadsConfig};
+use crate::message::NodeId;
+use crate::node::NodeStats;
+use crate::protocol::ProtocolKind;
+use crate::verifier::{AckLog, VerifyReport, verify_snapshots};
+
+/// The coordinator's listener, bound before any node process is started so that their
+/// command lines can name it.
+#[derive(Debug)]
+pub struct Coordinator {
+    listener: TcpListener,
+}
+
+/// A node process a coordinator started: killed if it outlives the run.
+#[derive(Debug)]
+pub struct Started {
+    /// The node it hosts.
+    pub node: NodeId,
+    /// The process.
+    pub child: Child,
+}
+
+/// What a verified net run found.
+#[derive(Debug, Clone)]
+pub struct NetReport {
+    /// The verifier's report over every node's state.
+    pub verify: VerifyReport,
+    /// The nodes' machine counters, summed.
+    pub stats: NodeStats,
+    /// What the nodes' threads did, summed (maxima: the largest).
+    pub driver: DriverStats,
+    /// Gets the nodes' history checks compared.
+    pub gets_checked: u64,
+}
+
+impl Coordinator {
+    /// Listens at `address` (port 0: one the OS picks).
+    pub fn bind(address: SocketAddr) -> Result<Self, NetError> {
+        Ok(Coordinator {
+            listener: TcpListener::bind(address)?,
+        })
+    }
+
+    /// Where node processes join.
+    pub fn address(&self) -> Result<SocketAddr, NetError> {
+        Ok(self.listener.local_addr()?)
+    }
+
+    /// Waits up to `timeout` for every node of `threads.cluster` to join, checks each one's
+    /// hello against this coordinator's settings, and connects them. `started` are the node
+    /// processes this coordinator launched (empty when they were started by hand on their hosts).
+    pub fn gather(
+        self,
+        protocol: ProtocolKind,
+        threads: &ThreadsConfig,
+        started: Vec<Started>,
+        timeout: Duration,
+    ) -> Result<NetCluster, NetError> {
+        let nodes = threads.cluster.nodes;
+        let mut cluster = NetCluster {
+            links: (0..nodes).map(|_| None).collect(),
+            started,
+            reply_timeout: Duration::from_micros(threads.cluster.reply_timeout_us),
+        };
+        let ours = Hello::new(0, cluster_digest(protocol, threads));
+        let mut addresses: Vec<Option<SocketAddr>> = vec![None; nodes];
+        let deadline = Instant::now() + timeout;
+        self.listener.set_nonblocking(true)?;
+        while addresses.iter().any(Option::is_none) {
+            let stream = match self.listener.accept() {
+                Ok((stream, _)) => stream,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    cluster.check_started()?;
+                    if Instant::now() >= deadline {
+                        let missing: Vec<_> = (0..nodes)
+                            .filter(|&n| addresses[n].is_none())
+                            .map(|n| n.to_string())
+                            .collect();
+                        return Err(NetError::Timeout {
+                            what: format!(
+                                "node(s) {} to join within {} ms",
+                                missing.join(", "),
+                                timeout.as_millis()
+                            ),
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            stream.set_nonblocking(false)?;
+            let mut link = Link::new(stream)?;
+            let (hello, address) = match link.next(None, Duration::from_secs(10))? {
+                Event::Joined { hello, address } => (hello, address),
+                other => {
+                    return Err(NetError::protocol(format!(
+                        "a node's first frame was {other:?}"
+                    )));
+                }
+            };
+            let node = hello.from;
+            hello.check(&Hello::new(node, ours.cluster))?;
+            let slot = addresses
+                .get_mut(usize::from(node))
+                .ok_or_else(|| NetError::Node {
+                    node,
+                    what: format!("is not a member of a cluster of {nodes} nodes"),
+                })?;
+            if slot.is_some() {
+                return Err(NetError::Node {
+                    node,
+                    what: "joined twice (two hosts with the same node id?)".into(),
+                });
+            }
+            *slot = Some(address);
+            link.node = Some(node);
+            cluster.links[usize::from(node)] = Some(link);
+        }
+        let addresses: Vec<SocketAddr> = addresses.into_iter().flatten().collect();
+        cluster.broadcast(&Command::Peers(addresses))?;
+        cluster.collect(timeout, |e| matches!(e, Event::Connected).then_some(()))?;
+        Ok(cluster)
+    }
+}
+
+/// A joined, connected cluster of node processes.
+#[derive(Debug)]
+pub struct NetCluster {
+    /// Per node, its control connection (all `Some` once gathered).
+    links: Vec<Option<Link>>,
+    started: Vec<Started>,
+    reply_timeout: Duration,
+}
+
+impl NetCluster {
+    /// Runs every node's requesters for `length`, each timed by its own node; the figures per
+    /// node.
+    pub fn run(&mut self, length: Duration) -> Result<Vec<RunFigures>, NetError> {
+        self.broadcast(&Command::Run {
+            millis: length.as_millis() as u64,
+        })?;
+        // A requester's last call may wait for its reply timeout.
+        let wait = length + self.reply_timeout + Duration::from_secs(10);
+        self.collect(wait, |e| match e {
+            Event::Ran(f) => Some(*f),
+            _ => None,
+        })
+    }
+
+    /// Waits until every message sent has been handled and no node is busy, as two identical
+    /// rounds of the nodes' reports show; fails after `max_wait` naming what was still busy.
+    pub fn quiesce(&mut self, max_wait: Duration) -> Result<(), NetError> {
+        let start = Instant::now();
+        let mut last: Option<Vec<Progress>> = None;
+        loop {
+            self.broadcast(&Command::Poll)?;
+            let round = self.collect(Duration::from_secs(10), |e| match e {
+                Event::Progress(p) => Some(p),
+                _ => None,
+            })?;
+            if quiescent(last.as_deref(), &round) {
+                return Ok(());
+            }
+            if start.elapsed() > max_wait {
+                let in_flight: i64 = round.iter().map(|p| p.in_flight).sum();
+                let busy = round.iter().find_map(|p| p.busy.clone());
+                return Err(NetError::Timeout {
+                    what: format!(
+                        "the cluster to quiesce within {} ms: {}",
+                        max_wait.as_millis(),
+                        busy.unwrap_or_else(|| format!("{in_flight} messages in flight"))
+                    ),
+                });
+            }
+            last = Some(round);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Quiesces, collects every node's state and verifies the cluster: each node's history
+    /// check and connections first, then the verifier over all nodes against every
+    /// requester's acknowledged writes.
+    pub fn verify(&mut self, max_wait: Duration) -> Result<NetReport, NetError> {
+        self.quiesce(max_wait)?;
+        self.broadcast(&Command::Report)?;
+        let reports: Vec<FinalReport> = self.collect(Duration::from_secs(30), |e| match e {
+            Event::Final(r) => Some(*r),
+            _ => None,
+        })?;
+        let keys = reports.first().map_or(0, |r| r.snapshot.data.keys());
+        let (mut acks, mut stats, mut driver) = (
+            AckLog::new(keys),
+            NodeStats::default(),
+            DriverStats::default(),
+        );
+        let mut gets_checked = 0;
+        for r in &reports {
+            let fail = |what: String| NetError::Node { node: r.node, what };
+            r.history.clone().map_err(fail)?;
+            if let Some(e) = &r.link_error {
+                return Err(fail(e.clone()));
+            }
+            acks.merge(&r.acks);
+            stats.add(&r.stats);
+            add_driver_stats(&mut driver, &r.driver);
+            gets_checked += r.gets_checked;
+        }
+        let snapshots: Vec<_> = reports.into_iter().map(|r| r.snapshot).collect();
+        let verify =
+            verify_snapshots(&snapshots, &acks).map_err(|e| NetError::Verify(e.to_string()))?;
+        Ok(NetReport {
+            verify,
+            stats,
+            driver,
+            gets_checked,
+        })
+    }
+
+    /// Kills the process of `node`, if this coordinator started it (a fault of a test or a
+    /// fault run); whether there was one to kill.
+    pub fn kill(&mut self, node: NodeId) -> bool {
+        self.started
+            .iter_mut()
+            .find(|s| s.node == node)
+            .is_some_and(|s| s.child.kill().is_ok())
+    }
+
+    fn broadcast(&mut self, command: &Command) -> Result<(), NetError> {
+        for link in self.links.iter_mut().flatten() {
+            link.send(command)?;
+        }
+        Ok(())
+    }
+
+    /// One answer from every node, in node order, each within `wait`.
+    fn collect<T>(
+        &mut self,
+        wait: Duration,
+        mut want: impl FnMut(Event) -> Option<T>,
+    ) -> Result<Vec<T>, NetError> {
+        let mut out = Vec::with_capacity(self.links.len());
+        for i in 0..self.links.len() {
+            let Some(link) = self.links[i].as_mut() else {
+                continue;
+            };
+            let node = link.node;
+            let event = match link.next(node, wait) {
+                Ok(e) => e,
+                Err(e) => return Err(self.explain(node, e)),
+            };
+            match event {
+                Event::Failed(what) => {
+                    return Err(NetError::Node {
+                        node: node.unwrap_or_default(),
+                        what,
+                    });
+                }
+                e => match want(e) {
+                    Some(t) => out.push(t),
+                    None => {
+                        return Err(NetError::protocol(format!(
+                            "node {}: an answer out of turn",
+                            node.unwrap_or_default()
+                        )));
+                    }
+                },
+            }
+        }
+        Ok(out)
+    }
+
+    /// Adds to a node's error how its process ended, if this coordinator started it and it did.
+    fn explain(&mut self, node: Option<NodeId>, e: NetError) -> NetError {
+        let Some(node) = node else { return e };
+        let exited = self
+            .started
+            .iter_mut()
+            .find(|s| s.node == node)
+            .and_then(|s| wait_briefly(&mut s.child));
+        let what = match e {
+            NetError::Node { what, .. } => what,
+            e => e.to_string(),
+        };
+        match exited {
+            Some(status) => NetError::Node {
+                node,
+                what: format!("its process exited ({status}): {what}"),
+            },
+            None => NetError::Node { node, what },
+        }
+    }
+
+    /// Fails if a started process has exited.
+    fn check_started(&mut self) -> Result<(), NetError> {
+        for s in &mut self.started {
+            if let Ok(Some(status)) = s.child.try_wait() {
+                return Err(NetError::Node {
+                    node: s.node,
+                    what: format!("its process exited ({status}) before joining"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for NetCluster {
+    fn drop(&mut self) {
+        for link in self.links.iter_mut().flatten() {
+            let _ = link.send(&Command::Exit);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for s in &mut self.started {
+            while Instant::now() < deadline && matches!(s.child.try_wait(), Ok(None)) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if matches!(s.child.try_wait(), Ok(None)) {
+                let _ = s.child.kill();
+            }
+            let _ = s.child.wait();
+        }
+    }
+}
+
+/// Whether a split cluster is quiescent, given two consecutive rounds of its processes'
+/// reports: nothing sent is unhandled, no node is busy, and nothing moved between the rounds.
+/// One round is not enough: each process reports at its own moment, so a message sent after
+/// its receiver reported and handled before its sender did cancels out in the sums; but it
+/// changes its sender's count, which the second round shows.
+fn quiescent(last: Option<&[Progress]>, round: &[Progress]) -> bool {
+    let in_flight: i64 = round.iter().map(|p| p.in_flight).sum();
+    in_flight == 0 && round.iter().all(|p| p.busy.is_none()) && last == Some(round)
+}
+
+/// The exit status of `child` if it ends within a second.
+fn wait_briefly(child: &mut Child) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => return None,
+        }
+    }
+}
+
+fn add_driver_stats(sum: &mut DriverStats, d: &DriverStats) {
+    sum.pool_commands += d.pool_commands;
+    sum.oob_commands += d.oob_commands;
+    sum.blocked_waits += d.blocked_waits;
+    sum.resumes += d.resumes;
+    sum.transport_blocks += d.transport_blocks;
+    sum.socket_messages += d.socket_messages;
+    sum.socket_bytes += d.socket_bytes;
+    sum.max_busy_pool_threads = sum.max_busy_pool_threads.max(d.max_busy_pool_threads);
+    sum.max_busy_oob_threads = sum.max_busy_oob_threads.max(d.max_busy_oob_threads);
+}
+
+/// The coordinator's end of one node's control connection.
+#[derive(Debug)]
+struct Link {
+    node: Option<NodeId>,
+    reader: FrameReader<BufReader<TcpStream>>,
+    writer: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Link {
+    fn new(stream: TcpStream) -> Result<Self, NetError> {
+        stream.set_nodelay(true)?;
+        Ok(Link {
+            node: None,
+            reader: FrameReader::new(BufReader::new(stream.try_clone()?)),
+            writer: stream,
+            buf: Vec::new(),
+        })
+    }
+
+    fn send(&mut self, command: &Command) -> Result<(), NetError> {
+        write_frame(&mut self.writer, command, &mut self.buf).map_err(|e| self.fail(e.into()))
+    }
+
+    /// The node's next event within `wait`.
+    fn next(&mut self, node: Option<NodeId>, wait: Duration) -> Result<Event, NetError> {
+        self.writer
+            .set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
+        match self.reader.next_as::<Event>() {
+            Ok(Some(e)) => Ok(e),
+            Ok(None) => Err(self.fail(NetError::protocol(
+                "its control connection closed".to_string(),
+            ))),
+            Err(e) => Err(match node {
+                Some(_) => self.fail(e.into()),
+                None => e.into(),
+            }),
+        }
+    }
+
+    fn fail(&self, e: NetError) -> NetError {
+        match self.node {
+            Some(node) => NetError::Node {
+                node,
+                what: e.to_string(),
+            },
+            None => e,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(sent: u64, in_flight: i64) -> Progress {
+        Progress {
+            sent,
+            in_flight,
+            busy: None,
+        }
+    }
+
+    #[test]
+    fn quiescence_needs_two_equal_rounds_with_nothing_in_flight_or_busy() {
+        let idle = [at(5, 3), at(4, -3)];
+        assert!(quiescent(Some(&idle), &idle));
+        // One round alone, or a round after a different one: something may have moved.
+        assert!(!quiescent(None, &idle));
+        assert!(!quiescent(Some(&[at(5, 2), at(4, -2)]), &idle));
+        // A message sent and not yet handled.
+        let pending = [at(5, 3), at(4, -2)];
+        assert!(!quiescent(Some(&pending), &pending));
+        // A node busy (a lock held, a queue not empty).
+        let mut busy = idle.clone();
+        busy[1].busy = Some("key 3 locked".into());
+        assert!(!quiescent(Some(&busy), &busy));
+        // The sums cancel in both rounds, but the first process sent in between: its message
+        // was counted handled by its receiver before its sender counted it sent.
+        assert!(!quiescent(
+            Some(&[at(5, 3), at(4, -3)]),
+            &[at(6, 4), at(4, -4)]
+        ));
+    }
+}

@@ -1,0 +1,290 @@
+//! A node process of a net run (`critsec node`): one member of the cluster, as one JVM of
+//! IspnPerfTest's cluster is, hosting its machine on the threads driver's transport and pools, its
+//! requesters, and its connections to every other node; told what to do by the coordinator over
+//! its control connection ([`control`](super::control)).
+//!
+//! Life of a node process: bind its listener, join the coordinator (retrying while the
+//! coordinator is not up yet, since hosts start in any order), connect to every node once the
+//! coordinator has every address, then run, report progress and report its state as asked,
+//! until told to exit or until the coordinator's connection ends. Any failure is said to the
+//! coordinator ([`Event::Failed`]) before the process gives up.
+
+use std::io::BufReader;
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use super::control::{Command, Event, FinalReport, RunFigures};
+use super::sockets::Bound;
+use super::wire::{FrameReader, Hello, WireError, write_frame};
+use super::{NetError, cluster_digest};
+use crate::driver::threads::{ClusterClient, Split, ThreadCluster, ThreadsConfig};
+use crate::message::{ClientOp, NodeId, Outcome};
+use crate::protocol::ProtocolKind;
+use crate::verifier::AckLog;
+use crate::workload::{OpGenerator, RequesterStats, WorkloadConfig, get_result_valid};
+
+/// What a node process needs to know: the cluster's settings (the same on every node: the
+/// coordinator refuses a node whose digest differs), which node it is, and where to listen and
+/// whom to join.
+#[derive(Debug, Clone)]
+pub struct NodeSettings {
+    /// The protocol.
+    pub protocol: ProtocolKind,
+    /// The cluster's settings and links (`sockets` is implied).
+    pub threads: ThreadsConfig,
+    /// What the requesters do.
+    pub workload: WorkloadConfig,
+    /// This node.
+    pub id: NodeId,
+    /// Where it listens for the other nodes (port 0: one the OS picks).
+    pub listen: SocketAddr,
+    /// The coordinator's control address.
+    pub coordinator: SocketAddr,
+    /// How long to keep trying to reach the coordinator.
+    pub join_timeout: Duration,
+}
+
+/// Runs a node process until the coordinator says exit. An error is also reported to the
+/// coordinator when its connection still works.
+pub fn serve(settings: &NodeSettings) -> Result<(), NetError> {
+    let stream = join(settings.coordinator, settings.join_timeout)?;
+    let mut control = Control::new(stream)?;
+    let result = serve_on(settings, &mut control);
+    if let Err(e) = &result {
+        // The coordinator may be gone already; the error is returned either way.
+        let _ = control.send(&Event::Failed(e.to_string()));
+    }
+    result
+}
+
+fn serve_on(settings: &NodeSettings, control: &mut Control) -> Result<(), NetError> {
+    let bound = Bound::bind_at(&[(settings.id, settings.listen)])?;
+    let address = bound
+        .addresses()?
+        .first()
+        .map(|&(_, a)| a)
+        .unwrap_or(settings.listen);
+    let digest = cluster_digest(settings.protocol, &settings.threads);
+    control.send(&Event::Joined {
+        hello: Hello::new(settings.id, digest),
+        address,
+    })?;
+    let addresses = match control.next()? {
+        Command::Peers(addresses) => addresses,
+        Command::Exit => return Ok(()),
+        other => return Err(NetError::protocol(format!("expected peers, got {other:?}"))),
+    };
+    let cluster = ThreadCluster::start_split(
+        settings.protocol,
+        settings.threads.clone(),
+        Split { bound, addresses },
+    )
+    .map_err(|e| NetError::Node {
+        node: settings.id,
+        what: e.to_string(),
+    })?;
+    control.send(&Event::Connected)?;
+    let mut requesters = Requesters::new(settings, &cluster)?;
+    loop {
+        match control.next()? {
+            Command::Run { millis } => {
+                let figures = requesters.run(&cluster, Duration::from_millis(millis));
+                control.send(&Event::Ran(Box::new(figures)))?;
+            }
+            Command::Poll => control.send(&Event::Progress(cluster.progress()))?,
+            Command::Report => {
+                let report = requesters.report(&cluster);
+                control.send(&Event::Final(Box::new(report)))?;
+            }
+            Command::Exit => return Ok(()),
+            other @ Command::Peers(_) => {
+                return Err(NetError::protocol(format!("unexpected {other:?}")));
+            }
+        }
+    }
+}
+
+/// Connects to the coordinator, retrying every 50 ms until `timeout`.
+fn join(coordinator: SocketAddr, timeout: Duration) -> Result<TcpStream, NetError> {
+    let start = Instant::now();
+    loop {
+        match TcpStream::connect_timeout(&coordinator, Duration::from_secs(1)) {
+            Ok(s) => return Ok(s),
+            Err(e) if start.elapsed() >= timeout => {
+                return Err(NetError::Unreachable {
+                    what: format!("the coordinator at {coordinator}"),
+                    error: e.to_string(),
+                });
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// The node's end of its control connection.
+struct Control {
+    reader: FrameReader<BufReader<TcpStream>>,
+    writer: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Control {
+    fn new(stream: TcpStream) -> Result<Self, NetError> {
+        stream.set_nodelay(true)?;
+        Ok(Control {
+            reader: FrameReader::new(BufReader::new(stream.try_clone()?)),
+            writer: stream,
+            buf: Vec::new(),
+        })
+    }
+
+    fn send(&mut self, event: &Event) -> Result<(), NetError> {
+        Ok(write_frame(&mut self.writer, event, &mut self.buf)?)
+    }
+
+    /// The next command; the coordinator closing the connection is an error (it never leaves
+    /// without saying exit).
+    fn next(&mut self) -> Result<Command, NetError> {
+        match self.reader.next_as::<Command>()? {
+            Some(c) => Ok(c),
+            None => Err(NetError::Wire(WireError::Io(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the coordinator closed the control connection",
+            )))),
+        }
+    }
+}
+
+/// The node's requester threads' state between runs: a client and an op stream each.
+struct Requesters {
+    node: NodeId,
+    value_size: usize,
+    /// Per requester: its client, its op stream, and how many ops it may still do.
+    each: Vec<(ClusterClient, OpGenerator, Option<u64>)>,
+    acks: AckLog,
+}
+
+impl Requesters {
+    fn new(settings: &NodeSettings, cluster: &ThreadCluster) -> Result<Self, NetError> {
+        let w = &settings.workload;
+        let runs = w
+            .requester_nodes
+            .is_none_or(|k| usize::from(settings.id) < k);
+        let count = if runs { w.requesters_per_node } else { 0 };
+        let keys = settings.threads.cluster.keys;
+        let each = (0..count)
+            .map(|r| {
+                let client = cluster.client(settings.id).map_err(|e| NetError::Node {
+                    node: settings.id,
+                    what: e.to_string(),
+                })?;
+                // Requester r of node n draws the stream the threads driver's requester
+                // n + r * nodes draws (its workers are spread over nodes round robin).
+                let index =
+                    u64::from(r) * settings.threads.cluster.nodes as u64 + u64::from(settings.id);
+                let ops = OpGenerator::new(w, keys, settings.threads.seed ^ (index + 1));
+                Ok((client, ops, w.ops_limit(r)))
+            })
+            .collect::<Result<Vec<_>, NetError>>()?;
+        Ok(Requesters {
+            node: settings.id,
+            value_size: w.value_size as usize,
+            each,
+            acks: AckLog::new(keys),
+        })
+    }
+
+    /// Runs every requester for `length` on its own thread; the figures cover from the start to
+    /// the last requester's end.
+    fn run(&mut self, cluster: &ThreadCluster, length: Duration) -> RunFigures {
+        let before = cluster.stats().unwrap_or_default();
+        let start = Instant::now();
+        let deadline = start + length;
+        let value_size = self.value_size;
+        let parts: Vec<(RequesterStats, u64, u64)> = std::thread::scope(|s| {
+            let handles: Vec<_> = self
+                .each
+                .iter_mut()
+                .map(|(client, ops, left)| {
+                    s.spawn(move || requester(client, ops, left, deadline, value_size))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        let mut figures = RunFigures {
+            node: self.node,
+            nanos: start.elapsed().as_nanos() as u64,
+            ..RunFigures::default()
+        };
+        for (stats, mismatches, errors) in parts {
+            figures.requesters.merge(&stats);
+            figures.mismatches += mismatches;
+            figures.errors += errors;
+        }
+        for (client, ..) in &mut self.each {
+            self.acks.merge(&client.take_acks());
+        }
+        figures.stats = cluster.stats().unwrap_or_default().since(&before);
+        figures
+    }
+
+    fn report(&mut self, cluster: &ThreadCluster) -> FinalReport {
+        for (client, ..) in &mut self.each {
+            self.acks.merge(&client.take_acks());
+        }
+        let (snapshot, stats) = cluster
+            .snapshots()
+            .into_iter()
+            .next()
+            .expect("a node process hosts its node");
+        FinalReport {
+            node: self.node,
+            snapshot,
+            stats,
+            driver: cluster.driver_stats(),
+            acks: self.acks.clone(),
+            history: cluster.history(),
+            gets_checked: cluster.gets_checked(),
+            link_error: cluster.link_error(),
+        }
+    }
+}
+
+/// One requester's loop until `deadline` (or its op limit): its stats, mismatched replies and
+/// calls without a reply.
+fn requester(
+    client: &mut ClusterClient,
+    ops: &mut OpGenerator,
+    left: &mut Option<u64>,
+    deadline: Instant,
+    value_size: usize,
+) -> (RequesterStats, u64, u64) {
+    let (mut stats, mut mismatches, mut errors) = (RequesterStats::default(), 0, 0);
+    while Instant::now() < deadline && left.is_none_or(|n| n > 0) {
+        if let Some(n) = left.as_mut() {
+            *n -= 1;
+        }
+        let op = ops.next_op();
+        let start = Instant::now();
+        match client.call(op.clone()) {
+            Ok(outcome) => {
+                let us = start.elapsed().as_micros() as u64;
+                let valid = match (&op, &outcome) {
+                    (ClientOp::Get(k), Outcome::Got(e)) => get_result_valid(*k, e, value_size),
+                    (ClientOp::Put(_, v), Outcome::Put(e)) => e.value == *v && e.version > 0,
+                    (_, Outcome::Failed(_)) => true,
+                    _ => false,
+                };
+                if !valid {
+                    mismatches += 1;
+                }
+                stats.record(&op, &outcome, us, value_size);
+            }
+            Err(_) => errors += 1,
+        }
+    }
+    (stats, mismatches, errors)
+}

@@ -1,0 +1,211 @@
+//! The net driver with real processes: `critsec node` processes over loopback TCP, gathered by a
+//! coordinator (this test, or a `critsec run` fork). A full run verifies; a node process that
+//! dies, never comes, joins twice or runs other settings is named in the error, and no process
+//! outlives its coordinator.
+
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use critsec_replication::NodeId;
+use critsec_replication::driver::net::coordinator::{Coordinator, Started};
+use critsec_replication::driver::threads::ThreadsConfig;
+use critsec_replication::{ClusterConfig, ProtocolKind};
+
+/// The settings the nodes get (`-p`), and the same as the coordinator's `ThreadsConfig`.
+const PARAMS: &[&str] = &[
+    "protocol=key-queue",
+    "nodes=3",
+    "requesters=2",
+    "keys=200",
+    "value_size=64",
+    "link_latency_us=300",
+    "jitter_us=100",
+    "lock_timeout_ms=100",
+    "reply_timeout_ms=500",
+];
+
+fn threads_config() -> ThreadsConfig {
+    ThreadsConfig {
+        cluster: ClusterConfig {
+            nodes: 3,
+            keys: 200,
+            lock_timeout_us: 100_000,
+            reply_timeout_us: 500_000,
+            ..ClusterConfig::default()
+        },
+        latency_us: 300,
+        jitter_us: 100,
+        seed: 42,
+        sockets: true,
+        ..ThreadsConfig::default()
+    }
+}
+
+fn node(coordinator: SocketAddr, id: NodeId, extra: &[&str]) -> Started {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_critsec"));
+    cmd.args(["node", "--coordinator", &coordinator.to_string()])
+        .args(["--id", &id.to_string()]);
+    for p in PARAMS.iter().chain(extra) {
+        cmd.args(["-p", p]);
+    }
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting a node process");
+    Started { node: id, child }
+}
+
+fn coordinator() -> (Coordinator, SocketAddr) {
+    let c = Coordinator::bind(([127, 0, 0, 1], 0).into()).unwrap();
+    let at = c.address().unwrap();
+    (c, at)
+}
+
+#[test]
+fn a_cluster_of_node_processes_runs_and_verifies_then_every_process_exits() {
+    let (c, at) = coordinator();
+    let started = (0..3).map(|id| node(at, id, &[])).collect();
+    let mut cluster = c
+        .gather(
+            ProtocolKind::KeyQueue,
+            &threads_config(),
+            started,
+            Duration::from_secs(30),
+        )
+        .unwrap();
+    let figures = cluster.run(Duration::from_millis(200)).unwrap();
+    assert!(
+        figures.iter().all(|f| f.requesters.ok_ops() > 0),
+        "{figures:?}"
+    );
+    let puts: u64 = figures.iter().map(|f| f.requesters.puts.count()).sum();
+    let report = cluster.verify(Duration::from_secs(30)).unwrap();
+    assert_eq!(report.verify.acked_writes, puts);
+    assert!(report.driver.socket_messages > 0);
+    // Dropping the cluster tells the nodes to exit, and waits for them (killing any that
+    // does not).
+    drop(cluster);
+}
+
+#[test]
+fn a_node_process_that_dies_is_named_with_how_it_ended() {
+    let (c, at) = coordinator();
+    let started = (0..3).map(|id| node(at, id, &[])).collect();
+    let mut cluster = c
+        .gather(
+            ProtocolKind::KeyQueue,
+            &threads_config(),
+            started,
+            Duration::from_secs(30),
+        )
+        .unwrap();
+    cluster.run(Duration::from_millis(50)).unwrap();
+    cluster.kill(2);
+    let e = cluster
+        .run(Duration::from_millis(50))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("node 2: its process exited (signal: 9"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_node_that_never_joins_is_named_and_the_others_are_stopped() {
+    let (c, at) = coordinator();
+    let started: Vec<_> = (0..2).map(|id| node(at, id, &[])).collect();
+    let pids: Vec<u32> = started.iter().map(|s| s.child.id()).collect();
+    let e = c
+        .gather(
+            ProtocolKind::KeyQueue,
+            &threads_config(),
+            started,
+            Duration::from_secs(3),
+        )
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "waited in vain for node(s) 2 to join within 3000 ms");
+    for pid in pids {
+        // Reaped: the coordinator waited for (or killed) every process it started.
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "node process {pid} outlived its coordinator"
+        );
+    }
+}
+
+#[test]
+fn a_node_with_other_settings_or_a_taken_id_is_refused_by_name() {
+    let (c, at) = coordinator();
+    let started = vec![node(at, 0, &[]), node(at, 1, &["keys=300"])];
+    let e = c
+        .gather(
+            ProtocolKind::KeyQueue,
+            &threads_config(),
+            started,
+            Duration::from_secs(30),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("node 1 runs another cluster settings digest"),
+        "{e}"
+    );
+
+    let (c, at) = coordinator();
+    let started = vec![node(at, 0, &[]), node(at, 0, &[])];
+    let e = c
+        .gather(
+            ProtocolKind::KeyQueue,
+            &threads_config(),
+            started,
+            Duration::from_secs(30),
+        )
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "node 0: joined twice (two hosts with the same node id?)");
+}
+
+#[test]
+fn bad_node_arguments_exit_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["node", "--coordinator", "127.0.0.1:9", "--id", "0"])
+        .args(["-p", "nodes=many"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`nodes` has the bad value `many`"), "{err}");
+}
+
+#[test]
+fn critsec_run_with_the_net_driver_scores_and_verifies() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_critsec"));
+    cmd.args([
+        "run",
+        "replication/ispn_perf",
+        "-f",
+        "1",
+        "-wi",
+        "0",
+        "-i",
+        "1",
+    ])
+    .args(["-r", "200ms", "-p", "driver=net"]);
+    for p in PARAMS {
+        cmd.args(["-p", p]);
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("req/s/node"), "{text}");
+    assert!(!text.contains("ERROR"), "{text}");
+}
