@@ -209,3 +209,92 @@ fn critsec_run_with_the_net_driver_scores_and_verifies() {
     assert!(text.contains("req/s/node"), "{text}");
     assert!(!text.contains("ERROR"), "{text}");
 }
+
+/// A free port on loopback (bound, then released for the node or coordinator to take).
+fn free_address() -> SocketAddr {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+/// Kills the processes when dropped, so that a failed assertion leaves none behind.
+struct KillOnDrop(Vec<std::process::Child>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn nodes_started_by_hand_from_a_cluster_file_serve_one_coordinator_after_another() {
+    let dir = std::env::temp_dir().join(format!("critsec-net-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cluster.toml");
+    let mut text = format!("coordinator = \"{}\"\n[params]\n", free_address());
+    for p in PARAMS.iter().filter(|p| !p.starts_with("nodes=")) {
+        let (k, v) = p.split_once('=').unwrap();
+        text += &format!("{k} = \"{v}\"\n");
+    }
+    for id in 0..3 {
+        text += &format!("[[node]]\nid = {id}\naddress = \"{}\"\n", free_address());
+    }
+    std::fs::write(&file, text).unwrap();
+    let _nodes = KillOnDrop(
+        (0..3)
+            .map(|id| {
+                Command::new(env!("CARGO_BIN_EXE_critsec"))
+                    .args(["node", "--cluster", file.to_str().unwrap()])
+                    .args(["--id", &id.to_string()])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect(),
+    );
+    let run = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_critsec"));
+        cmd.args([
+            "run",
+            "replication/ispn_perf",
+            "-f",
+            "2",
+            "-wi",
+            "0",
+            "-i",
+            "1",
+        ])
+        .args(["-r", "100ms", "-p", "driver=net"])
+        .args(["-p", &format!("cluster={}", file.display())]);
+        for p in PARAMS.iter().chain(extra) {
+            cmd.args(["-p", p]);
+        }
+        let out = cmd.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    // Two forks, two coordinators one after the other: the same node processes serve both.
+    let (ok, text) = run(&[]);
+    assert!(
+        ok && text.contains("req/s/node") && !text.contains("ERROR"),
+        "{text}"
+    );
+    // A run whose settings differ from the file's is refused before any node is asked.
+    let (ok, text) = run(&["keys=999"]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("the file sets keys = 200, this run keys = 999"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

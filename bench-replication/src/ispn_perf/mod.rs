@@ -25,6 +25,7 @@ use critsec_replication::{
 };
 use critsec_sync::kind::{StrategyKind, ids};
 
+pub mod cluster_file;
 mod net_trial;
 mod sim_trial;
 #[cfg(test)]
@@ -32,7 +33,7 @@ mod tests;
 mod threads_trial;
 
 use net_trial::NetTrial;
-pub use net_trial::{NodeError, host_nodes_with, serve_node};
+pub use net_trial::{JOIN_TIMEOUT, NodeError, host_nodes_with, serve_node};
 use sim_trial::SimTrial;
 use threads_trial::ThreadsTrial;
 
@@ -93,6 +94,8 @@ struct IspnPerfParams {
     seed: u64,
     /// The simulation's worker threads.
     sim_threads: usize,
+    /// Net: the cluster file naming the hosts of the node processes (`None`: start them here).
+    net_cluster: Option<std::path::PathBuf>,
 }
 
 impl IspnPerfParams {
@@ -127,6 +130,17 @@ impl IspnPerfParams {
                 "the simulation's links are simulated (tcp: threads driver only)",
             ));
         }
+        let net_cluster = match p.get("cluster")? {
+            "local" => None,
+            path if driver == Driver::Net => Some(std::path::PathBuf::from(path)),
+            path => {
+                return Err(ScenarioError::bad(
+                    "cluster",
+                    path,
+                    "a cluster file places the net driver's node processes (driver=net)",
+                ));
+            }
+        };
         let requests_per_node: u64 = p.parse("requests_per_node")?;
         if requests_per_node > 0 && driver != Driver::Sim {
             return Err(ScenarioError::bad(
@@ -196,6 +210,7 @@ impl IspnPerfParams {
                 resolve_threads(raw)
                     .map_err(|e| ScenarioError::bad("sim_threads", raw, e.to_string()))?
             },
+            net_cluster,
         })
     }
 
@@ -282,7 +297,13 @@ impl Scenario for IspnPerf {
                 "threads: messages between nodes over channels, or as wire frames over loopback \
                  TCP connections (the net driver's links; latency then held by the receiver)",
             ),
-            ParamSpec::free("nodes", &["10"], "cluster members (threads: 1..=16)"),
+            ParamSpec::free("nodes", &["10"], "cluster members (threads, net: 1..=16)"),
+            ParamSpec::free(
+                "cluster",
+                &["local"],
+                "net: local (a process per node started on this machine) or the path of a \
+                 cluster file whose node processes were started on their hosts",
+            ),
             ParamSpec::free("requesters", &["25"], "requester threads per node"),
             ParamSpec::free("num_owners", &["2"], "owners per key (numOwners)"),
             ParamSpec::free("keys", &["20000"], "keys 0..keys"),

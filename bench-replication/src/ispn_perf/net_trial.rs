@@ -23,10 +23,15 @@ use critsec_replication::driver::net::node::{NodeSettings, serve};
 use critsec_replication::workload::RequesterStats;
 use critsec_replication::{NodeId, NodeStats};
 
+use super::cluster_file::ClusterFile;
 use super::{IspnPerfParams, metrics};
 
-/// How long a node process may take to start and join.
-const JOIN_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a node process started here may take to start and join.
+pub const JOIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the coordinator waits for the node processes of a cluster file, which are
+/// started by hand (or serve one coordinator after another).
+const CLUSTER_JOIN_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The program that hosts a node process, and the arguments before the node's own.
 static NODE_PROGRAM: OnceLock<(PathBuf, Vec<String>)> = OnceLock::new();
@@ -38,13 +43,15 @@ pub fn host_nodes_with(program: PathBuf, args: Vec<String>) {
     let _ = NODE_PROGRAM.set((program, args));
 }
 
-/// A node process's main: parses the scenario's parameters as the coordinator sent them and
-/// serves node `id` until the coordinator says exit.
+/// A node process's main: parses the scenario's parameters as the coordinator sent them (or
+/// the cluster file gives them) and serves node `id` until the coordinator says exit, trying
+/// to join it for `join_timeout`.
 pub fn serve_node(
     params: &Params,
     id: NodeId,
     listen: SocketAddr,
     coordinator: SocketAddr,
+    join_timeout: Duration,
 ) -> Result<(), NodeError> {
     let s = IspnPerfParams::parse(params).map_err(NodeError::Params)?;
     let settings = NodeSettings {
@@ -54,7 +61,7 @@ pub fn serve_node(
         id,
         listen,
         coordinator,
-        join_timeout: JOIN_TIMEOUT,
+        join_timeout,
     };
     serve(&settings).map_err(NodeError::Net)
 }
@@ -76,14 +83,44 @@ pub(super) struct NetTrial {
 }
 
 impl NetTrial {
-    /// Starts a node process per node on loopback and gathers them.
+    /// Starts a node process per node on loopback, or waits for those of the cluster file, and
+    /// gathers them.
     pub(super) fn start(setup: IspnPerfParams, params: &Params) -> Result<NetTrial, ScenarioError> {
+        let setup_error = |e: NetError| ScenarioError::Setup(format!("net driver: {e}"));
+        if let Some(path) = &setup.net_cluster {
+            let bad =
+                |what: String| ScenarioError::bad("cluster", &path.display().to_string(), what);
+            let file = ClusterFile::read(path).map_err(|e| bad(e.to_string()))?;
+            for (k, v) in &file.params {
+                let ours = params
+                    .0
+                    .get(k)
+                    .map_or("(no such parameter)", String::as_str);
+                if ours != v {
+                    return Err(bad(format!(
+                        "the file sets {k} = {v}, this run {k} = {ours}"
+                    )));
+                }
+            }
+            let coordinator = Coordinator::bind(file.coordinator).map_err(setup_error)?;
+            let cluster = coordinator
+                .gather(
+                    setup.protocol,
+                    &setup.threads_config(),
+                    Vec::new(),
+                    CLUSTER_JOIN_TIMEOUT,
+                )
+                .map_err(setup_error)?;
+            return Ok(NetTrial {
+                setup,
+                cluster: Mutex::new(cluster),
+            });
+        }
         let Some((program, args)) = NODE_PROGRAM.get() else {
             return Err(ScenarioError::Setup(
                 "driver=net starts a process per node: run it from the critsec binary".into(),
             ));
         };
-        let setup_error = |e: NetError| ScenarioError::Setup(format!("net driver: {e}"));
         let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
         let coordinator = Coordinator::bind(SocketAddr::new(loopback, 0)).map_err(setup_error)?;
         let at = coordinator.address().map_err(setup_error)?;
