@@ -452,6 +452,17 @@ fn metrics(
         .lower_is_better(),
     );
     m.push(Metric::new("pool_rejections", stats.pool_rejections as f64, "count").lower_is_better());
+    // What the protocol costs the network: messages sent (to other nodes and to itself) per
+    // request that ended in the window.
+    m.push(
+        Metric::new(
+            "messages_per_request",
+            stats.messages_sent as f64
+                / (req.ok_ops() + req.failed_lock + req.failed_reply).max(1) as f64,
+            "msgs",
+        )
+        .lower_is_better(),
+    );
     m.push(Metric::new("repl_queue_depth", stats.repl_queue_max as f64, "keys").lower_is_better());
     m.push(
         Metric::new(

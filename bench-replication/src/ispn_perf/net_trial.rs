@@ -15,7 +15,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use critsec_harness::{
-    CheckFailed, ExternalSample, Iterations, Metric, Params, ScenarioError, SelfTimed, Trial,
+    CheckFailed, ExternalSample, Iterations, Params, ScenarioError, SelfTimed, Trial,
 };
 use critsec_replication::driver::net::NetError;
 use critsec_replication::driver::net::coordinator::{Coordinator, NetCluster, Started};
@@ -212,16 +212,10 @@ impl SelfTimed for NetTrial {
             )));
         }
         let nodes = self.setup.cluster.nodes;
-        let mut secondary = metrics(per_s, nodes, &req, &stats, seconds);
-        secondary.push(Metric::new(
-            "messages_sent",
-            stats.messages_sent as f64,
-            "count",
-        ));
         Ok(ExternalSample {
             score: per_s / nodes.max(1) as f64,
             unit: "req/s/node".to_string(),
-            secondary,
+            secondary: metrics(per_s, nodes, &req, &stats, seconds),
         })
     }
 }
