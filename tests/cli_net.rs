@@ -182,8 +182,30 @@ fn bad_node_arguments_exit_2() {
     assert!(err.contains("`nodes` has the bad value `many`"), "{err}");
 }
 
+/// Whether this process may make network namespaces: root, with iproute2.
+fn namespaces_possible() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    root && Command::new("ip")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 #[test]
-fn critsec_run_with_the_net_driver_scores_and_verifies() {
+fn critsec_run_with_the_net_driver_scores_and_verifies_in_namespaces_where_it_may() {
+    let dir = std::env::temp_dir().join(format!("critsec-net-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("run.json");
+    // A namespace left by a run whose process is gone (a pid above any pid_max): swept.
+    let stale = "critsec-4194999-0-0";
+    if namespaces_possible() {
+        let made = Command::new("ip")
+            .args(["netns", "add", stale])
+            .status()
+            .unwrap();
+        assert!(made.success());
+    }
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_critsec"));
     cmd.args([
         "run",
@@ -195,7 +217,8 @@ fn critsec_run_with_the_net_driver_scores_and_verifies() {
         "-i",
         "1",
     ])
-    .args(["-r", "200ms", "-p", "driver=net"]);
+    .args(["-r", "200ms", "-p", "driver=net", "-p", "netns=auto"])
+    .args(["--json", json.to_str().unwrap()]);
     for p in PARAMS {
         cmd.args(["-p", p]);
     }
@@ -208,6 +231,25 @@ fn critsec_run_with_the_net_driver_scores_and_verifies() {
     );
     assert!(text.contains("req/s/node"), "{text}");
     assert!(!text.contains("ERROR"), "{text}");
+    // The verification says where the nodes ran: in namespaces wherever they can be made.
+    let meta = std::fs::read_to_string(dir.join("run.meta.json")).unwrap();
+    let placed = if namespaces_possible() {
+        "nodes in network namespaces critsec-"
+    } else {
+        "nodes on loopback (network namespaces: "
+    };
+    assert!(meta.contains(placed), "{meta}");
+    assert!(meta.contains("acked puts kept"), "{meta}");
+    // And they are gone with the run.
+    if namespaces_possible() {
+        let list = Command::new("ip").args(["netns", "list"]).output().unwrap();
+        let list = String::from_utf8_lossy(&list.stdout);
+        assert!(
+            !list.contains("critsec-"),
+            "left behind or not swept: {list}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A free port on loopback (bound, then released for the node or coordinator to take).

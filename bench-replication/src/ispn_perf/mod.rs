@@ -96,6 +96,30 @@ struct IspnPerfParams {
     sim_threads: usize,
     /// Net: the cluster file naming the hosts of the node processes (`None`: start them here).
     net_cluster: Option<std::path::PathBuf>,
+    /// Net, started here: whether the node processes get network namespaces.
+    netns: Netns,
+}
+
+/// Whether the net driver's node processes on this machine get a network namespace each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Netns {
+    /// When this process may make them (root, iproute2), else loopback, said in the report.
+    Auto,
+    /// Always; a run fails where they cannot be made.
+    On,
+    /// Never: loopback.
+    Off,
+}
+
+impl Choice for Netns {
+    const ALL: &'static [Self] = &[Netns::Auto, Netns::On, Netns::Off];
+    fn id(self) -> &'static str {
+        match self {
+            Netns::Auto => "auto",
+            Netns::On => "on",
+            Netns::Off => "off",
+        }
+    }
 }
 
 impl IspnPerfParams {
@@ -211,6 +235,7 @@ impl IspnPerfParams {
                     .map_err(|e| ScenarioError::bad("sim_threads", raw, e.to_string()))?
             },
             net_cluster,
+            netns: p.choice("netns")?,
         })
     }
 
@@ -303,6 +328,13 @@ impl Scenario for IspnPerf {
                 &["local"],
                 "net: local (a process per node started on this machine) or the path of a \
                  cluster file whose node processes were started on their hosts",
+            ),
+            ParamSpec::choices(
+                "netns",
+                &[Netns::Auto],
+                "net, local: a network namespace per node process linked by veth pairs to a \
+                 bridge (on), loopback (off), or namespaces where this process may make them \
+                 (auto: root and iproute2)",
             ),
             ParamSpec::free("requesters", &["25"], "requester threads per node"),
             ParamSpec::free("num_owners", &["2"], "owners per key (numOwners)"),

@@ -19,12 +19,13 @@ use critsec_harness::{
 };
 use critsec_replication::driver::net::NetError;
 use critsec_replication::driver::net::coordinator::{Coordinator, NetCluster, Started};
+use critsec_replication::driver::net::netns::Namespaces;
 use critsec_replication::driver::net::node::{NodeSettings, serve};
 use critsec_replication::workload::RequesterStats;
 use critsec_replication::{NodeId, NodeStats};
 
 use super::cluster_file::ClusterFile;
-use super::{IspnPerfParams, metrics};
+use super::{IspnPerfParams, Netns, metrics};
 
 /// How long a node process started here may take to start and join.
 pub const JOIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -79,7 +80,12 @@ pub enum NodeError {
 
 pub(super) struct NetTrial {
     setup: IspnPerfParams,
+    /// Dropped before `_namespaces` (held for its drop): the processes exit before their
+    /// namespaces go.
     cluster: Mutex<NetCluster>,
+    _namespaces: Option<Namespaces>,
+    /// Where the nodes run, for the report.
+    placement: String,
 }
 
 impl NetTrial {
@@ -112,8 +118,10 @@ impl NetTrial {
                 )
                 .map_err(setup_error)?;
             return Ok(NetTrial {
+                placement: format!("on the hosts of {}", path.display()),
                 setup,
                 cluster: Mutex::new(cluster),
+                _namespaces: None,
             });
         }
         let Some((program, args)) = NODE_PROGRAM.get() else {
@@ -121,19 +129,44 @@ impl NetTrial {
                 "driver=net starts a process per node: run it from the critsec binary".into(),
             ));
         };
+        let nodes = setup.cluster.nodes;
+        let (namespaces, placement) = match setup.netns {
+            Netns::Off => (None, "on loopback".to_string()),
+            Netns::On => {
+                let ns = Namespaces::create(nodes).map_err(setup_error)?;
+                let at = format!("in network namespaces {}", ns.names().join(", "));
+                (Some(ns), at)
+            }
+            Netns::Auto => match Namespaces::create(nodes) {
+                Ok(ns) => {
+                    let at = format!("in network namespaces {}", ns.names().join(", "));
+                    (Some(ns), at)
+                }
+                Err(e) => (None, format!("on loopback ({e})")),
+            },
+        };
         let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
-        let coordinator = Coordinator::bind(SocketAddr::new(loopback, 0)).map_err(setup_error)?;
+        let host = namespaces
+            .as_ref()
+            .map_or(loopback, Namespaces::host_address);
+        let coordinator = Coordinator::bind(SocketAddr::new(host, 0)).map_err(setup_error)?;
         let at = coordinator.address().map_err(setup_error)?;
         let mut started = Vec::new();
         for id in 0..setup.cluster.nodes as NodeId {
-            let mut cmd = Command::new(program);
+            let (mut cmd, listen) = match &namespaces {
+                Some(ns) => (
+                    ns.command(usize::from(id), program),
+                    ns.node_address(usize::from(id)),
+                ),
+                None => (Command::new(program), loopback),
+            };
             cmd.args(args)
                 .arg("--coordinator")
                 .arg(at.to_string())
                 .arg("--id")
                 .arg(id.to_string())
                 .arg("--listen")
-                .arg(SocketAddr::new(loopback, 0).to_string());
+                .arg(SocketAddr::new(listen, 0).to_string());
             for (k, v) in &params.0 {
                 cmd.arg("-p").arg(format!("{k}={v}"));
             }
@@ -157,6 +190,8 @@ impl NetTrial {
         Ok(NetTrial {
             setup,
             cluster: Mutex::new(cluster),
+            _namespaces: namespaces,
+            placement,
         })
     }
 }
@@ -174,8 +209,8 @@ impl Trial for NetTrial {
             return Err(format!("{} version regressions", report.stats.regressions).into());
         }
         Ok(format!(
-            "{}; {} gets history-checked per node process; {} messages over sockets",
-            report.verify, report.gets_checked, report.driver.socket_messages
+            "{}; {} gets history-checked per node process; {} messages over sockets, nodes {}",
+            report.verify, report.gets_checked, report.driver.socket_messages, self.placement
         ))
     }
 

@@ -12,10 +12,14 @@
 //! - [`coordinator`]: the process that gathers the node processes, runs them, decides quiescence
 //!   and verifies the cluster; [`control`] is what the two say to each other.
 //!
-//! What the driver still lacks (namespaces, faults) is listed in ARCHITECTURE.md.
+//! - [`netns`]: a network namespace per node process on one machine, linked by veth pairs to a
+//!   bridge.
+//!
+//! What the driver still lacks (faults of processes and links) is listed in ARCHITECTURE.md.
 
 pub mod control;
 pub mod coordinator;
+pub mod netns;
 pub mod node;
 pub mod sockets;
 pub mod wire;
@@ -64,6 +68,9 @@ pub enum NetError {
     /// The cluster's state failed verification.
     #[error("verification failed: {0}")]
     Verify(String),
+    /// Network namespaces cannot be made here.
+    #[error("network namespaces: {0}")]
+    Namespaces(String),
 }
 
 impl NetError {
