@@ -30,6 +30,9 @@ pub enum Command {
     Poll,
     /// Answer [`Event::Final`].
     Report,
+    /// A node's process is gone: drop messages to it, and do not fail the run on its
+    /// connections' errors. No answer.
+    Gone(NodeId),
     /// Close the node's connections and exit.
     Exit,
 }

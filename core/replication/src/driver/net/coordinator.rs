@@ -21,7 +21,7 @@ use crate::driver::threads::{DriverStats, Progress, ThreadsConfig};
 use crate::message::NodeId;
 use crate::node::NodeStats;
 use crate::protocol::ProtocolKind;
-use crate::verifier::{AckLog, VerifyReport, verify_snapshots};
+use crate::verifier::{AckLog, VerifyReport, verify_snapshots, verify_survivors};
 
 /// The coordinator's listener, bound before any node process is started so that their
 /// command lines can name it.
@@ -178,17 +178,20 @@ impl NetCluster {
                 Event::Progress(p) => Some(p),
                 _ => None,
             })?;
-            if quiescent(last.as_deref(), &round) {
+            let alive: Vec<bool> = self.links.iter().map(Option::is_some).collect();
+            if quiescent(last.as_deref(), &round, &alive) {
                 return Ok(());
             }
             if start.elapsed() > max_wait {
-                let in_flight: i64 = round.iter().map(|p| p.in_flight).sum();
+                let pending: i64 = round.iter().map(|p| p.pending).sum();
                 let busy = round.iter().find_map(|p| p.busy.clone());
                 return Err(NetError::Timeout {
                     what: format!(
                         "the cluster to quiesce within {} ms: {}",
                         max_wait.as_millis(),
-                        busy.unwrap_or_else(|| format!("{in_flight} messages in flight"))
+                        busy.unwrap_or_else(|| format!(
+                            "{pending} inputs queued, or messages still on the wire"
+                        ))
                     ),
                 });
             }
@@ -226,8 +229,13 @@ impl NetCluster {
             gets_checked += r.gets_checked;
         }
         let snapshots: Vec<_> = reports.into_iter().map(|r| r.snapshot).collect();
-        let verify =
-            verify_snapshots(&snapshots, &acks).map_err(|e| NetError::Verify(e.to_string()))?;
+        let dead = self.dead();
+        let verify = if dead.is_empty() {
+            verify_snapshots(&snapshots, &acks)
+        } else {
+            verify_survivors(&snapshots, &dead, &acks)
+        }
+        .map_err(|e| NetError::Verify(e.to_string()))?;
         Ok(NetReport {
             verify,
             stats,
@@ -236,13 +244,39 @@ impl NetCluster {
         })
     }
 
-    /// Kills the process of `node`, if this coordinator started it (a fault of a test or a
-    /// fault run); whether there was one to kill.
-    pub fn kill(&mut self, node: NodeId) -> bool {
-        self.started
+    /// Kills the process of `node`, if this coordinator started it (a fault run), and tells the
+    /// others it is gone, as a failure detector would: from then on they drop messages to it,
+    /// their requests to it fail at their reply timeouts, and runs, quiescence and verification
+    /// go on without it. Whether there was a process to kill.
+    pub fn kill(&mut self, node: NodeId) -> Result<bool, NetError> {
+        let killed = self
+            .started
             .iter_mut()
             .find(|s| s.node == node)
-            .is_some_and(|s| s.child.kill().is_ok())
+            .is_some_and(|s| s.child.kill().is_ok());
+        if killed {
+            if let Some(slot) = self.links.get_mut(usize::from(node)) {
+                *slot = None;
+            }
+            self.broadcast(&Command::Gone(node))?;
+        }
+        Ok(killed)
+    }
+
+    /// The process id of `node`, if this coordinator started it.
+    pub fn pid(&self, node: NodeId) -> Option<u32> {
+        self.started
+            .iter()
+            .find(|s| s.node == node)
+            .map(|s| s.child.id())
+    }
+
+    /// The nodes whose processes are gone.
+    pub fn dead(&self) -> Vec<NodeId> {
+        (0..self.links.len())
+            .filter(|&i| self.links[i].is_none())
+            .map(|i| i as NodeId)
+            .collect()
     }
 
     fn broadcast(&mut self, command: &Command) -> Result<(), NetError> {
@@ -342,14 +376,34 @@ impl Drop for NetCluster {
     }
 }
 
-/// Whether a split cluster is quiescent, given two consecutive rounds of its processes'
-/// reports: nothing sent is unhandled, no node is busy, and nothing moved between the rounds.
-/// One round is not enough: each process reports at its own moment, so a message sent after
-/// its receiver reported and handled before its sender did cancels out in the sums; but it
+/// Whether a split cluster is quiescent, given two consecutive rounds of its live processes'
+/// reports (`alive` by node): every message written between two live nodes was read, no input
+/// is queued or held, no node is busy, every live process has read each dead node's connection
+/// to its end (so none of its messages is still to come), and nothing moved between the rounds.
+/// One round is not enough: each process reports at its own moment, so a message written after
+/// its receiver reported and read before its sender did looks read and never written; but it
 /// changes its sender's count, which the second round shows.
-fn quiescent(last: Option<&[Progress]>, round: &[Progress]) -> bool {
-    let in_flight: i64 = round.iter().map(|p| p.in_flight).sum();
-    in_flight == 0 && round.iter().all(|p| p.busy.is_none()) && last == Some(round)
+fn quiescent(last: Option<&[Progress]>, round: &[Progress], alive: &[bool]) -> bool {
+    if last != Some(round) || round.iter().any(|p| p.pending != 0 || p.busy.is_some()) {
+        return false;
+    }
+    let n = alive.len();
+    let total = |counts: fn(&Progress) -> &Vec<u64>, i: usize| -> u64 {
+        round
+            .iter()
+            .map(|p| counts(p).get(i).copied().unwrap_or(0))
+            .sum()
+    };
+    let live = |i: usize| alive.get(i).copied().unwrap_or(false);
+    let wire_idle = (0..n * n)
+        .filter(|i| live(i / n) && live(i % n))
+        .all(|i| total(|p| &p.sent, i) == total(|p| &p.received, i));
+    let dead_read = (0..n).filter(|&d| !live(d)).all(|d| {
+        round
+            .iter()
+            .all(|p| p.closed_from.get(d).is_some_and(|&c| c > 0))
+    });
+    wire_idle && dead_read
 }
 
 /// The exit status of `child` if it ends within a second.
@@ -431,33 +485,47 @@ impl Link {
 mod tests {
     use super::*;
 
-    fn at(sent: u64, in_flight: i64) -> Progress {
+    /// A process hosting node `node` of 2: it wrote `sent` messages to the other node and
+    /// read `received` from it.
+    fn at(node: usize, sent: u64, received: u64) -> Progress {
+        let (mut s, mut r) = (vec![0; 4], vec![0; 4]);
+        s[node * 2 + (1 - node)] = sent;
+        r[(1 - node) * 2 + node] = received;
         Progress {
-            sent,
-            in_flight,
+            sent: s,
+            received: r,
+            closed_from: vec![0; 2],
+            pending: 0,
             busy: None,
         }
     }
 
     #[test]
-    fn quiescence_needs_two_equal_rounds_with_nothing_in_flight_or_busy() {
-        let idle = [at(5, 3), at(4, -3)];
-        assert!(quiescent(Some(&idle), &idle));
+    fn quiescence_needs_two_equal_rounds_with_nothing_on_the_wire_queued_or_busy() {
+        let both = [true, true];
+        let idle = [at(0, 5, 4), at(1, 4, 5)];
+        assert!(quiescent(Some(&idle), &idle, &both));
         // One round alone, or a round after a different one: something may have moved.
-        assert!(!quiescent(None, &idle));
-        assert!(!quiescent(Some(&[at(5, 2), at(4, -2)]), &idle));
-        // A message sent and not yet handled.
-        let pending = [at(5, 3), at(4, -2)];
-        assert!(!quiescent(Some(&pending), &pending));
+        assert!(!quiescent(None, &idle, &both));
+        assert!(!quiescent(Some(&[at(0, 5, 3), at(1, 4, 5)]), &idle, &both));
+        // A message written and not yet read.
+        let on_wire = [at(0, 6, 4), at(1, 4, 5)];
+        assert!(!quiescent(Some(&on_wire), &on_wire, &both));
+        // An input read and not yet handled.
+        let mut queued = idle.clone();
+        queued[1].pending = 1;
+        assert!(!quiescent(Some(&queued), &queued, &both));
         // A node busy (a lock held, a queue not empty).
         let mut busy = idle.clone();
         busy[1].busy = Some("key 3 locked".into());
-        assert!(!quiescent(Some(&busy), &busy));
-        // The sums cancel in both rounds, but the first process sent in between: its message
-        // was counted handled by its receiver before its sender counted it sent.
-        assert!(!quiescent(
-            Some(&[at(5, 3), at(4, -3)]),
-            &[at(6, 4), at(4, -4)]
-        ));
+        assert!(!quiescent(Some(&busy), &busy, &both));
+        // Node 1 is dead: its counts are gone and what it wrote does not count, but node 0
+        // must have read its connection to the end, or more of its messages may come.
+        let survivor = [at(0, 5, 4)];
+        let dead = [true, false];
+        assert!(!quiescent(Some(&survivor), &survivor, &dead));
+        let mut read_out = survivor.clone();
+        read_out[0].closed_from[1] = 1;
+        assert!(quiescent(Some(&read_out), &read_out, &dead));
     }
 }

@@ -96,6 +96,7 @@ fn serve_on(settings: &NodeSettings, control: &mut Control) -> Result<(), NetErr
                 let report = requesters.report(&cluster);
                 control.send(&Event::Final(Box::new(report)))?;
             }
+            Command::Gone(peer) => cluster.peer_gone(peer),
             Command::Exit => return Ok(()),
             other @ Command::Peers(_) => {
                 return Err(NetError::protocol(format!("unexpected {other:?}")));

@@ -32,8 +32,11 @@ use crate::message::{Msg, NodeId};
 /// What a reader does with a message that arrived: `(to, from, msg, resent, delay_us)`.
 pub type Deliver = Arc<dyn Fn(NodeId, NodeId, Msg, bool, u64) + Send + Sync>;
 
-/// What a reader does with the error that ended its connection.
-pub type OnError = Arc<dyn Fn(String) + Send + Sync>;
+/// What happens when a connection to a hosted node ends, or its listener fails:
+/// `(to, from, error)`, `from` the peer once its hello was read, `error` `None` for a clean end
+/// (the peer closed it). Every reader calls it once; a driver learns from it that a peer's
+/// messages have all arrived, and which errors concern which peer.
+pub type OnEnd = Arc<dyn Fn(NodeId, Option<NodeId>, Option<String>) + Send + Sync>;
 
 /// The sending end of one connection, and its frame buffer.
 struct Writer {
@@ -113,7 +116,7 @@ impl Connections {
         nodes: usize,
         cluster: u64,
         deliver: Deliver,
-        on_error: OnError,
+        on_end: OnEnd,
     ) -> Result<Self, WireError> {
         let hosted: Vec<NodeId> = (0..nodes as NodeId).collect();
         let bound = Bound::bind(&hosted, IpAddr::V4(Ipv4Addr::LOCALHOST))?;
@@ -122,7 +125,7 @@ impl Connections {
             .into_iter()
             .map(|(_, a)| a)
             .collect::<Vec<_>>();
-        Self::connect(bound, &addresses, cluster, deliver, on_error)
+        Self::connect(bound, &addresses, cluster, deliver, on_end)
     }
 
     /// Connects the nodes `bound` hosts to every node of the cluster, whose addresses are
@@ -135,7 +138,7 @@ impl Connections {
         addresses: &[SocketAddr],
         cluster: u64,
         deliver: Deliver,
-        on_error: OnError,
+        on_end: OnEnd,
     ) -> Result<Self, WireError> {
         let nodes = addresses.len();
         let threads = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -145,28 +148,37 @@ impl Connections {
             let listener = listener.try_clone()?;
             let accepted = Arc::new(AtomicUsize::new(0));
             listening.push((listener.local_addr()?, Arc::clone(&accepted)));
-            let (to, deliver, on_error) = (*to, Arc::clone(&deliver), Arc::clone(&on_error));
+            let (to, deliver, on_end) = (*to, Arc::clone(&deliver), Arc::clone(&on_end));
             let threads_for = Arc::clone(&threads);
             let acceptor = spawn(format!("repl-{to}-accept"), move || {
                 for _ in 1..nodes {
                     let stream = match listener.accept() {
                         Ok((stream, _)) => stream,
-                        Err(e) => return on_error(format!("node {to}'s listener: {e}")),
+                        Err(e) => {
+                            return on_end(to, None, Some(format!("node {to}'s listener: {e}")));
+                        }
                     };
                     accepted.fetch_add(1, Ordering::AcqRel);
-                    let (deliver, failed) = (Arc::clone(&deliver), Arc::clone(&on_error));
+                    let (deliver, ended) = (Arc::clone(&deliver), Arc::clone(&on_end));
                     let ours = Hello::new(to, cluster);
                     let reader = spawn(format!("repl-{to}-reader"), move || {
-                        if let Err(e) = read_connection(stream, to, &ours, &*deliver) {
-                            failed(format!("node {to}'s connection: {e}"));
-                        }
+                        let mut from = None;
+                        let error = read_connection(stream, to, &ours, &*deliver, &mut from)
+                            .err()
+                            .map(|e| match from {
+                                Some(f) => format!("node {to}'s connection from node {f}: {e}"),
+                                None => format!("node {to}'s connection: {e}"),
+                            });
+                        ended(to, from, error);
                     });
                     match reader {
                         Ok(r) => threads_for
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .push(r),
-                        Err(e) => return on_error(format!("node {to}'s reader: {e}")),
+                        Err(e) => {
+                            return on_end(to, None, Some(format!("node {to}'s reader: {e}")));
+                        }
                     }
                 }
             })?;
@@ -291,16 +303,19 @@ fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> std::io::Result<Joi
 }
 
 /// Reads one connection to `to` until it ends: its hello, checked against `ours`, then messages.
+/// `peer` is set to the sender once its hello has been read.
 fn read_connection(
     stream: TcpStream,
     to: NodeId,
     ours: &Hello,
     deliver: &(dyn Fn(NodeId, NodeId, Msg, bool, u64) + Send + Sync),
+    peer: &mut Option<NodeId>,
 ) -> Result<(), WireError> {
     let mut reader = FrameReader::new(BufReader::new(stream));
     let from = match reader.next_frame()? {
         Some(Frame::Hello(hello)) => {
             hello.check(ours)?;
+            *peer = Some(hello.from);
             hello.from
         }
         // A connection closed before it said who it is (the cluster shutting down as it starts).
@@ -347,7 +362,11 @@ mod tests {
         let deliver: Deliver = Arc::new(move |to, from, msg, resent, delay| {
             sink.lock().unwrap().push((to, from, msg, resent, delay));
         });
-        let errors: OnError = Arc::new(|e| panic!("{e}"));
+        let errors: OnEnd = Arc::new(|_, _, e| {
+            if let Some(e) = e {
+                panic!("{e}")
+            }
+        });
         let c = Connections::open(3, 7, deliver, errors).unwrap();
         let mut sent = Vec::new();
         for from in 0..3u16 {
@@ -391,7 +410,11 @@ mod tests {
         let deliver: Deliver = Arc::new(move |to, from, msg, _, _| {
             sink.lock().unwrap().push((to, from, msg));
         });
-        let errors: OnError = Arc::new(|e| panic!("{e}"));
+        let errors: OnEnd = Arc::new(|_, _, e| {
+            if let Some(e) = e {
+                panic!("{e}")
+            }
+        });
         let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
         let (a, b) = (
             Bound::bind(&[0, 1], ip).unwrap(),
@@ -436,7 +459,11 @@ mod tests {
         );
         let addresses = vec![a.addresses().unwrap()[0].1, b.addresses().unwrap()[0].1];
         let deliver: Deliver = Arc::new(|_, _, _, _, _| panic!("nothing is sent to node 0"));
-        let errors: OnError = Arc::new(|e| panic!("{e}"));
+        let errors: OnEnd = Arc::new(|_, _, e| {
+            if let Some(e) = e {
+                panic!("{e}")
+            }
+        });
         let a = Connections::connect(a, &addresses, 7, deliver, errors).unwrap();
         a.send(0, 1, Msg::BackupAck { rid: 1 }, false, 0).unwrap();
         a.close();
@@ -450,10 +477,11 @@ mod tests {
         let mut buf = Vec::new();
         write_frame(&mut stream, &Frame::Hello(Hello::new(4, 99)), &mut buf).unwrap();
         let (accepted, _) = listener.accept().unwrap();
-        let err = read_connection(accepted, 0, &Hello::new(0, 7), &|_, _, _, _, _| {
-            panic!("no message may pass a refused hello")
-        })
-        .unwrap_err();
+        let mut peer = None;
+        let refuse = |_, _, _, _, _| panic!("no message may pass a refused hello");
+        let err = read_connection(accepted, 0, &Hello::new(0, 7), &refuse, &mut peer).unwrap_err();
+        // Refused before it was taken for node 4.
+        assert_eq!(peer, None);
         assert!(
             err.to_string()
                 .contains("node 4 runs another cluster settings digest"),

@@ -10,7 +10,7 @@ use crossbeam::channel;
 use super::client::ClusterClient;
 use super::pool_threads::pool_thread;
 use super::runtime::{
-    ClusterRuntime, Counters, Envelope, Job, NodeRuntime, NodeState, SharedHistory, note_link_error,
+    ClusterRuntime, Counters, Envelope, Job, Links, NodeRuntime, NodeState, SharedHistory,
 };
 use super::signal::SlotEvent;
 use super::stepper::Stepper;
@@ -21,7 +21,7 @@ use crate::components::pool::RejectionPolicy;
 use std::net::SocketAddr;
 
 use crate::driver::net::cluster_digest;
-use crate::driver::net::sockets::{Bound, Connections, Deliver, OnError};
+use crate::driver::net::sockets::{Bound, Connections, Deliver, OnEnd};
 use crate::driver::retransmission::LinkFaults;
 use crate::error::ConfigError;
 use crate::message::{Input, NodeId};
@@ -65,17 +65,22 @@ pub struct Split {
     pub addresses: Vec<SocketAddr>,
 }
 
-/// Where one process's messages stand ([`ThreadCluster::progress`]). Summed over the processes
-/// of a split cluster, `sent - in_flight` is what they handled; the cluster is quiescent when two
-/// rounds of reports agree, no node is busy and every message sent was handled (the four-counter
-/// termination check: a message in flight between two reads changes a count).
+/// Where one process's messages stand ([`ThreadCluster::progress`]). A split cluster is
+/// quiescent when, in two rounds of its processes' reports that agree, every message written on
+/// a connection between two live nodes was read at the other end, no process has an input
+/// queued or held, no node is busy, and every live process has read a dead peer's connection to
+/// its end (the four-counter termination check: a message that moves between two reads changes
+/// a count).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Progress {
-    /// Messages this process sent.
-    pub sent: u64,
-    /// Messages this process sent minus those it handled (negative when it handled more than it
-    /// sent, as a node receiving from other processes does).
-    pub in_flight: i64,
+    /// `sent[from * nodes + to]`: messages this process wrote on the connection `from -> to`.
+    pub sent: Vec<u64>,
+    /// Likewise, messages its readers delivered.
+    pub received: Vec<u64>,
+    /// Per peer, the readers of its connections to this process that have ended.
+    pub closed_from: Vec<u32>,
+    /// Inputs queued or held in this process's transports, not yet handled.
+    pub pending: i64,
     /// Why a hosted node is busy, if one is.
     pub busy: Option<String>,
 }
@@ -166,7 +171,8 @@ impl ThreadCluster {
             .map(|_| channel::unbounded::<Envelope>())
             .unzip();
         let epoch = Instant::now();
-        let link_error = Arc::new(std::sync::Mutex::new(None));
+        let links = Arc::new(Links::new(machines.len()));
+        let pending = Arc::new(AtomicI64::new(0));
         let kind = machines
             .first()
             .map(|m| m.kind())
@@ -177,12 +183,7 @@ impl ThreadCluster {
             })?;
         let sockets = if cfg.sockets {
             Some(open_sockets(
-                &cfg,
-                kind,
-                split,
-                &inboxes,
-                epoch,
-                &link_error,
+                &cfg, kind, split, &inboxes, epoch, &links, &pending,
             )?)
         } else {
             None
@@ -190,7 +191,7 @@ impl ThreadCluster {
         let shared = Arc::new(ClusterRuntime {
             epoch,
             in_flight: AtomicI64::new(0),
-            sent: AtomicU64::new(0),
+            pending,
             next_requester: AtomicU32::new(0),
             peers: inboxes,
             link: LinkFaults {
@@ -201,7 +202,7 @@ impl ThreadCluster {
             },
             history: SharedHistory::new(cfg.cluster.keys),
             sockets,
-            link_error,
+            links,
         });
         let oob_threads = match cfg.cluster.rejection {
             // Only caller-runs ever admits a command into an OOB slot.
@@ -334,14 +335,20 @@ impl ThreadCluster {
     /// Where the messages of this process stand, and why a hosted node is busy: a coordinator
     /// sums these over the processes of a split cluster to decide that it is quiescent.
     pub fn progress(&self) -> Progress {
-        // Acquire: as in `quiesce`.
-        let in_flight = self.shared.in_flight.load(AtomicOrdering::Acquire);
-        let sent = self.shared.sent.load(AtomicOrdering::Relaxed);
+        let (sent, received, closed_from) = self.shared.links.counts();
         Progress {
             sent,
-            in_flight,
+            received,
+            closed_from,
+            pending: self.shared.pending.load(AtomicOrdering::Relaxed),
             busy: self.inspect().into_iter().find_map(|(s, _)| s.busy),
         }
+    }
+
+    /// Tells this process that `peer`'s process is gone (killed): messages to it are dropped
+    /// from now on, and errors of its connections no longer fail the run.
+    pub fn peer_gone(&self, peer: NodeId) {
+        self.shared.links.mark_gone(peer);
     }
 
     /// The history check of this process's requesters: `Ok` or its first violation.
@@ -349,13 +356,9 @@ impl ThreadCluster {
         self.shared.history.result().map_err(|e| e.to_string())
     }
 
-    /// The first error of a connection, if one failed.
+    /// The first error of a connection that does not concern a peer known to be gone.
     pub fn link_error(&self) -> Option<String> {
-        self.shared
-            .link_error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.shared.links.first_error()
     }
 
     fn inspect(&self) -> Vec<(NodeSnapshot, NodeStats)> {
@@ -469,23 +472,32 @@ fn open_sockets(
     split: Option<Split>,
     inboxes: &[channel::Sender<Envelope>],
     epoch: Instant,
-    link_error: &Arc<std::sync::Mutex<Option<String>>>,
+    links: &Arc<Links>,
+    pending: &Arc<AtomicI64>,
 ) -> Result<Connections, ConfigError> {
     let inboxes = inboxes.to_vec();
+    let (counted, queued) = (Arc::clone(links), Arc::clone(pending));
     let deliver: Deliver = Arc::new(move |to, from, msg, resent, delay_us| {
         let at = epoch.elapsed().as_micros() as u64 + delay_us;
         let input = Input::Message { from, msg };
-        // A closed inbox: the cluster is shutting down.
+        counted.count_received(from, to);
+        // Relaxed: see `ClusterRuntime::pending`. A closed inbox: the cluster is shutting down.
+        queued.fetch_add(1, AtomicOrdering::Relaxed);
         let _ = inboxes[usize::from(to)].send(Envelope::Input { at, input, resent });
     });
-    let first = Arc::clone(link_error);
-    let on_error: OnError = Arc::new(move |e| note_link_error(&first, e));
+    let ended = Arc::clone(links);
+    let on_end: OnEnd = Arc::new(move |_to, from, error| {
+        if let Some(from) = from {
+            ended.reader_ended(from);
+        }
+        if let Some(e) = error {
+            ended.failed(from, e);
+        }
+    });
     let digest = cluster_digest(kind, cfg);
     match split {
-        None => Connections::open(cfg.cluster.nodes, digest, deliver, on_error),
-        Some(split) => {
-            Connections::connect(split.bound, &split.addresses, digest, deliver, on_error)
-        }
+        None => Connections::open(cfg.cluster.nodes, digest, deliver, on_end),
+        Some(split) => Connections::connect(split.bound, &split.addresses, digest, deliver, on_end),
     }
     .map_err(|e| ConfigError::Sockets(e.to_string()))
 }

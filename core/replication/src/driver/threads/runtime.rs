@@ -56,9 +56,9 @@ pub(super) struct ClusterRuntime {
     /// handling with Release; the quiescence checker's Acquire load then sees the handling's
     /// effects (which it reads under the node mutexes anyway).
     pub(super) in_flight: AtomicI64,
-    /// Messages sent so far, never decremented: with `in_flight`, what a process of a cluster
-    /// split over processes reports for the coordinator's termination check (Relaxed).
-    pub(super) sent: AtomicU64,
+    /// Inputs put into this process's transport inboxes and not yet handled: a process of a
+    /// split cluster reports it (with [`Links`]' counts) for the coordinator's termination check.
+    pub(super) pending: Arc<AtomicI64>,
     /// The next requester id to hand out.
     pub(super) next_requester: AtomicU32,
     /// Every node's transport inbox.
@@ -69,9 +69,113 @@ pub(super) struct ClusterRuntime {
     pub(super) history: SharedHistory,
     /// The nodes' TCP connections, when messages go over sockets ([`ThreadsConfig::sockets`](super::ThreadsConfig::sockets)).
     pub(super) sockets: Option<Connections>,
-    /// The first error of a connection (a send that failed, a reader that met bad bytes): the
-    /// run fails its verification with it.
-    pub(super) link_error: Arc<std::sync::Mutex<Option<String>>>,
+    /// The state of the connections: errors, wire counts, peers gone.
+    pub(super) links: Arc<Links>,
+}
+
+/// What the threads driver knows of its sockets ([`ThreadsConfig::sockets`](super::ThreadsConfig::sockets)).
+/// Counters are Relaxed: statistics and the coordinator's termination check, which reads them
+/// twice and compares (see [`Progress`](super::Progress)).
+pub(super) struct Links {
+    nodes: usize,
+    /// Errors of connections (a send that failed, a reader that met bad bytes), each with the
+    /// peer it concerns where known; the run fails its verification with the first that does
+    /// not concern a peer known to be gone. At most [`Links::KEPT`] are kept.
+    errors: std::sync::Mutex<Vec<(Option<NodeId>, String)>>,
+    /// `sent[from * nodes + to]`: messages this process wrote on the connection from `from` to
+    /// `to`; `received` likewise, those its readers delivered.
+    sent: Vec<AtomicU64>,
+    received: Vec<AtomicU64>,
+    /// Per peer, the readers of its connections to this process that have ended.
+    closed_from: Vec<AtomicU32>,
+    /// Per peer, whether it is gone (its process killed): a send to it is dropped, as the dead
+    /// process would have dropped it.
+    gone: Vec<std::sync::atomic::AtomicBool>,
+}
+
+impl Links {
+    const KEPT: usize = 16;
+
+    pub(super) fn new(nodes: usize) -> Self {
+        let counts = |n: usize| (0..n).map(|_| AtomicU64::new(0)).collect();
+        Links {
+            nodes,
+            errors: std::sync::Mutex::new(Vec::new()),
+            sent: counts(nodes * nodes),
+            received: counts(nodes * nodes),
+            closed_from: (0..nodes).map(|_| AtomicU32::new(0)).collect(),
+            gone: (0..nodes)
+                .map(|_| std::sync::atomic::AtomicBool::new(false))
+                .collect(),
+        }
+    }
+
+    /// Keeps `error` (about `peer`, if known) among the first [`Links::KEPT`].
+    pub(super) fn failed(&self, peer: Option<NodeId>, error: String) {
+        // A plain mutex, not a recorded one: it is taken only on an error, and the lock
+        // statistics of a run should show the locks it measures.
+        let mut errors = self.errors.lock().unwrap_or_else(|e| e.into_inner());
+        if errors.len() < Self::KEPT {
+            errors.push((peer, error));
+        }
+    }
+
+    /// The first error that does not concern a peer known to be gone.
+    pub(super) fn first_error(&self) -> Option<String> {
+        let errors = self.errors.lock().unwrap_or_else(|e| e.into_inner());
+        errors
+            .iter()
+            .find(|(peer, _)| !peer.is_some_and(|p| self.is_gone(p)))
+            .map(|(_, e)| e.clone())
+    }
+
+    fn index(&self, from: NodeId, to: NodeId) -> Option<usize> {
+        let (from, to) = (usize::from(from), usize::from(to));
+        (from < self.nodes && to < self.nodes).then_some(from * self.nodes + to)
+    }
+
+    pub(super) fn count_sent(&self, from: NodeId, to: NodeId) {
+        if let Some(i) = self.index(from, to) {
+            self.sent[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(super) fn count_received(&self, from: NodeId, to: NodeId) {
+        if let Some(i) = self.index(from, to) {
+            self.received[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(super) fn reader_ended(&self, from: NodeId) {
+        if let Some(c) = self.closed_from.get(usize::from(from)) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(super) fn mark_gone(&self, peer: NodeId) {
+        if let Some(g) = self.gone.get(usize::from(peer)) {
+            g.store(true, Ordering::Relaxed);
+        }
+    }
+
+    pub(super) fn is_gone(&self, peer: NodeId) -> bool {
+        self.gone
+            .get(usize::from(peer))
+            .is_some_and(|g| g.load(Ordering::Relaxed))
+    }
+
+    /// The wire counts and closed readers, as [`Progress`](super::Progress) reports them.
+    pub(super) fn counts(&self) -> (Vec<u64>, Vec<u64>, Vec<u32>) {
+        let read = |v: &[AtomicU64]| v.iter().map(|a| a.load(Ordering::Relaxed)).collect();
+        (
+            read(&self.sent),
+            read(&self.received),
+            self.closed_from
+                .iter()
+                .map(|a| a.load(Ordering::Relaxed))
+                .collect(),
+        )
+    }
 }
 
 /// The history check across requester threads (the threads driver's
@@ -176,21 +280,6 @@ impl ClusterRuntime {
     /// The driver's clock: µs since the cluster started.
     pub(super) fn now_us(&self) -> u64 {
         self.epoch.elapsed().as_micros() as u64
-    }
-
-    /// Keeps the first error of a connection.
-    pub(super) fn link_failed(&self, error: String) {
-        note_link_error(&self.link_error, error);
-    }
-}
-
-/// Keeps `error` if it is the first of the run's connections.
-pub(super) fn note_link_error(first: &std::sync::Mutex<Option<String>>, error: String) {
-    // A plain mutex, not a recorded one: it is taken only on an error, and the lock statistics
-    // of a run should show the locks it measures.
-    let mut first = first.lock().unwrap_or_else(|e| e.into_inner());
-    if first.is_none() {
-        *first = Some(error);
     }
 }
 

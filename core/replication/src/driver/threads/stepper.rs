@@ -178,17 +178,32 @@ impl Stepper {
                     };
                     // Release: see `ClusterRuntime::in_flight`.
                     sh.in_flight.fetch_add(1, AtomicOrdering::Release);
-                    sh.sent.fetch_add(1, AtomicOrdering::Relaxed);
                     let sent = match over_socket {
-                        Some(sockets) => sockets
-                            .send(from, to, msg, resent, at.saturating_sub(now))
-                            .map_err(|e| sh.link_failed(format!("node {from} to node {to}: {e}")))
-                            .is_ok(),
+                        // A peer known to be gone: dropped, as its dead process would drop it.
+                        Some(_) if sh.links.is_gone(to) => false,
+                        Some(sockets) => {
+                            match sockets.send(from, to, msg, resent, at.saturating_sub(now)) {
+                                Ok(()) => {
+                                    sh.links.count_sent(from, to);
+                                    true
+                                }
+                                Err(e) => {
+                                    let what = format!("node {from} to node {to}: {e}");
+                                    sh.links.failed(Some(to), what);
+                                    false
+                                }
+                            }
+                        }
                         None => {
                             let input = Input::Message { from, msg };
-                            sh.peers.get(to as usize).is_some_and(|p| {
+                            sh.pending.fetch_add(1, AtomicOrdering::Relaxed);
+                            let queued = sh.peers.get(to as usize).is_some_and(|p| {
                                 p.send(Envelope::Input { at, input, resent }).is_ok()
-                            })
+                            });
+                            if !queued {
+                                sh.pending.fetch_sub(1, AtomicOrdering::Relaxed);
+                            }
+                            queued
                         }
                     };
                     if !sent {

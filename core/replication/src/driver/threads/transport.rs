@@ -160,5 +160,9 @@ impl Transport {
             .shared
             .in_flight
             .fetch_sub(1, AtomicOrdering::Release);
+        self.stepper
+            .shared
+            .pending
+            .fetch_sub(1, AtomicOrdering::Relaxed);
     }
 }
