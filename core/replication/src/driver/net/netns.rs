@@ -26,6 +26,8 @@ static RUNS: AtomicU32 = AtomicU32::new(0);
 #[derive(Debug)]
 pub struct Namespaces {
     namespaces: Vec<String>,
+    /// Per node, its veth end on the bridge.
+    outside: Vec<String>,
     bridge: String,
     subnet: [u8; 3],
 }
@@ -44,6 +46,7 @@ impl Namespaces {
         let tag = format!("{pid:x}{:x}", run % 16);
         let mut made = Namespaces {
             namespaces: Vec::new(),
+            outside: Vec::new(),
             bridge: format!("csb{tag}"),
             subnet,
         };
@@ -59,6 +62,7 @@ impl Namespaces {
             ip(&[
                 "link", "add", &outside, "type", "veth", "peer", "name", &inside,
             ])?;
+            made.outside.push(outside.clone());
             ip(&["link", "set", &inside, "netns", &ns])?;
             ip(&["link", "set", &outside, "master", &made.bridge])?;
             ip(&["link", "set", &outside, "up"])?;
@@ -88,6 +92,18 @@ impl Namespaces {
         cmd.args(["netns", "exec", &self.namespaces[i]])
             .arg(program);
         cmd
+    }
+
+    /// Cuts node `i`'s link: its veth end on the bridge goes down, and nothing crosses it either
+    /// way until [`Self::repair`]. Its TCP connections stay open; what they send meanwhile is
+    /// lost on the link and retransmitted by TCP once the link is back, as across a real cut.
+    pub fn cut(&self, i: usize) -> Result<(), NetError> {
+        ip(&["link", "set", &self.outside[i], "down"]).map(drop)
+    }
+
+    /// Repairs a link [`Self::cut`] cut.
+    pub fn repair(&self, i: usize) -> Result<(), NetError> {
+        ip(&["link", "set", &self.outside[i], "up"]).map(drop)
     }
 
     /// The namespaces' names.
