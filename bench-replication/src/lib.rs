@@ -36,4 +36,29 @@ mod tests {
         assert!(claims.iter().any(|c| c.id.starts_with("ISPN-numowners1")));
         critsec_harness::claims::validate::check_claim_file(scenarios(), &claims).unwrap();
     }
+
+    /// `net-claims.toml` (run with `critsec reproduce --claims`) names the scenario with every
+    /// parameter set, as the crate's own claims do, and compares the simulation with the net
+    /// driver and nothing else.
+    #[test]
+    fn the_net_claims_compare_the_simulation_with_the_net_driver() {
+        let claims = Claim::parse_file(
+            include_str!("../net-claims.toml"),
+            "bench-replication/net-claims.toml",
+        )
+        .unwrap();
+        assert_eq!(claims.len(), 12);
+        for c in &claims {
+            assert!(c.id.contains("-net-"), "{}", c.id);
+            assert_eq!(
+                c.baseline.params.get("driver").map(String::as_str),
+                Some("sim")
+            );
+            assert_eq!(
+                c.contender.params.get("driver").map(String::as_str),
+                Some("net")
+            );
+        }
+        critsec_harness::claims::validate::check_claim_file(scenarios(), &claims).unwrap();
+    }
 }
