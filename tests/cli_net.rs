@@ -474,3 +474,44 @@ fn a_cut_link_stalls_its_node_until_repaired_and_the_cluster_still_verifies() {
     assert_eq!(report.verify.acked_writes, puts);
     drop(cluster);
 }
+
+/// The faults from the command line (`-p fault=kill`): the first measured iteration loses the
+/// last node a third of the way in, its requests to that node fail at the reply timeout, and the
+/// survivors verify.
+#[test]
+fn critsec_run_with_a_killed_node_fails_requests_to_it_and_verifies_the_survivors() {
+    let dir = std::env::temp_dir().join(format!("critsec-net-fault-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("run.json");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_critsec"));
+    cmd.args([
+        "run",
+        "replication/ispn_perf",
+        "-f",
+        "1",
+        "-wi",
+        "0",
+        "-i",
+        "2",
+    ])
+    .args(["-r", "900ms", "-p", "driver=net", "-p", "fault=kill"])
+    .args(["-p", "protocol=lock-forwarding"])
+    .args(["--json", json.to_str().unwrap()]);
+    for p in PARAMS.iter().filter(|p| !p.starts_with("protocol=")) {
+        cmd.args(["-p", p]);
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let failed = &runs[0]["secondaryMetrics"]["failed_ops"]["rawData"][0];
+    assert!(failed[0].as_f64().unwrap() > 0.0, "{failed}");
+    let meta = std::fs::read_to_string(dir.join("run.meta.json")).unwrap();
+    assert!(meta.contains("acked puts kept"), "{meta}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -98,6 +98,31 @@ struct IspnPerfParams {
     net_cluster: Option<std::path::PathBuf>,
     /// Net, started here: whether the node processes get network namespaces.
     netns: Netns,
+    /// Net, started here: the fault of the first measured iteration, and a cut's length.
+    fault: Fault,
+    fault_ms: u64,
+}
+
+/// A fault of the net driver's first measured iteration, on the last node, a third of the way
+/// into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    None,
+    /// Its process is killed; the others are told, and go on without it.
+    Kill,
+    /// Its link is cut for `fault_ms`, then repaired (namespaces only).
+    Cut,
+}
+
+impl Choice for Fault {
+    const ALL: &'static [Self] = &[Fault::None, Fault::Kill, Fault::Cut];
+    fn id(self) -> &'static str {
+        match self {
+            Fault::None => "none",
+            Fault::Kill => "kill",
+            Fault::Cut => "cut",
+        }
+    }
 }
 
 /// Whether the net driver's node processes on this machine get a network namespace each.
@@ -236,6 +261,25 @@ impl IspnPerfParams {
             },
             net_cluster,
             netns: p.choice("netns")?,
+            fault: {
+                let fault = p.choice("fault")?;
+                if fault != Fault::None && (driver != Driver::Net || p.get("cluster")? != "local") {
+                    return Err(ScenarioError::bad(
+                        "fault",
+                        p.get("fault")?,
+                        "faults are of node processes this run starts (driver=net, cluster=local)",
+                    ));
+                }
+                if fault == Fault::Cut && p.choice::<Netns>("netns")? == Netns::Off {
+                    return Err(ScenarioError::bad(
+                        "fault",
+                        "cut",
+                        "a link to cut needs network namespaces (netns=auto or on)",
+                    ));
+                }
+                fault
+            },
+            fault_ms: p.parse("fault_ms")?,
         })
     }
 
@@ -329,6 +373,14 @@ impl Scenario for IspnPerf {
                 "net: local (a process per node started on this machine) or the path of a \
                  cluster file whose node processes were started on their hosts",
             ),
+            ParamSpec::choices(
+                "fault",
+                &[Fault::None],
+                "net, local: in the first measured iteration, a third of the way in, the last \
+                 node's process is killed (the others are told and go on; the survivors are \
+                 verified) or its link is cut for fault_ms and then repaired (namespaces only)",
+            ),
+            ParamSpec::free("fault_ms", &["1000"], "net: how long a cut lasts"),
             ParamSpec::choices(
                 "netns",
                 &[Netns::Auto],

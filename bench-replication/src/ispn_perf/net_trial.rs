@@ -11,6 +11,7 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -25,7 +26,7 @@ use critsec_replication::workload::RequesterStats;
 use critsec_replication::{NodeId, NodeStats};
 
 use super::cluster_file::ClusterFile;
-use super::{IspnPerfParams, Netns, metrics};
+use super::{Fault, IspnPerfParams, Netns, metrics};
 
 /// How long a node process started here may take to start and join.
 pub const JOIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -86,6 +87,8 @@ pub(super) struct NetTrial {
     _namespaces: Option<Namespaces>,
     /// Where the nodes run, for the report.
     placement: String,
+    /// Whether the fault (if any) is still to come: it hits the first measured iteration.
+    fault_due: std::sync::atomic::AtomicBool,
 }
 
 impl NetTrial {
@@ -122,6 +125,7 @@ impl NetTrial {
                 setup,
                 cluster: Mutex::new(cluster),
                 _namespaces: None,
+                fault_due: false.into(),
             });
         }
         let Some((program, args)) = NODE_PROGRAM.get() else {
@@ -187,7 +191,13 @@ impl NetTrial {
                 JOIN_TIMEOUT,
             )
             .map_err(setup_error)?;
+        if setup.fault == Fault::Cut && namespaces.is_none() {
+            return Err(ScenarioError::Setup(format!(
+                "fault=cut needs network namespaces, and the nodes run {placement}"
+            )));
+        }
         Ok(NetTrial {
+            fault_due: (setup.fault != Fault::None).into(),
             setup,
             cluster: Mutex::new(cluster),
             _namespaces: namespaces,
@@ -220,16 +230,35 @@ impl Trial for NetTrial {
 }
 
 impl SelfTimed for NetTrial {
-    fn run_iteration(
-        &self,
-        _warmup: bool,
-        budget: Duration,
-    ) -> Result<ExternalSample, CheckFailed> {
+    fn run_iteration(&self, warmup: bool, budget: Duration) -> Result<ExternalSample, CheckFailed> {
         let mut cluster = self
             .cluster
             .lock()
             .map_err(|_| "net cluster poisoned".to_string())?;
-        let figures = cluster.run(budget).map_err(|e| e.to_string())?;
+        // Relaxed: iterations run one at a time.
+        let fault = !warmup && self.fault_due.swap(false, Ordering::Relaxed);
+        let last = (self.setup.cluster.nodes - 1) as NodeId;
+        let at = budget / 3;
+        let figures = match (fault, self.setup.fault) {
+            (true, Fault::Kill) => cluster.run_killing(budget, last, at),
+            (true, Fault::Cut) => {
+                let ns = self._namespaces.as_ref().expect("checked at setup");
+                let cut = Duration::from_millis(self.setup.fault_ms);
+                std::thread::scope(|s| {
+                    let cutter = s.spawn(move || {
+                        std::thread::sleep(at);
+                        ns.cut(usize::from(last))?;
+                        std::thread::sleep(cut);
+                        ns.repair(usize::from(last))
+                    });
+                    let figures = cluster.run(budget);
+                    let cutter = cutter.join().expect("the cutter does not panic");
+                    cutter.and(figures)
+                })
+            }
+            _ => cluster.run(budget),
+        }
+        .map_err(|e| e.to_string())?;
         let (mut req, mut stats) = (RequesterStats::default(), NodeStats::default());
         let (mut per_s, mut seconds, mut bad) = (0.0, 0.0f64, 0);
         for f in &figures {

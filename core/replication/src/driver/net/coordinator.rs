@@ -159,6 +159,31 @@ impl NetCluster {
         self.broadcast(&Command::Run {
             millis: length.as_millis() as u64,
         })?;
+        self.collect_runs(length)
+    }
+
+    /// [`Self::run`], killing the process of `node` `after` the run started ([`Self::kill`]):
+    /// the figures are the survivors'.
+    pub fn run_killing(
+        &mut self,
+        length: Duration,
+        node: NodeId,
+        after: Duration,
+    ) -> Result<Vec<RunFigures>, NetError> {
+        self.broadcast(&Command::Run {
+            millis: length.as_millis() as u64,
+        })?;
+        std::thread::sleep(after);
+        if !self.kill(node)? {
+            return Err(NetError::Node {
+                node,
+                what: "has no process this coordinator started, to kill".into(),
+            });
+        }
+        self.collect_runs(length)
+    }
+
+    fn collect_runs(&mut self, length: Duration) -> Result<Vec<RunFigures>, NetError> {
         // A requester's last call may wait for its reply timeout.
         let wait = length + self.reply_timeout + Duration::from_secs(10);
         self.collect(wait, |e| match e {
