@@ -70,6 +70,9 @@ fn main() -> ExitCode {
         Command::Doctor => cmd::doctor::run(),
         Command::Node(args) => cmd::node::run(&args),
     };
+    // Namespaces of a net run's forks that an interrupt or a timeout killed: gone with this
+    // command (the forks delete their own when they end normally).
+    critsec_replication::driver::net::netns::sweep_stale();
     match result {
         Ok(code) => code,
         Err(e) => {

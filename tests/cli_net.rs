@@ -307,6 +307,7 @@ fn critsec_run_with_the_net_driver_scores_and_verifies_in_namespaces_where_it_ma
         "nodes on loopback (network namespaces: "
     };
     assert!(meta.contains(placed), "{meta}");
+    assert!(meta.contains("; link delay by "), "{meta}");
     assert!(meta.contains("acked puts kept"), "{meta}");
     // And they are gone with the run.
     if namespaces_possible() {

@@ -149,6 +149,24 @@ impl NetTrial {
                 Err(e) => (None, format!("on loopback ({e})")),
             },
         };
+        // The links' delay: netem's in the kernel where it has it, else the nodes' shaper.
+        let (mut node_params, mut threads) = (params.clone(), setup.threads_config());
+        let (latency, jitter) = (setup.link_latency_us, setup.jitter_us);
+        let delay = match &namespaces {
+            Some(ns) if latency + jitter > 0 => {
+                if ns.delay_links(latency, jitter).map_err(setup_error)? {
+                    for zero in ["link_latency_us", "jitter_us"] {
+                        node_params.0.insert(zero.into(), "0".into());
+                    }
+                    (threads.latency_us, threads.jitter_us) = (0, 0);
+                    "link delay by netem"
+                } else {
+                    "link delay by the nodes' user-space shaper (this kernel has no netem)"
+                }
+            }
+            _ => "link delay by the nodes' user-space shaper",
+        };
+        let placement = format!("{placement}; {delay}");
         let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
         let host = namespaces
             .as_ref()
@@ -171,7 +189,7 @@ impl NetTrial {
                 .arg(id.to_string())
                 .arg("--listen")
                 .arg(SocketAddr::new(listen, 0).to_string());
-            for (k, v) in &params.0 {
+            for (k, v) in &node_params.0 {
                 cmd.arg("-p").arg(format!("{k}={v}"));
             }
             // A node's errors reach the coordinator over its control connection; its stderr
@@ -184,12 +202,7 @@ impl NetTrial {
         }
         // Dropping `started` inside a failed gather kills the processes.
         let cluster = coordinator
-            .gather(
-                setup.protocol,
-                &setup.threads_config(),
-                started,
-                JOIN_TIMEOUT,
-            )
+            .gather(setup.protocol, &threads, started, JOIN_TIMEOUT)
             .map_err(setup_error)?;
         if setup.fault == Fault::Cut && namespaces.is_none() {
             return Err(ScenarioError::Setup(format!(

@@ -94,6 +94,38 @@ impl Namespaces {
         cmd
     }
 
+    /// Puts the links' delay in the kernel: `netem` on every node's end of its veth pair, so
+    /// that each message leaves its sender `latency_us` plus a uniform `0..=jitter_us` late
+    /// (netem's `delay` is a mean and a spread: `latency + jitter/2 ± jitter/2`). `Ok(false)`,
+    /// with nothing changed, where the kernel has no `netem` (as this project's 2-core VM has
+    /// not): the nodes' user-space shaper must hold the messages instead.
+    pub fn delay_links(&self, latency_us: u64, jitter_us: u64) -> Result<bool, NetError> {
+        let mean = format!("{}us", latency_us + jitter_us / 2);
+        let spread = format!("{}us", jitter_us / 2);
+        for (i, ns) in self.namespaces.iter().enumerate() {
+            let dev = self.inside(i);
+            let added = ip_tc(
+                ns,
+                &[
+                    "qdisc", "add", "dev", &dev, "root", "netem", "delay", &mean, &spread,
+                ],
+            );
+            match added {
+                Ok(()) => {}
+                Err(NetError::Namespaces(e)) if i == 0 && e.contains("qdisc kind is unknown") => {
+                    return Ok(false);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Node `i`'s end of its veth pair, in its namespace.
+    fn inside(&self, i: usize) -> String {
+        self.outside[i].replacen("csh", "csn", 1)
+    }
+
     /// Cuts node `i`'s link: its veth end on the bridge goes down, and nothing crosses it either
     /// way until [`Self::repair`]. Its TCP connections stay open; what they send meanwhile is
     /// lost on the link and retransmitted by TCP once the link is back, as across a real cut.
@@ -142,6 +174,13 @@ fn ip(args: &[&str]) -> Result<String, NetError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Runs `tc args` in namespace `ns`; its stderr becomes the error.
+fn ip_tc(ns: &str, args: &[&str]) -> Result<(), NetError> {
+    let mut all = vec!["netns", "exec", ns, "tc"];
+    all.extend_from_slice(args);
+    ip(&all).map(drop)
+}
+
 /// A /24 of 10.213.0.0/16 no interface of this machine uses, starting from one derived from
 /// this run.
 fn free_subnet(pid: u32, run: u32) -> Result<[u8; 3], NetError> {
@@ -153,8 +192,24 @@ fn free_subnet(pid: u32, run: u32) -> Result<[u8; 3], NetError> {
         .ok_or_else(|| unavailable("every /24 of 10.213.0.0/16 is in use".into()))
 }
 
-/// Deletes the namespaces and bridges of runs whose process is gone.
-fn sweep_stale() {
+/// Deletes the namespaces and bridges of runs whose process is gone (one killed by Ctrl-C or a
+/// timeout before it could delete them). Cheap where there is nothing to sweep: it runs `ip`
+/// only if a namespace of ours exists. `critsec` calls it after every command, so that an
+/// interrupted run leaves nothing behind once the command has ended.
+pub fn sweep_stale() {
+    let ours = std::fs::read_dir("/run/netns").is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("critsec-"))
+    });
+    let bridges = std::fs::read_dir("/sys/class/net").is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("csb"))
+    });
+    if !ours && !bridges {
+        return;
+    }
     let gone = |pid: u32| !std::path::Path::new(&format!("/proc/{pid}")).exists();
     if let Ok(list) = ip(&["netns", "list"]) {
         for name in list.lines().filter_map(|l| l.split_whitespace().next()) {
