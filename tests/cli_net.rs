@@ -101,6 +101,8 @@ fn a_cluster_of_node_processes_runs_and_verifies_then_every_process_exits() {
     let report = cluster.verify(Duration::from_secs(30)).unwrap();
     assert_eq!(report.verify.acked_writes, puts);
     assert!(report.driver.socket_messages > 0);
+    let gets: u64 = figures.iter().map(|f| f.requesters.gets.count()).sum();
+    assert_eq!(report.gets_checked_across, Some(gets));
     // Dropping the cluster tells the nodes to exit, and waits for them (killing any that
     // does not).
     drop(cluster);
@@ -308,6 +310,11 @@ fn critsec_run_with_the_net_driver_scores_and_verifies_in_namespaces_where_it_ma
     };
     assert!(meta.contains(placed), "{meta}");
     assert!(meta.contains("; link delay by "), "{meta}");
+    // The node processes of one host share its clock: their operations are checked together.
+    assert!(
+        meta.contains("gets history-checked across node processes"),
+        "{meta}"
+    );
     assert!(meta.contains("acked puts kept"), "{meta}");
     // And they are gone with the run.
     if namespaces_possible() {

@@ -231,8 +231,12 @@ impl Trial for NetTrial {
         if report.stats.regressions > 0 {
             return Err(format!("{} version regressions", report.stats.regressions).into());
         }
+        let across = match report.gets_checked_across {
+            Some(n) => format!("{n} gets history-checked across node processes"),
+            None => "no history check across hosts (their clocks are not compared)".to_string(),
+        };
         Ok(format!(
-            "{}; {} gets history-checked per node process; {} messages over sockets, nodes {}",
+            "{}; {} gets history-checked per node process, {across}; {} messages over sockets, nodes {}",
             report.verify, report.gets_checked, report.driver.socket_messages, self.placement
         ))
     }

@@ -106,6 +106,16 @@ impl HistoryCheck {
         }
     }
 
+    /// [`Self::put_acked`] where the value was checked elsewhere: only that a put issued after
+    /// `floor` was acknowledged is acknowledged with a newer version.
+    pub fn put_version_acked(&mut self, key: Key, floor: u64, version: u64) {
+        let acked = Versioned {
+            version,
+            value: Value::default(),
+        };
+        self.put_acked(key, floor, &acked.value, &acked, None);
+    }
+
     /// Gets checked so far.
     pub fn gets_checked(&self) -> u64 {
         self.gets_checked
@@ -144,6 +154,50 @@ impl HistoryCheck {
     }
 }
 
+/// One operation of a node process's requester, timed on the host's monotonic clock: what the
+/// net driver's coordinator collects from every node process on one host to run the history
+/// check across them ([`check_timeline`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TimedOp {
+    /// The key.
+    pub key: Key,
+    /// A put (else a get).
+    pub put: bool,
+    /// When it was issued and when its outcome arrived, in ns of `CLOCK_MONOTONIC`.
+    pub issued_ns: u64,
+    /// See `issued_ns`.
+    pub done_ns: u64,
+    /// The version the get returned, or the put was acknowledged with.
+    pub version: u64,
+}
+
+/// The history check over operations timed on one clock, whichever process ran them: each
+/// operation's floor is the newest version of its key acknowledged before it was issued (an ack
+/// at the very instant of an issue does not count: the two are concurrent). A put's value was
+/// checked by its requester; here only its version is.
+pub fn check_timeline(keys: u32, ops: &[TimedOp]) -> HistoryCheck {
+    // (time, issue before completion at one instant, op)
+    let mut events: Vec<(u64, bool, usize)> = Vec::with_capacity(ops.len() * 2);
+    for (i, op) in ops.iter().enumerate() {
+        events.push((op.issued_ns, false, i));
+        events.push((op.done_ns.max(op.issued_ns), true, i));
+    }
+    events.sort_unstable();
+    let mut check = HistoryCheck::new(keys);
+    let mut floors = vec![0u64; ops.len()];
+    for (_, done, i) in events {
+        let op = &ops[i];
+        if !done {
+            floors[i] = check.floor(op.key);
+        } else if op.put {
+            check.put_version_acked(op.key, floors[i], op.version);
+        } else {
+            check.get_done(op.key, floors[i], op.version);
+        }
+    }
+    check
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +207,40 @@ mod tests {
             version,
             value: Value::new(tag, 16),
         }
+    }
+
+    /// Node A's put of key 1 is acknowledged at 10 with version 1; node B's get issued at 11
+    /// must see it, one issued at 10 (concurrent) or before may not; a put issued after the ack
+    /// must be newer.
+    #[test]
+    fn a_timeline_of_several_processes_finds_the_stale_read_across_them() {
+        let op = |put, issued_ns, done_ns, version| TimedOp {
+            key: 1,
+            put,
+            issued_ns,
+            done_ns,
+            version,
+        };
+        let fine = [
+            op(true, 5, 10, 1),
+            op(false, 10, 12, 0),
+            op(false, 3, 20, 0),
+            op(false, 11, 13, 1),
+        ];
+        let h = check_timeline(4, &fine);
+        assert_eq!((h.gets_checked(), h.result()), (3, Ok(())));
+        let stale = [op(true, 5, 10, 1), op(false, 11, 13, 0)];
+        assert_eq!(
+            check_timeline(4, &stale).result(),
+            Err(VerifyError::StaleRead {
+                key: 1,
+                floor: 1,
+                got: 0,
+                count: 1
+            })
+        );
+        let old_put = [op(true, 5, 10, 2), op(true, 11, 15, 2)];
+        assert_eq!(check_timeline(4, &old_put).bad_put_replies(), 1);
     }
 
     #[test]

@@ -61,7 +61,7 @@ mod tests;
 pub use components::hashing::ConsistentHash;
 pub use components::pool::RejectionPolicy;
 pub use error::{ConfigError, VerifyError};
-pub use history::HistoryCheck;
+pub use history::{HistoryCheck, TimedOp, check_timeline};
 pub use message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, Value, Versioned};
 pub use node::{ClusterConfig, NodeBase, NodeMachine, NodeStats};
 pub use protocol::{

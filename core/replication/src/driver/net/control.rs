@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::wire::Hello;
 use crate::driver::threads::{DriverStats, Progress};
+use crate::history::TimedOp;
 use crate::message::NodeId;
 use crate::node::NodeStats;
 use crate::verifier::{AckLog, NodeSnapshot};
@@ -95,6 +96,9 @@ pub struct FinalReport {
     pub history: Result<(), String>,
     /// Gets that history check compared.
     pub gets_checked: u64,
+    /// Every successful operation of its requesters, timed on the host's monotonic clock, for
+    /// the history check across the node processes of one host.
+    pub ops: Vec<TimedOp>,
     /// The first error of one of its connections.
     pub link_error: Option<String>,
 }

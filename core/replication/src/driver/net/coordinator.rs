@@ -18,6 +18,7 @@ use super::control::{Command, Event, FinalReport, RunFigures};
 use super::wire::{FrameReader, Hello, write_frame};
 use super::{NetError, cluster_digest};
 use crate::driver::threads::{DriverStats, Progress, ThreadsConfig};
+use crate::history::{TimedOp, check_timeline};
 use crate::message::NodeId;
 use crate::node::NodeStats;
 use crate::protocol::ProtocolKind;
@@ -48,8 +49,11 @@ pub struct NetReport {
     pub stats: NodeStats,
     /// What the nodes' threads did, summed (maxima: the largest).
     pub driver: DriverStats,
-    /// Gets the nodes' history checks compared.
+    /// Gets the nodes' history checks compared, each over its own node's requesters.
     pub gets_checked: u64,
+    /// Gets the history check across every node's requesters compared, where it ran: when
+    /// this coordinator started every node process itself, so they share this host's clock.
+    pub gets_checked_across: Option<u64>,
 }
 
 impl Coordinator {
@@ -253,6 +257,18 @@ impl NetCluster {
             add_driver_stats(&mut driver, &r.driver);
             gets_checked += r.gets_checked;
         }
+        // One host's processes share its monotonic clock, so their operations can be ordered
+        // across nodes; the clocks of several hosts are never compared.
+        let gets_checked_across = if self.started.is_empty() {
+            None
+        } else {
+            let ops: Vec<TimedOp> = reports.iter().flat_map(|r| r.ops.iter().copied()).collect();
+            let check = check_timeline(keys, &ops);
+            check.result().map_err(|e| {
+                NetError::Verify(format!("the history check across node processes: {e}"))
+            })?;
+            Some(check.gets_checked())
+        };
         let snapshots: Vec<_> = reports.into_iter().map(|r| r.snapshot).collect();
         let dead = self.dead();
         let verify = if dead.is_empty() {
@@ -266,6 +282,7 @@ impl NetCluster {
             stats,
             driver,
             gets_checked,
+            gets_checked_across,
         })
     }
 

@@ -18,6 +18,7 @@ use super::sockets::Bound;
 use super::wire::{FrameReader, Hello, WireError, write_frame};
 use super::{NetError, cluster_digest};
 use crate::driver::threads::{ClusterClient, Split, ThreadCluster, ThreadsConfig};
+use crate::history::TimedOp;
 use crate::message::{ClientOp, NodeId, Outcome};
 use crate::protocol::ProtocolKind;
 use crate::verifier::AckLog;
@@ -163,6 +164,8 @@ struct Requesters {
     /// Per requester: its client, its op stream, and how many ops it may still do.
     each: Vec<(ClusterClient, OpGenerator, Option<u64>)>,
     acks: AckLog,
+    /// Every successful operation, timed, for the coordinator's history check across nodes.
+    ops: Vec<TimedOp>,
 }
 
 impl Requesters {
@@ -192,6 +195,7 @@ impl Requesters {
             value_size: w.value_size as usize,
             each,
             acks: AckLog::new(keys),
+            ops: Vec::new(),
         })
     }
 
@@ -202,7 +206,7 @@ impl Requesters {
         let start = Instant::now();
         let deadline = start + length;
         let value_size = self.value_size;
-        let parts: Vec<(RequesterStats, u64, u64)> = std::thread::scope(|s| {
+        let parts: Vec<Requested> = std::thread::scope(|s| {
             let handles: Vec<_> = self
                 .each
                 .iter_mut()
@@ -220,10 +224,11 @@ impl Requesters {
             nanos: start.elapsed().as_nanos() as u64,
             ..RunFigures::default()
         };
-        for (stats, mismatches, errors) in parts {
-            figures.requesters.merge(&stats);
-            figures.mismatches += mismatches;
-            figures.errors += errors;
+        for part in parts {
+            figures.requesters.merge(&part.stats);
+            figures.mismatches += part.mismatches;
+            figures.errors += part.errors;
+            self.ops.extend(part.ops);
         }
         for (client, ..) in &mut self.each {
             self.acks.merge(&client.take_acks());
@@ -249,30 +254,70 @@ impl Requesters {
             acks: self.acks.clone(),
             history: cluster.history(),
             gets_checked: cluster.gets_checked(),
+            ops: std::mem::take(&mut self.ops),
             link_error: cluster.link_error(),
         }
     }
 }
 
-/// One requester's loop until `deadline` (or its op limit): its stats, mismatched replies and
-/// calls without a reply.
+/// What one requester did in one run.
+#[derive(Default)]
+struct Requested {
+    stats: RequesterStats,
+    /// Replies that did not match their request.
+    mismatches: u64,
+    /// Calls without a reply.
+    errors: u64,
+    /// Its successful operations, timed.
+    ops: Vec<TimedOp>,
+}
+
+/// This host's monotonic clock in ns: the same clock for every process of the host, so the
+/// coordinator can order the operations of node processes on one host.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given, which lives for the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One requester's loop until `deadline` (or its op limit).
 fn requester(
     client: &mut ClusterClient,
     ops: &mut OpGenerator,
     left: &mut Option<u64>,
     deadline: Instant,
     value_size: usize,
-) -> (RequesterStats, u64, u64) {
-    let (mut stats, mut mismatches, mut errors) = (RequesterStats::default(), 0, 0);
+) -> Requested {
+    let mut done = Requested::default();
+    let Requested {
+        stats,
+        mismatches,
+        errors,
+        ops: timed,
+    } = &mut done;
     while Instant::now() < deadline && left.is_none_or(|n| n > 0) {
         if let Some(n) = left.as_mut() {
             *n -= 1;
         }
         let op = ops.next_op();
         let start = Instant::now();
+        let issued_ns = monotonic_ns();
         match client.call(op.clone()) {
             Ok(outcome) => {
                 let us = start.elapsed().as_micros() as u64;
+                if let Outcome::Got(e) | Outcome::Put(e) = &outcome {
+                    timed.push(TimedOp {
+                        key: op.key(),
+                        put: matches!(op, ClientOp::Put(..)),
+                        issued_ns,
+                        done_ns: monotonic_ns(),
+                        version: e.version,
+                    });
+                }
                 let valid = match (&op, &outcome) {
                     (ClientOp::Get(k), Outcome::Got(e)) => get_result_valid(*k, e, value_size),
                     (ClientOp::Put(_, v), Outcome::Put(e)) => e.value == *v && e.version > 0,
@@ -280,12 +325,12 @@ fn requester(
                     _ => false,
                 };
                 if !valid {
-                    mismatches += 1;
+                    *mismatches += 1;
                 }
                 stats.record(&op, &outcome, us, value_size);
             }
-            Err(_) => errors += 1,
+            Err(_) => *errors += 1,
         }
     }
-    (stats, mismatches, errors)
+    done
 }
