@@ -523,3 +523,65 @@ fn critsec_run_with_a_killed_node_fails_requests_to_it_and_verifies_the_survivor
     assert!(meta.contains("acked puts kept"), "{meta}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A cluster file whose node cannot listen where it says (an address not on its host: here
+/// TEST-NET-1's, which no machine has, so nothing is ever sent to it): the run's error names the
+/// node and the address.
+#[test]
+fn a_node_that_cannot_listen_at_its_cluster_file_address_is_named() {
+    let dir = std::env::temp_dir().join(format!("critsec-net-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cluster.toml");
+    let text = format!(
+        "coordinator = \"{}\"\n[params]\nrequesters = \"2\"\n\
+         [[node]]\nid = 0\naddress = \"{}\"\n[[node]]\nid = 1\naddress = \"192.0.2.7:7802\"\n",
+        free_address(),
+        free_address()
+    );
+    std::fs::write(&file, text).unwrap();
+    let _nodes = KillOnDrop(
+        (0..2)
+            .map(|id| {
+                Command::new(env!("CARGO_BIN_EXE_critsec"))
+                    .args(["node", "--cluster", file.to_str().unwrap()])
+                    .args(["--id", &id.to_string()])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect(),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args([
+            "run",
+            "replication/ispn_perf",
+            "-f",
+            "1",
+            "-wi",
+            "0",
+            "-i",
+            "1",
+        ])
+        .args([
+            "-r",
+            "100ms",
+            "-p",
+            "driver=net",
+            "-p",
+            "nodes=2",
+            "-p",
+            "requesters=2",
+        ])
+        .args(["-p", &format!("cluster={}", file.display())])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("node 1: cannot listen at 192.0.2.7:7802"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

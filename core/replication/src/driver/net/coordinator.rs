@@ -116,6 +116,8 @@ impl Coordinator {
             let mut link = Link::new(stream)?;
             let (hello, address) = match link.next(None, Duration::from_secs(10))? {
                 Event::Joined { hello, address } => (hello, address),
+                // A node that could not even listen says so before it joins.
+                Event::Failed(what) => return Err(NetError::Failed(what)),
                 other => {
                     return Err(NetError::protocol(format!(
                         "a node's first frame was {other:?}"

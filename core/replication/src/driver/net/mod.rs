@@ -62,6 +62,9 @@ pub enum NetError {
         /// The last attempt's error.
         error: String,
     },
+    /// A node process's own report of its failure, naming it.
+    #[error("{0}")]
+    Failed(String),
     /// A frame out of turn on a control connection.
     #[error("control protocol: {0}")]
     Protocol(String),

@@ -53,13 +53,20 @@ pub fn serve(settings: &NodeSettings) -> Result<(), NetError> {
     let result = serve_on(settings, &mut control);
     if let Err(e) = &result {
         // The coordinator may be gone already; the error is returned either way.
-        let _ = control.send(&Event::Failed(e.to_string()));
+        let what = match e {
+            NetError::Node { .. } => e.to_string(),
+            _ => format!("node {}: {e}", settings.id),
+        };
+        let _ = control.send(&Event::Failed(what));
     }
     result
 }
 
 fn serve_on(settings: &NodeSettings, control: &mut Control) -> Result<(), NetError> {
-    let bound = Bound::bind_at(&[(settings.id, settings.listen)])?;
+    let bound = Bound::bind_at(&[(settings.id, settings.listen)]).map_err(|e| NetError::Node {
+        node: settings.id,
+        what: format!("cannot listen at {}: {e}", settings.listen),
+    })?;
     let address = bound
         .addresses()?
         .first()

@@ -29,6 +29,9 @@ use critsec_sync::Mutex;
 use super::wire::{Frame, FrameReader, Hello, WireError, write_frame};
 use crate::message::{Msg, NodeId};
 
+/// How long a node tries to open its connection to a peer.
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// What a reader does with a message that arrived: `(to, from, msg, resent, delay_us)`.
 pub type Deliver = Arc<dyn Fn(NodeId, NodeId, Msg, bool, u64) + Send + Sync>;
 
@@ -196,7 +199,15 @@ impl Connections {
                     row.push(None);
                     continue;
                 }
-                let mut stream = TcpStream::connect(address)?;
+                // A peer that does not answer (a wrong address in a cluster file, a host down)
+                // is named, and does not hold the node up for the OS's minutes of retries.
+                let mut stream =
+                    TcpStream::connect_timeout(address, CONNECT_TIMEOUT).map_err(|e| {
+                        WireError::Io(std::io::Error::new(
+                            e.kind(),
+                            format!("node {from} cannot reach node {to} at {address}: {e}"),
+                        ))
+                    })?;
                 stream.set_nodelay(true)?;
                 let mut buf = Vec::new();
                 write_frame(
