@@ -47,7 +47,7 @@ mod tests {
             "bench-replication/net-claims.toml",
         )
         .unwrap();
-        assert_eq!(claims.len(), 12);
+        assert_eq!(claims.len(), 14);
         for c in &claims {
             assert!(c.id.contains("-net-"), "{}", c.id);
             assert_eq!(

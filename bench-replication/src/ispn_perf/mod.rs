@@ -101,6 +101,8 @@ struct IspnPerfParams {
     /// Net, started here: the fault of the first measured iteration, and a cut's length.
     fault: Fault,
     fault_ms: u64,
+    /// Net: the unmeasured lead of every iteration.
+    settle_ms: u64,
 }
 
 /// A fault of the net driver's first measured iteration, on the last node, a third of the way
@@ -280,6 +282,7 @@ impl IspnPerfParams {
                 fault
             },
             fault_ms: p.parse("fault_ms")?,
+            settle_ms: p.parse("settle_ms")?,
         })
     }
 
@@ -381,6 +384,14 @@ impl Scenario for IspnPerf {
                  verified) or its link is cut for fault_ms and then repaired (namespaces only)",
             ),
             ParamSpec::free("fault_ms", &["1000"], "net: how long a cut lasts"),
+            ParamSpec::free(
+                "settle_ms",
+                &["0"],
+                "net: every iteration starts the node processes' requesters afresh; measure \
+                 only after they ran this long (a hot key's queue of lock waiters needs time to \
+                 build up, which the simulation's longer window has; operations issued before \
+                 are not counted, their messages after it are)",
+            ),
             ParamSpec::choices(
                 "netns",
                 &[Netns::Auto],
@@ -521,6 +532,16 @@ fn metrics(
         }
     }
     m.push(Metric::new("lock_timeouts", stats.lock_timeouts as f64, "count").lower_is_better());
+    // As a rate, so that iterations of different lengths (a simulated window, a net slice)
+    // compare.
+    m.push(
+        Metric::new(
+            "lock_timeouts_per_s",
+            stats.lock_timeouts as f64 / payload_seconds.max(1e-9),
+            "1/s",
+        )
+        .lower_is_better(),
+    );
     // The exposure of count claims: every request that ended in the window, failed or not.
     m.push(Metric::new(
         "requests",

@@ -273,7 +273,7 @@ impl SelfTimed for NetTrial {
                     cutter.and(figures)
                 })
             }
-            _ => cluster.run(budget),
+            _ => cluster.run_settled(Duration::from_millis(self.setup.settle_ms), budget),
         }
         .map_err(|e| e.to_string())?;
         let (mut req, mut stats) = (RequesterStats::default(), NodeStats::default());

@@ -24,7 +24,10 @@ pub enum Command {
     Peers(Vec<SocketAddr>),
     /// Run the node's requesters for `millis` ms and answer [`Event::Ran`].
     Run {
-        /// How long, on the node's own clock.
+        /// How long the requesters run before the measured part: each run starts them afresh,
+        /// and what builds up under load (a hot key's queue of lock waiters) needs time to.
+        settle_millis: u64,
+        /// How long the measured part lasts, on the node's own clock.
         millis: u64,
     },
     /// Answer [`Event::Progress`].

@@ -162,10 +162,20 @@ impl NetCluster {
     /// Runs every node's requesters for `length`, each timed by its own node; the figures per
     /// node.
     pub fn run(&mut self, length: Duration) -> Result<Vec<RunFigures>, NetError> {
+        self.run_settled(Duration::ZERO, length)
+    }
+
+    /// [`Self::run`] after `settle` of unmeasured load.
+    pub fn run_settled(
+        &mut self,
+        settle: Duration,
+        length: Duration,
+    ) -> Result<Vec<RunFigures>, NetError> {
         self.broadcast(&Command::Run {
+            settle_millis: settle.as_millis() as u64,
             millis: length.as_millis() as u64,
         })?;
-        self.collect_runs(length)
+        self.collect_runs(settle + length)
     }
 
     /// [`Self::run`], killing the process of `node` `after` the run started ([`Self::kill`]):
@@ -177,6 +187,7 @@ impl NetCluster {
         after: Duration,
     ) -> Result<Vec<RunFigures>, NetError> {
         self.broadcast(&Command::Run {
+            settle_millis: 0,
             millis: length.as_millis() as u64,
         })?;
         std::thread::sleep(after);

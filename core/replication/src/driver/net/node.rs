@@ -95,8 +95,12 @@ fn serve_on(settings: &NodeSettings, control: &mut Control) -> Result<(), NetErr
     let mut requesters = Requesters::new(settings, &cluster)?;
     loop {
         match control.next()? {
-            Command::Run { millis } => {
-                let figures = requesters.run(&cluster, Duration::from_millis(millis));
+            Command::Run {
+                settle_millis,
+                millis,
+            } => {
+                let settle = Duration::from_millis(settle_millis);
+                let figures = requesters.run(&cluster, settle, Duration::from_millis(millis));
                 control.send(&Event::Ran(Box::new(figures)))?;
             }
             Command::Poll => control.send(&Event::Progress(cluster.progress()))?,
@@ -208,27 +212,31 @@ impl Requesters {
 
     /// Runs every requester for `length` on its own thread; the figures cover from the start to
     /// the last requester's end.
-    fn run(&mut self, cluster: &ThreadCluster, length: Duration) -> RunFigures {
-        let before = cluster.stats().unwrap_or_default();
-        let start = Instant::now();
-        let deadline = start + length;
+    /// Runs every requester for `settle` and then `length`, each on its own thread; the
+    /// figures cover the operations issued after `settle`, until the last requester's end.
+    fn run(&mut self, cluster: &ThreadCluster, settle: Duration, length: Duration) -> RunFigures {
+        let measured = Instant::now() + settle;
+        let deadline = measured + length;
         let value_size = self.value_size;
-        let parts: Vec<Requested> = std::thread::scope(|s| {
+        let (parts, before): (Vec<Requested>, _) = std::thread::scope(|s| {
             let handles: Vec<_> = self
                 .each
                 .iter_mut()
                 .map(|(client, ops, left)| {
-                    s.spawn(move || requester(client, ops, left, deadline, value_size))
+                    s.spawn(move || requester(client, ops, left, measured, deadline, value_size))
                 })
                 .collect();
-            handles
+            std::thread::sleep(measured.saturating_duration_since(Instant::now()));
+            let before = cluster.stats().unwrap_or_default();
+            let parts = handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_default())
-                .collect()
+                .collect();
+            (parts, before)
         });
         let mut figures = RunFigures {
             node: self.node,
-            nanos: start.elapsed().as_nanos() as u64,
+            nanos: measured.elapsed().as_nanos() as u64,
             ..RunFigures::default()
         };
         for part in parts {
@@ -291,11 +299,14 @@ fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// One requester's loop until `deadline` (or its op limit).
+/// One requester's loop until `deadline` (or its op limit); its stats count the operations
+/// issued from `measured` on (every reply is checked, and every operation timed for the history
+/// check, from the start).
 fn requester(
     client: &mut ClusterClient,
     ops: &mut OpGenerator,
     left: &mut Option<u64>,
+    measured: Instant,
     deadline: Instant,
     value_size: usize,
 ) -> Requested {
@@ -334,7 +345,9 @@ fn requester(
                 if !valid {
                     *mismatches += 1;
                 }
-                stats.record(&op, &outcome, us, value_size);
+                if start >= measured {
+                    stats.record(&op, &outcome, us, value_size);
+                }
             }
             Err(_) => *errors += 1,
         }
