@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use critsec_replication::NodeId;
-use critsec_replication::driver::net::coordinator::{Coordinator, Started};
+use critsec_replication::driver::net::coordinator::{Coordinator, NetCluster, Started};
 use critsec_replication::driver::net::netns::Namespaces;
 use critsec_replication::driver::threads::ThreadsConfig;
 use critsec_replication::{ClusterConfig, ProtocolKind};
@@ -74,6 +74,20 @@ fn node_with(
     Started { node: id, child }
 }
 
+/// Three node processes of `protocol` on loopback, gathered.
+fn three_nodes(protocol: ProtocolKind) -> NetCluster {
+    let (c, at) = coordinator();
+    let param = format!("protocol={protocol}");
+    let started = (0..3).map(|id| node(at, id, &[&param])).collect();
+    c.gather(
+        protocol,
+        &threads_config(),
+        started,
+        Duration::from_secs(30),
+    )
+    .unwrap()
+}
+
 fn coordinator() -> (Coordinator, SocketAddr) {
     let c = Coordinator::bind(([127, 0, 0, 1], 0).into()).unwrap();
     let at = c.address().unwrap();
@@ -82,16 +96,7 @@ fn coordinator() -> (Coordinator, SocketAddr) {
 
 #[test]
 fn a_cluster_of_node_processes_runs_and_verifies_then_every_process_exits() {
-    let (c, at) = coordinator();
-    let started = (0..3).map(|id| node(at, id, &[])).collect();
-    let mut cluster = c
-        .gather(
-            ProtocolKind::KeyQueue,
-            &threads_config(),
-            started,
-            Duration::from_secs(30),
-        )
-        .unwrap();
+    let mut cluster = three_nodes(ProtocolKind::KeyQueue);
     let figures = cluster.run(Duration::from_millis(200)).unwrap();
     assert!(
         figures.iter().all(|f| f.requesters.ok_ops() > 0),
@@ -121,16 +126,7 @@ fn a_cluster_of_node_processes_runs_and_verifies_then_every_process_exits() {
 
 #[test]
 fn a_node_process_that_dies_is_named_with_how_it_ended() {
-    let (c, at) = coordinator();
-    let started = (0..3).map(|id| node(at, id, &[])).collect();
-    let mut cluster = c
-        .gather(
-            ProtocolKind::KeyQueue,
-            &threads_config(),
-            started,
-            Duration::from_secs(30),
-        )
-        .unwrap();
+    let mut cluster = three_nodes(ProtocolKind::KeyQueue);
     cluster.run(Duration::from_millis(50)).unwrap();
     // Killed behind the coordinator's back: the next run names it.
     let pid = cluster.pid(2).unwrap();
@@ -154,22 +150,9 @@ fn a_node_process_that_dies_is_named_with_how_it_ended() {
 /// bench-replication's README.)
 #[test]
 fn a_killed_node_loses_no_acknowledged_write_under_the_synchronous_protocols() {
-    for (protocol, name) in [
-        (ProtocolKind::LockForwarding, "lock-forwarding"),
-        (ProtocolKind::Triangle, "triangle"),
-    ] {
-        let extra = [format!("protocol={name}")];
-        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-        let (c, at) = coordinator();
-        let started = (0..3).map(|id| node(at, id, &extra)).collect();
-        let mut cluster = c
-            .gather(
-                protocol,
-                &threads_config(),
-                started,
-                Duration::from_secs(30),
-            )
-            .unwrap();
+    for protocol in [ProtocolKind::LockForwarding, ProtocolKind::Triangle] {
+        let name = protocol.to_string();
+        let mut cluster = three_nodes(protocol);
         let before = cluster.run(Duration::from_millis(200)).unwrap();
         assert!(
             before.iter().all(|f| f.requesters.failed_reply == 0),
@@ -357,6 +340,24 @@ fn free_address() -> SocketAddr {
 /// Kills the processes when dropped, so that a failed assertion leaves none behind.
 struct KillOnDrop(Vec<std::process::Child>);
 
+/// `nodes` node processes started by hand from the cluster file `file`.
+fn nodes_from(file: &std::path::Path, nodes: u16) -> KillOnDrop {
+    KillOnDrop(
+        (0..nodes)
+            .map(|id| {
+                Command::new(env!("CARGO_BIN_EXE_critsec"))
+                    .args(["node", "--cluster", file.to_str().unwrap()])
+                    .args(["--id", &id.to_string()])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect(),
+    )
+}
+
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         for c in &mut self.0 {
@@ -380,20 +381,7 @@ fn nodes_started_by_hand_from_a_cluster_file_serve_one_coordinator_after_another
         text += &format!("[[node]]\nid = {id}\naddress = \"{}\"\n", free_address());
     }
     std::fs::write(&file, text).unwrap();
-    let _nodes = KillOnDrop(
-        (0..3)
-            .map(|id| {
-                Command::new(env!("CARGO_BIN_EXE_critsec"))
-                    .args(["node", "--cluster", file.to_str().unwrap()])
-                    .args(["--id", &id.to_string()])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect(),
-    );
+    let _nodes = nodes_from(&file, 3);
     let run = |extra: &[&str]| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_critsec"));
         cmd.args([
@@ -550,20 +538,7 @@ fn a_node_that_cannot_listen_at_its_cluster_file_address_is_named() {
         free_address()
     );
     std::fs::write(&file, text).unwrap();
-    let _nodes = KillOnDrop(
-        (0..2)
-            .map(|id| {
-                Command::new(env!("CARGO_BIN_EXE_critsec"))
-                    .args(["node", "--cluster", file.to_str().unwrap()])
-                    .args(["--id", &id.to_string()])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect(),
-    );
+    let _nodes = nodes_from(&file, 2);
     let out = Command::new(env!("CARGO_BIN_EXE_critsec"))
         .args([
             "run",

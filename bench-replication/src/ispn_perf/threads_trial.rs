@@ -10,8 +10,8 @@ use critsec_harness::{
     Worker, WorkerSource,
 };
 use critsec_replication::driver::threads::{ClusterClient, DriverStats, ThreadCluster};
-use critsec_replication::workload::{OpGenerator, RequesterStats, get_result_valid};
-use critsec_replication::{AckLog, ClientOp, NodeStats, Outcome};
+use critsec_replication::workload::{OpGenerator, RequesterStats, reply_matches};
+use critsec_replication::{AckLog, NodeStats, Outcome};
 
 use super::{IspnPerfParams, metrics};
 
@@ -198,13 +198,7 @@ impl Worker for ThreadsWorker<'_> {
             Ok(outcome) => {
                 let us = start.elapsed().as_micros() as u64;
                 let op = expected;
-                let valid = match (&op, &outcome) {
-                    (ClientOp::Get(k), Outcome::Got(e)) => get_result_valid(*k, e, value_size),
-                    (ClientOp::Put(_, v), Outcome::Put(e)) => e.value == *v && e.version > 0,
-                    (_, Outcome::Failed(_)) => true,
-                    _ => false,
-                };
-                if !valid {
+                if !reply_matches(&op, &outcome, value_size) {
                     self.mismatches += 1;
                 }
                 if let Ok(mut s) = self.slot.lock() {

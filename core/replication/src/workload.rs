@@ -174,6 +174,18 @@ pub fn get_result_valid(key: Key, entry: &Versioned, value_size: usize) -> bool 
         || ((entry.value.tag() >> 32) as u32 == key && entry.value.len() == value_size)
 }
 
+/// Whether `outcome` answers `op`: a get's result is plausible for its key
+/// ([`get_result_valid`]), a put is acknowledged with a version and the value it wrote, and a
+/// failure answers anything.
+pub fn reply_matches(op: &ClientOp, outcome: &Outcome, value_size: usize) -> bool {
+    match (op, outcome) {
+        (ClientOp::Get(k), Outcome::Got(e)) => get_result_valid(*k, e, value_size),
+        (ClientOp::Put(_, v), Outcome::Put(e)) => e.value == *v && e.version > 0,
+        (_, Outcome::Failed(_)) => true,
+        _ => false,
+    }
+}
+
 /// A log-linear latency histogram in µs (32 sub-buckets per power of two: about 3% precision).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LatencyHistogram {

@@ -267,7 +267,7 @@ impl NetCluster {
             }
             acks.merge(&r.acks);
             stats.add(&r.stats);
-            add_driver_stats(&mut driver, &r.driver);
+            driver.add(&r.driver);
             gets_checked += r.gets_checked;
         }
         // One host's processes share its monotonic clock, so their operations can be ordered
@@ -471,18 +471,6 @@ fn wait_briefly(child: &mut Child) -> Option<std::process::ExitStatus> {
             _ => return None,
         }
     }
-}
-
-fn add_driver_stats(sum: &mut DriverStats, d: &DriverStats) {
-    sum.pool_commands += d.pool_commands;
-    sum.oob_commands += d.oob_commands;
-    sum.blocked_waits += d.blocked_waits;
-    sum.resumes += d.resumes;
-    sum.transport_blocks += d.transport_blocks;
-    sum.socket_messages += d.socket_messages;
-    sum.socket_bytes += d.socket_bytes;
-    sum.max_busy_pool_threads = sum.max_busy_pool_threads.max(d.max_busy_pool_threads);
-    sum.max_busy_oob_threads = sum.max_busy_oob_threads.max(d.max_busy_oob_threads);
 }
 
 /// The coordinator's end of one node's control connection.

@@ -22,7 +22,7 @@ use crate::history::TimedOp;
 use crate::message::{ClientOp, NodeId, Outcome};
 use crate::protocol::ProtocolKind;
 use crate::verifier::AckLog;
-use crate::workload::{OpGenerator, RequesterStats, WorkloadConfig, get_result_valid};
+use crate::workload::{OpGenerator, RequesterStats, WorkloadConfig, reply_matches};
 
 /// What a node process needs to know: the cluster's settings (the same on every node: the
 /// coordinator refuses a node whose digest differs), which node it is, and where to listen and
@@ -336,13 +336,7 @@ fn requester(
                         version: e.version,
                     });
                 }
-                let valid = match (&op, &outcome) {
-                    (ClientOp::Get(k), Outcome::Got(e)) => get_result_valid(*k, e, value_size),
-                    (ClientOp::Put(_, v), Outcome::Put(e)) => e.value == *v && e.version > 0,
-                    (_, Outcome::Failed(_)) => true,
-                    _ => false,
-                };
-                if !valid {
+                if !reply_matches(&op, &outcome, value_size) {
                     *mismatches += 1;
                 }
                 if start >= measured {

@@ -55,6 +55,21 @@ pub struct DriverStats {
     pub socket_bytes: u64,
 }
 
+impl DriverStats {
+    /// Adds another part's counts (maxima take the max): a split cluster's processes summed.
+    pub fn add(&mut self, d: &DriverStats) {
+        self.pool_commands += d.pool_commands;
+        self.oob_commands += d.oob_commands;
+        self.blocked_waits += d.blocked_waits;
+        self.resumes += d.resumes;
+        self.transport_blocks += d.transport_blocks;
+        self.socket_messages += d.socket_messages;
+        self.socket_bytes += d.socket_bytes;
+        self.max_busy_pool_threads = self.max_busy_pool_threads.max(d.max_busy_pool_threads);
+        self.max_busy_oob_threads = self.max_busy_oob_threads.max(d.max_busy_oob_threads);
+    }
+}
+
 /// The part of a cluster split over processes that one process hosts
 /// ([`ThreadCluster::start_split`]).
 #[derive(Debug)]
