@@ -246,14 +246,20 @@ fn bad_node_arguments_exit_2() {
     assert!(err.contains("`nodes` has the bad value `many`"), "{err}");
 }
 
-/// Whether this process may make network namespaces: root, with iproute2.
+/// Whether this process may make network namespaces (root, iproute2, and a kernel and
+/// container that allow them): it makes one and deletes it.
 fn namespaces_possible() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    root && Command::new("ip")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    // Unique per call (tests run in parallel), and not named like a run's namespaces.
+    static PROBES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let probe = format!("csprobe-{}-{n}", std::process::id());
+    let ip = |args: &[&str]| {
+        Command::new("ip")
+            .args(args)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    ip(&["netns", "add", &probe]) && ip(&["netns", "del", &probe])
 }
 
 #[test]
