@@ -5,11 +5,15 @@
 //! durations ([`RunFigures`]); the coordinator adds rates, never compares times of two hosts.
 //! IspnPerfTest's controller collects per-node results the same way.
 
-use std::net::SocketAddr;
+use std::io::BufReader;
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::wire::Hello;
+use super::NetError;
+use super::wire::{FrameReader, Hello, write_frame};
 use crate::driver::threads::{DriverStats, Progress};
 use crate::history::TimedOp;
 use crate::message::NodeId;
@@ -104,4 +108,39 @@ pub struct FinalReport {
     pub ops: Vec<TimedOp>,
     /// The first error of one of its connections.
     pub link_error: Option<String>,
+}
+
+/// One end of a control connection: frames written and read as the nodes' own connections
+/// frame theirs ([`wire`](super::wire)), [`Command`]s one way and [`Event`]s the other.
+#[derive(Debug)]
+pub(super) struct ControlStream {
+    reader: FrameReader<BufReader<TcpStream>>,
+    writer: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl ControlStream {
+    pub(super) fn new(stream: TcpStream) -> Result<Self, NetError> {
+        stream.set_nodelay(true)?;
+        Ok(ControlStream {
+            reader: FrameReader::new(BufReader::new(stream.try_clone()?)),
+            writer: stream,
+            buf: Vec::new(),
+        })
+    }
+
+    pub(super) fn send(&mut self, frame: &impl Serialize) -> Result<(), NetError> {
+        Ok(write_frame(&mut self.writer, frame, &mut self.buf)?)
+    }
+
+    /// The next frame, waiting at most `wait` (`None`: for ever); `None` where the other end
+    /// closed the connection between two frames.
+    pub(super) fn recv<T: DeserializeOwned>(
+        &mut self,
+        wait: Option<Duration>,
+    ) -> Result<Option<T>, NetError> {
+        self.writer
+            .set_read_timeout(wait.map(|w| w.max(Duration::from_millis(1))))?;
+        Ok(self.reader.next_as()?)
+    }
 }

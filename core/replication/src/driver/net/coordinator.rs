@@ -9,13 +9,12 @@
 //! connection ends). Dropping a [`NetCluster`] tells every node to exit and kills any process
 //! this coordinator started that has not exited within a few seconds.
 
-use std::io::BufReader;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use super::control::{Command, Event, FinalReport, RunFigures};
-use super::wire::{FrameReader, Hello, write_frame};
+use super::control::{Command, ControlStream, Event, FinalReport, RunFigures};
+use super::wire::Hello;
 use super::{NetError, cluster_digest};
 use crate::driver::threads::{DriverStats, Progress, ThreadsConfig};
 use crate::history::{TimedOp, check_timeline};
@@ -85,7 +84,7 @@ impl Coordinator {
             started,
             reply_timeout: Duration::from_micros(threads.cluster.reply_timeout_us),
         };
-        let ours = Hello::new(0, cluster_digest(protocol, threads));
+        let digest = cluster_digest(protocol, threads);
         let mut addresses: Vec<Option<SocketAddr>> = vec![None; nodes];
         let deadline = Instant::now() + timeout;
         self.listener.set_nonblocking(true)?;
@@ -114,7 +113,7 @@ impl Coordinator {
             };
             stream.set_nonblocking(false)?;
             let mut link = Link::new(stream)?;
-            let (hello, address) = match link.next(None, Duration::from_secs(10))? {
+            let (hello, address) = match link.next(Duration::from_secs(10))? {
                 Event::Joined { hello, address } => (hello, address),
                 // A node that could not even listen says so before it joins.
                 Event::Failed(what) => return Err(NetError::Failed(what)),
@@ -125,7 +124,7 @@ impl Coordinator {
                 }
             };
             let node = hello.from;
-            hello.check(&Hello::new(node, ours.cluster))?;
+            hello.check(&Hello::new(node, digest))?;
             let slot = addresses
                 .get_mut(usize::from(node))
                 .ok_or_else(|| NetError::Node {
@@ -353,7 +352,7 @@ impl NetCluster {
                 continue;
             };
             let node = link.node;
-            let event = match link.next(node, wait) {
+            let event = match link.next(wait) {
                 Ok(e) => e,
                 Err(e) => return Err(self.explain(node, e)),
             };
@@ -473,43 +472,34 @@ fn wait_briefly(child: &mut Child) -> Option<std::process::ExitStatus> {
     }
 }
 
-/// The coordinator's end of one node's control connection.
+/// The coordinator's end of one node's control connection; its errors name the node once it
+/// has joined.
 #[derive(Debug)]
 struct Link {
     node: Option<NodeId>,
-    reader: FrameReader<BufReader<TcpStream>>,
-    writer: TcpStream,
-    buf: Vec<u8>,
+    stream: ControlStream,
 }
 
 impl Link {
     fn new(stream: TcpStream) -> Result<Self, NetError> {
-        stream.set_nodelay(true)?;
         Ok(Link {
             node: None,
-            reader: FrameReader::new(BufReader::new(stream.try_clone()?)),
-            writer: stream,
-            buf: Vec::new(),
+            stream: ControlStream::new(stream)?,
         })
     }
 
     fn send(&mut self, command: &Command) -> Result<(), NetError> {
-        write_frame(&mut self.writer, command, &mut self.buf).map_err(|e| self.fail(e.into()))
+        self.stream.send(command).map_err(|e| self.fail(e))
     }
 
     /// The node's next event within `wait`.
-    fn next(&mut self, node: Option<NodeId>, wait: Duration) -> Result<Event, NetError> {
-        self.writer
-            .set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
-        match self.reader.next_as::<Event>() {
+    fn next(&mut self, wait: Duration) -> Result<Event, NetError> {
+        match self.stream.recv(Some(wait)) {
             Ok(Some(e)) => Ok(e),
             Ok(None) => Err(self.fail(NetError::protocol(
                 "its control connection closed".to_string(),
             ))),
-            Err(e) => Err(match node {
-                Some(_) => self.fail(e.into()),
-                None => e.into(),
-            }),
+            Err(e) => Err(self.fail(e)),
         }
     }
 

@@ -3,19 +3,18 @@
 //! requesters, and its connections to every other node; told what to do by the coordinator over
 //! its control connection ([`control`](super::control)).
 //!
-//! Life of a node process: bind its listener, join the coordinator (retrying while the
-//! coordinator is not up yet, since hosts start in any order), connect to every node once the
-//! coordinator has every address, then run, report progress and report its state as asked,
+//! Life of a node process: join the coordinator (retrying while the coordinator is not up
+//! yet, since hosts start in any order), bind its listener and tell the coordinator where,
+//! connect to every node once the coordinator has every address, then run, report progress and report its state as asked,
 //! until told to exit or until the coordinator's connection ends. Any failure is said to the
 //! coordinator ([`Event::Failed`]) before the process gives up.
 
-use std::io::BufReader;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use super::control::{Command, Event, FinalReport, RunFigures};
+use super::control::{Command, ControlStream, Event, FinalReport, RunFigures};
 use super::sockets::Bound;
-use super::wire::{FrameReader, Hello, WireError, write_frame};
+use super::wire::{Hello, WireError};
 use super::{NetError, cluster_digest};
 use crate::driver::threads::{ClusterClient, Split, ThreadCluster, ThreadsConfig};
 use crate::history::TimedOp;
@@ -135,30 +134,21 @@ fn join(coordinator: SocketAddr, timeout: Duration) -> Result<TcpStream, NetErro
 }
 
 /// The node's end of its control connection.
-struct Control {
-    reader: FrameReader<BufReader<TcpStream>>,
-    writer: TcpStream,
-    buf: Vec<u8>,
-}
+struct Control(ControlStream);
 
 impl Control {
     fn new(stream: TcpStream) -> Result<Self, NetError> {
-        stream.set_nodelay(true)?;
-        Ok(Control {
-            reader: FrameReader::new(BufReader::new(stream.try_clone()?)),
-            writer: stream,
-            buf: Vec::new(),
-        })
+        Ok(Control(ControlStream::new(stream)?))
     }
 
     fn send(&mut self, event: &Event) -> Result<(), NetError> {
-        Ok(write_frame(&mut self.writer, event, &mut self.buf)?)
+        self.0.send(event)
     }
 
     /// The next command; the coordinator closing the connection is an error (it never leaves
     /// without saying exit).
     fn next(&mut self) -> Result<Command, NetError> {
-        match self.reader.next_as::<Command>()? {
+        match self.0.recv(None)? {
             Some(c) => Ok(c),
             None => Err(NetError::Wire(WireError::Io(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
