@@ -342,11 +342,6 @@ impl ThreadCluster {
         })
     }
 
-    /// What the verifier needs of each hosted node, and its counters, as they are now.
-    pub fn snapshots(&self) -> Vec<(NodeSnapshot, NodeStats)> {
-        self.inspect()
-    }
-
     /// Where the messages of this process stand, and why a hosted node is busy: a coordinator
     /// sums these over the processes of a split cluster to decide that it is quiescent.
     pub fn progress(&self) -> Progress {
@@ -356,7 +351,7 @@ impl ThreadCluster {
             received,
             closed_from,
             pending: self.shared.pending.load(AtomicOrdering::Relaxed),
-            busy: self.inspect().into_iter().find_map(|(s, _)| s.busy),
+            busy: self.busy(),
         }
     }
 
@@ -376,7 +371,8 @@ impl ThreadCluster {
         self.shared.links.first_error()
     }
 
-    fn inspect(&self) -> Vec<(NodeSnapshot, NodeStats)> {
+    /// What the verifier needs of each hosted node, and its counters, as they are now.
+    pub fn snapshots(&self) -> Vec<(NodeSnapshot, NodeStats)> {
         self.nodes
             .iter()
             .map(|n| {
@@ -384,6 +380,14 @@ impl ThreadCluster {
                 (NodeSnapshot::of(st.machine.as_ref()), st.machine.stats())
             })
             .collect()
+    }
+
+    /// Why a hosted node is busy, if one is (without copying any node's data, as a snapshot
+    /// does).
+    fn busy(&self) -> Option<String> {
+        self.nodes
+            .iter()
+            .find_map(|n| n.state.lock().machine.busy_reason())
     }
 
     /// Waits (polling every millisecond) until nothing is in flight and every node is idle.
@@ -395,7 +399,7 @@ impl ThreadCluster {
         loop {
             // Acquire pairs with the transport threads' Release decrement after a delivery.
             if self.shared.in_flight.load(AtomicOrdering::Acquire) == 0 {
-                let snaps = self.inspect();
+                let snaps = self.snapshots();
                 let busy = snaps.iter().find_map(|(s, _)| s.busy.clone());
                 if busy.is_none() && self.shared.in_flight.load(AtomicOrdering::Acquire) == 0 {
                     return Ok(snaps);
@@ -403,9 +407,7 @@ impl ThreadCluster {
             }
             if start.elapsed() > max_wait {
                 let reason = self
-                    .inspect()
-                    .iter()
-                    .find_map(|(s, _)| s.busy.clone())
+                    .busy()
                     .unwrap_or_else(|| "messages in flight".to_string());
                 return Err(ThreadsError::NotQuiescent {
                     waited_ms: start.elapsed().as_millis() as u64,
@@ -447,8 +449,8 @@ impl ThreadCluster {
     /// Node counters summed over the cluster.
     pub fn stats(&self) -> Result<NodeStats, ThreadsError> {
         let mut stats = NodeStats::default();
-        for (_, s) in self.inspect() {
-            stats.add(&s);
+        for n in &self.nodes {
+            stats.add(&n.state.lock().machine.stats());
         }
         Ok(stats)
     }
