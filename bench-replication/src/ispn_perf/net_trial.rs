@@ -81,10 +81,11 @@ pub enum NodeError {
 
 pub(super) struct NetTrial {
     setup: IspnPerfParams,
-    /// Dropped before `_namespaces` (held for its drop): the processes exit before their
+    /// Dropped before `namespaces` (a field declared later): the processes exit before their
     /// namespaces go.
     cluster: Mutex<NetCluster>,
-    _namespaces: Option<Namespaces>,
+    /// The nodes' namespaces, if they have them: deleted on drop, and where a cut is made.
+    namespaces: Option<Namespaces>,
     /// Where the nodes run, for the report.
     placement: String,
     /// Whether the fault (if any) is still to come: it hits the first measured iteration.
@@ -124,7 +125,7 @@ impl NetTrial {
                 placement: format!("on the hosts of {}", path.display()),
                 setup,
                 cluster: Mutex::new(cluster),
-                _namespaces: None,
+                namespaces: None,
                 fault_due: false.into(),
             });
         }
@@ -134,21 +135,25 @@ impl NetTrial {
             ));
         };
         let nodes = setup.cluster.nodes;
-        let (namespaces, placement) = match setup.netns {
-            Netns::Off => (None, "on loopback".to_string()),
-            Netns::On => {
-                let ns = Namespaces::create(nodes).map_err(setup_error)?;
+        let made = match setup.netns {
+            Netns::Off => None,
+            Netns::On => Some(Ok(Namespaces::create(nodes).map_err(setup_error)?)),
+            Netns::Auto => Some(Namespaces::create(nodes)),
+        };
+        let (namespaces, placement) = match made {
+            None => (None, "on loopback".to_string()),
+            Some(Ok(ns)) => {
                 let at = format!("in network namespaces {}", ns.names().join(", "));
                 (Some(ns), at)
             }
-            Netns::Auto => match Namespaces::create(nodes) {
-                Ok(ns) => {
-                    let at = format!("in network namespaces {}", ns.names().join(", "));
-                    (Some(ns), at)
-                }
-                Err(e) => (None, format!("on loopback ({e})")),
-            },
+            Some(Err(e)) => (None, format!("on loopback ({e})")),
         };
+        // Before any process starts: a cut needs a link of its own to cut.
+        if setup.fault == Fault::Cut && namespaces.is_none() {
+            return Err(ScenarioError::Setup(format!(
+                "fault=cut needs network namespaces, and the nodes run {placement}"
+            )));
+        }
         // The links' delay: netem's in the kernel where it has it, else the nodes' shaper.
         let (mut node_params, mut threads) = (params.clone(), setup.threads_config());
         let (latency, jitter) = (setup.link_latency_us, setup.jitter_us);
@@ -174,7 +179,7 @@ impl NetTrial {
         let coordinator = Coordinator::bind(SocketAddr::new(host, 0)).map_err(setup_error)?;
         let at = coordinator.address().map_err(setup_error)?;
         let mut started = Vec::new();
-        for id in 0..setup.cluster.nodes as NodeId {
+        for id in 0..nodes as NodeId {
             let (mut cmd, listen) = match &namespaces {
                 Some(ns) => (
                     ns.command(usize::from(id), program),
@@ -204,16 +209,11 @@ impl NetTrial {
         let cluster = coordinator
             .gather(setup.protocol, &threads, started, JOIN_TIMEOUT)
             .map_err(setup_error)?;
-        if setup.fault == Fault::Cut && namespaces.is_none() {
-            return Err(ScenarioError::Setup(format!(
-                "fault=cut needs network namespaces, and the nodes run {placement}"
-            )));
-        }
         Ok(NetTrial {
             fault_due: (setup.fault != Fault::None).into(),
             setup,
             cluster: Mutex::new(cluster),
-            _namespaces: namespaces,
+            namespaces,
             placement,
         })
     }
@@ -259,7 +259,7 @@ impl SelfTimed for NetTrial {
         let figures = match (fault, self.setup.fault) {
             (true, Fault::Kill) => cluster.run_killing(budget, last, at),
             (true, Fault::Cut) => {
-                let ns = self._namespaces.as_ref().expect("checked at setup");
+                let ns = self.namespaces.as_ref().expect("checked at setup");
                 let cut = Duration::from_millis(self.setup.fault_ms);
                 std::thread::scope(|s| {
                     let cutter = s.spawn(move || {
