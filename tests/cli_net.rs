@@ -88,6 +88,20 @@ fn three_nodes(protocol: ProtocolKind) -> NetCluster {
     .unwrap()
 }
 
+/// The error of gathering the key-queue node processes `start` starts, given the coordinator's
+/// address.
+fn gather_error(start: impl FnOnce(SocketAddr) -> Vec<Started>, timeout: Duration) -> String {
+    let (c, at) = coordinator();
+    c.gather(
+        ProtocolKind::KeyQueue,
+        &threads_config(),
+        start(at),
+        timeout,
+    )
+    .unwrap_err()
+    .to_string()
+}
+
 fn coordinator() -> (Coordinator, SocketAddr) {
     let c = Coordinator::bind(([127, 0, 0, 1], 0).into()).unwrap();
     let at = c.address().unwrap();
@@ -180,18 +194,15 @@ fn a_killed_node_loses_no_acknowledged_write_under_the_synchronous_protocols() {
 
 #[test]
 fn a_node_that_never_joins_is_named_and_the_others_are_stopped() {
-    let (c, at) = coordinator();
-    let started: Vec<_> = (0..2).map(|id| node(at, id, &[])).collect();
-    let pids: Vec<u32> = started.iter().map(|s| s.child.id()).collect();
-    let e = c
-        .gather(
-            ProtocolKind::KeyQueue,
-            &threads_config(),
-            started,
-            Duration::from_secs(3),
-        )
-        .unwrap_err()
-        .to_string();
+    let mut pids = Vec::new();
+    let e = gather_error(
+        |at| {
+            let started: Vec<_> = (0..2).map(|id| node(at, id, &[])).collect();
+            pids = started.iter().map(|s| s.child.id()).collect();
+            started
+        },
+        Duration::from_secs(3),
+    );
     assert_eq!(e, "waited in vain for node(s) 2 to join within 3000 ms");
     for pid in pids {
         // Reaped: the coordinator waited for (or killed) every process it started.
@@ -204,33 +215,19 @@ fn a_node_that_never_joins_is_named_and_the_others_are_stopped() {
 
 #[test]
 fn a_node_with_other_settings_or_a_taken_id_is_refused_by_name() {
-    let (c, at) = coordinator();
-    let started = vec![node(at, 0, &[]), node(at, 1, &["keys=300"])];
-    let e = c
-        .gather(
-            ProtocolKind::KeyQueue,
-            &threads_config(),
-            started,
-            Duration::from_secs(30),
-        )
-        .unwrap_err()
-        .to_string();
+    let e = gather_error(
+        |at| vec![node(at, 0, &[]), node(at, 1, &["keys=300"])],
+        Duration::from_secs(30),
+    );
     assert!(
         e.starts_with("node 1 runs another cluster settings digest"),
         "{e}"
     );
 
-    let (c, at) = coordinator();
-    let started = vec![node(at, 0, &[]), node(at, 0, &[])];
-    let e = c
-        .gather(
-            ProtocolKind::KeyQueue,
-            &threads_config(),
-            started,
-            Duration::from_secs(30),
-        )
-        .unwrap_err()
-        .to_string();
+    let e = gather_error(
+        |at| vec![node(at, 0, &[]), node(at, 0, &[])],
+        Duration::from_secs(30),
+    );
     assert_eq!(e, "node 0: joined twice (two hosts with the same node id?)");
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bench_replication::ispn_perf::cluster_file::ClusterFile;
 use bench_replication::ispn_perf::{IspnPerf, JOIN_TIMEOUT, NodeError, serve_node};
-use critsec_harness::{Params, Scenario};
+use critsec_harness::Params;
 use critsec_replication::NodeId;
 use critsec_replication::driver::net::NetError;
 
@@ -77,14 +77,9 @@ pub fn run(args: &NodeArgs) -> anyhow::Result<ExitCode> {
 
 /// The scenario's defaults with `pairs` set; an unknown name is a usage error.
 fn params_from<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> anyhow::Result<Params> {
-    let specs = IspnPerf.params();
-    let mut params = Params::from_pairs(
-        specs
-            .iter()
-            .filter_map(|s| Some((s.name, s.defaults.first()?.clone()))),
-    );
+    let mut params = IspnPerf::default_params();
     for (name, value) in pairs {
-        if !specs.iter().any(|s| s.name == name) {
+        if !params.0.contains_key(name) {
             return Err(
                 UsageError(format!("replication/ispn_perf has no parameter `{name}`")).into(),
             );

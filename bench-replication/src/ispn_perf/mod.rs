@@ -41,6 +41,18 @@ use threads_trial::ThreadsTrial;
 #[derive(Debug, Default)]
 pub struct IspnPerf;
 
+impl IspnPerf {
+    /// Every parameter at its first default, as the runner fills what a run leaves out.
+    pub fn default_params() -> Params {
+        Params::from_pairs(
+            IspnPerf
+                .params()
+                .into_iter()
+                .map(|s| (s.name.to_string(), s.defaults[0].clone())),
+        )
+    }
+}
+
 /// Which driver runs the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Driver {

@@ -8,12 +8,7 @@ use critsec_replication::driver::sim::simulate;
 use super::*;
 
 fn params(pairs: &[(&str, &str)]) -> Params {
-    let mut p: Params = Params::from_pairs(
-        IspnPerf
-            .params()
-            .into_iter()
-            .map(|s| (s.name.to_string(), s.defaults[0].clone())),
-    );
+    let mut p = IspnPerf::default_params();
     for (k, v) in pairs {
         p.0.insert(k.to_string(), v.to_string());
     }
@@ -288,12 +283,7 @@ mod claim_figures {
                 let side = c.resolved(role);
                 assert_eq!(side.scenario, "replication/ispn_perf");
                 // The runner fills parameters a claim leaves out with their first default.
-                let mut params = Params::from_pairs(
-                    IspnPerf
-                        .params()
-                        .into_iter()
-                        .map(|s| (s.name.to_string(), s.defaults[0].clone())),
-                );
+                let mut params = IspnPerf::default_params();
                 params.0.extend(side.params.0);
                 let key = params.to_string();
                 if seen.contains_key(&key) {
