@@ -13,7 +13,8 @@
 
 use critsec_harness::run::settings::resolve_threads;
 use critsec_harness::{
-    Choice, GroupSpec, Metric, ParamSpec, Params, Scenario, ScenarioError, Trial,
+    CheckFailed, Choice, GroupSpec, Iterations, Metric, ParamSpec, Params, Probe, Scenario,
+    ScenarioError, Trial,
 };
 use critsec_replication::driver::sim::CpuConfig;
 use critsec_replication::driver::sim::NetworkConfig;
@@ -267,7 +268,11 @@ impl IspnPerfParams {
             jitter_us: p.parse("jitter_us")?,
             cpu,
             duration_ms,
-            seed: p.parse("seed")?,
+            // `per-process` reads as 0 here: `setup` puts the seed it draws in its place.
+            seed: match p.get("seed")? {
+                PER_PROCESS => 0,
+                _ => p.parse("seed")?,
+            },
             sim_threads: {
                 let raw = p.get("sim_threads")?;
                 resolve_threads(raw)
@@ -333,9 +338,11 @@ impl Scenario for IspnPerf {
         "replication/ispn_perf"
     }
 
-    /// The simulation is seeded and runs in virtual time: a claim's replicate is a seed.
+    /// The simulation is seeded and runs in virtual time: a claim's replicate is a seed (unless
+    /// each process draws its own).
     fn deterministic(&self, params: &Params) -> bool {
         matches!(params.choice("driver"), Ok(Driver::Sim))
+            && params.get("seed").is_ok_and(|s| s != PER_PROCESS)
     }
 
     /// A simulation takes at most `cores` worker threads (its figures are the same for any).
@@ -398,11 +405,12 @@ impl Scenario for IspnPerf {
             ParamSpec::free("fault_ms", &["1000"], "net: how long a cut lasts"),
             ParamSpec::free(
                 "settle_ms",
-                &["0"],
-                "net: every iteration starts the node processes' requesters afresh; measure \
-                 only after they ran this long (a hot key's queue of lock waiters needs time to \
-                 build up, which the simulation's longer window has; operations issued before \
-                 are not counted, their messages after it are)",
+                &["20"],
+                "net: every iteration starts the node processes' requesters afresh; its window \
+                 opens after they ran this long, so that it opens on operations in flight, as \
+                 the simulation's long window nearly does (and a hot key's queue of lock \
+                 waiters has time to build up: 100 for that); the window counts the operations \
+                 that end inside it",
             ),
             ParamSpec::choices(
                 "netns",
@@ -468,7 +476,10 @@ impl Scenario for IspnPerf {
             ParamSpec::free(
                 "seed",
                 &["42"],
-                "sim: seed of the first iteration (then +1 per iteration)",
+                "seed of the requesters' operation streams (sim: of the first iteration, then +1 \
+                 per iteration); `per-process`: one drawn by each process and shown in its \
+                 check line, so that the replicates of a process-pair claim sample different \
+                 streams",
             ),
             ParamSpec::free(
                 "sim_threads",
@@ -501,23 +512,72 @@ impl Scenario for IspnPerf {
         params: &Params,
         _groups: &[GroupSpec],
     ) -> Result<Box<dyn Trial>, ScenarioError> {
-        let s = IspnPerfParams::parse(params)?;
-        match s.driver {
-            Driver::Sim => Ok(Box::new(SimTrial::new(s))),
-            Driver::Threads => ThreadsTrial::start(s).map(|t| Box::new(t) as Box<dyn Trial>),
-            Driver::Net => NetTrial::start(s, params).map(|t| Box::new(t) as Box<dyn Trial>),
+        let drawn = (params.get("seed")? == PER_PROCESS).then(|| {
+            // Any 64 random bits will do: the standard library seeds each `RandomState` afresh.
+            std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0)
+        });
+        let mut params = params.clone();
+        if let Some(seed) = drawn {
+            params.0.insert("seed".into(), seed.to_string());
         }
+        let s = IspnPerfParams::parse(&params)?;
+        let trial = match s.driver {
+            Driver::Sim => Box::new(SimTrial::new(s)) as Box<dyn Trial>,
+            Driver::Threads => Box::new(ThreadsTrial::start(s)?),
+            Driver::Net => Box::new(NetTrial::start(s, &params)?),
+        };
+        Ok(match drawn {
+            Some(seed) => Box::new(DrawnSeed { trial, seed }),
+            None => trial,
+        })
     }
 }
 
-/// Secondary metrics shared by both drivers; `payload_seconds` is the span (s) over which
-/// `stats.payload_bytes_sent` was counted.
+/// The `seed` value that has each process draw its own.
+const PER_PROCESS: &str = "per-process";
+
+/// A trial run with a seed its process drew, which its check line shows (the verdict file
+/// keeps every process's check lines, so a replicate can be rerun with its seed).
+struct DrawnSeed {
+    trial: Box<dyn Trial>,
+    seed: u64,
+}
+
+impl Trial for DrawnSeed {
+    fn verify(&self) -> Result<String, CheckFailed> {
+        self.trial
+            .verify()
+            .map(|v| format!("{v}; seed {} drawn by this process", self.seed))
+    }
+
+    fn iterations(&self) -> Iterations<'_> {
+        self.trial.iterations()
+    }
+
+    fn probe(&self) -> Option<&dyn Probe> {
+        self.trial.probe()
+    }
+
+    fn quiesce(&self) {
+        self.trial.quiesce()
+    }
+}
+
+/// Every request that ended, answered or failed.
+fn requests_ended(req: &RequesterStats) -> u64 {
+    req.ok_ops() + req.failed_lock + req.failed_reply
+}
+
+/// Secondary metrics shared by every driver; `payload_seconds` is the span (s) over which
+/// `stats.payload_bytes_sent` was counted. `messages_per_request` is the driver's: each
+/// counts the messages that belong to the requests it counts in its own way.
 fn metrics(
     req_per_s_cluster: f64,
     nodes: usize,
     req: &RequesterStats,
     stats: &NodeStats,
     payload_seconds: f64,
+    messages_per_request: f64,
 ) -> Vec<Metric> {
     let mut m = vec![
         Metric::new("req_per_s_cluster", req_per_s_cluster, "req/s").higher_is_better(),
@@ -555,11 +615,7 @@ fn metrics(
         .lower_is_better(),
     );
     // The exposure of count claims: every request that ended in the window, failed or not.
-    m.push(Metric::new(
-        "requests",
-        (req.ok_ops() + req.failed_lock + req.failed_reply) as f64,
-        "count",
-    ));
+    m.push(Metric::new("requests", requests_ended(req) as f64, "count"));
     m.push(
         Metric::new(
             "reply_timeouts",
@@ -570,16 +626,8 @@ fn metrics(
     );
     m.push(Metric::new("pool_rejections", stats.pool_rejections as f64, "count").lower_is_better());
     // What the protocol costs the network: messages sent (to other nodes and to itself) per
-    // request that ended in the window.
-    m.push(
-        Metric::new(
-            "messages_per_request",
-            stats.messages_sent as f64
-                / (req.ok_ops() + req.failed_lock + req.failed_reply).max(1) as f64,
-            "msgs",
-        )
-        .lower_is_better(),
-    );
+    // request.
+    m.push(Metric::new("messages_per_request", messages_per_request, "msgs").lower_is_better());
     m.push(Metric::new("repl_queue_depth", stats.repl_queue_max as f64, "keys").lower_is_better());
     m.push(
         Metric::new(

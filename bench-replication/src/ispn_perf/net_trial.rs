@@ -8,6 +8,7 @@
 //! parameters, every one, so that each node parses exactly the settings the coordinator did
 //! (and their digest, checked when the node joins, proves it).
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -90,6 +91,10 @@ pub(super) struct NetTrial {
     placement: String,
     /// Whether the fault (if any) is still to come: it hits the first measured iteration.
     fault_due: std::sync::atomic::AtomicBool,
+    /// Per node, its messages sent and requests ended since it started, as of the last
+    /// iteration: an iteration's messages per request are the differences, so a request's
+    /// messages are counted with it even when they fall before or after the slice.
+    totals: Mutex<BTreeMap<NodeId, (u64, u64)>>,
 }
 
 impl NetTrial {
@@ -127,6 +132,7 @@ impl NetTrial {
                 cluster: Mutex::new(cluster),
                 namespaces: None,
                 fault_due: false.into(),
+                totals: Mutex::default(),
             });
         }
         let Some((program, args)) = NODE_PROGRAM.get() else {
@@ -215,6 +221,7 @@ impl NetTrial {
             cluster: Mutex::new(cluster),
             namespaces,
             placement,
+            totals: Mutex::default(),
         })
     }
 }
@@ -278,7 +285,17 @@ impl SelfTimed for NetTrial {
         .map_err(|e| e.to_string())?;
         let (mut req, mut stats) = (RequesterStats::default(), NodeStats::default());
         let (mut per_s, mut seconds, mut bad) = (0.0, 0.0f64, 0);
+        let (mut messages, mut requests) = (0, 0);
+        let mut totals = self
+            .totals
+            .lock()
+            .map_err(|_| "net totals poisoned".to_string())?;
         for f in &figures {
+            let (m, r) = totals
+                .insert(f.node, (f.messages_total, f.requests_total))
+                .unwrap_or_default();
+            messages += f.messages_total.saturating_sub(m);
+            requests += f.requests_total.saturating_sub(r);
             // Clock-free across nodes: each node's rate on its own clock, then summed.
             let s = f.nanos.max(1) as f64 / 1e9;
             per_s += f.requesters.ok_ops() as f64 / s;
@@ -296,7 +313,14 @@ impl SelfTimed for NetTrial {
         Ok(ExternalSample {
             score: per_s / nodes.max(1) as f64,
             unit: "req/s/node".to_string(),
-            secondary: metrics(per_s, nodes, &req, &stats, seconds),
+            secondary: metrics(
+                per_s,
+                nodes,
+                &req,
+                &stats,
+                seconds,
+                messages as f64 / requests.max(1) as f64,
+            ),
         })
     }
 }

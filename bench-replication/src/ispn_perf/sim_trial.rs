@@ -8,7 +8,7 @@ use std::time::Duration;
 use critsec_harness::{CheckFailed, ExternalSample, Iterations, Metric, SelfTimed, Trial};
 use critsec_replication::driver::sim::{SimReport, simulate};
 
-use super::{IspnPerfParams, metrics};
+use super::{IspnPerfParams, metrics, requests_ended};
 
 pub(super) struct SimTrial {
     setup: IspnPerfParams,
@@ -85,12 +85,15 @@ impl SelfTimed for SimTrial {
                 // The node counters cover the whole run, drain included: bytes are divided
                 // by the virtual time until quiescence, not by the window.
                 secondary: {
+                    // Every message until the drain, of every request until the drain.
+                    let requests = requests_ended(&r.requesters) + r.drained_ops;
                     let mut m = metrics(
                         r.req_per_s_cluster(),
                         r.nodes,
                         &r.requesters,
                         &r.stats,
                         r.end_us.max(r.window_us) as f64 / 1e6,
+                        r.stats.messages_sent as f64 / requests.max(1) as f64,
                     );
                     m.push(Metric::new(
                         "cpu_utilisation",

@@ -105,6 +105,50 @@ fn the_first_iteration_runs_the_seed_parameter() {
     assert_eq!(from_42[0], seed_42.req_per_s_per_node());
 }
 
+/// `seed = per-process`: each trial draws its own seed, runs it, and says which in its check
+/// line; the simulation is then no longer replicated by seed, since its processes differ.
+#[test]
+fn a_seed_drawn_per_process_is_run_and_shown_and_replicates_by_process() {
+    let p = |seed: &str| {
+        params(&[
+            ("protocol", "key-queue"),
+            ("nodes", "4"),
+            ("requesters", "5"),
+            ("duration_ms", "50"),
+            ("seed", seed),
+        ])
+    };
+    assert!(IspnPerf.deterministic(&p("42")));
+    assert!(!IspnPerf.deterministic(&p(PER_PROCESS)));
+    let drawn = || {
+        let p = p(PER_PROCESS);
+        let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
+        let line = trial.verify().unwrap();
+        let seed = line
+            .split("; seed ")
+            .nth(1)
+            .and_then(|s| s.strip_suffix(" drawn by this process"))
+            .unwrap_or_else(|| panic!("no drawn seed in {line:?}"))
+            .to_string();
+        let score = trial
+            .expect_self_timed()
+            .run_iteration(false, Duration::from_secs(1))
+            .unwrap()
+            .score;
+        (seed, score)
+    };
+    let (a, b) = (drawn(), drawn());
+    assert_ne!(a.0, b.0);
+    // The trial ran the seed it shows.
+    let again = IspnPerf.setup(&p(&a.0), &[]).unwrap();
+    let score = again
+        .expect_self_timed()
+        .run_iteration(false, Duration::from_secs(1))
+        .unwrap()
+        .score;
+    assert_eq!(score, a.1);
+}
+
 /// An iteration's figures are the same whatever the simulation's worker threads, and the seeds
 /// runner's share of the cores lowers them, never raises them.
 #[test]

@@ -13,7 +13,7 @@ use critsec_replication::driver::threads::{ClusterClient, DriverStats, ThreadClu
 use critsec_replication::workload::{OpGenerator, RequesterStats, reply_matches};
 use critsec_replication::{AckLog, NodeStats, Outcome};
 
-use super::{IspnPerfParams, metrics};
+use super::{IspnPerfParams, metrics, requests_ended};
 
 pub(super) struct ThreadsTrial {
     setup: IspnPerfParams,
@@ -124,7 +124,17 @@ impl Probe for ThreadsTrial {
         let delta = now.since(&base);
         let seconds = window.nanos.max(1) as f64 / 1e9;
         let per_s = window.ops as f64 / seconds;
-        let mut m = metrics(per_s, self.setup.cluster.nodes, &req, &delta, seconds);
+        // The load runs on across windows, so a window's messages and its requests match in
+        // the long run: a request straddling one edge is matched by one at the other.
+        let per_request = delta.messages_sent as f64 / requests_ended(&req).max(1) as f64;
+        let mut m = metrics(
+            per_s,
+            self.setup.cluster.nodes,
+            &req,
+            &delta,
+            seconds,
+            per_request,
+        );
         // What the real pool threads did in the window (threads driver only).
         let d = self.cluster.driver_stats();
         let db = self

@@ -72,18 +72,22 @@ pub enum Event {
 pub struct RunFigures {
     /// The node.
     pub node: NodeId,
-    /// The run's length on the node's clock, from the start of its requesters to the end of the
-    /// last one's last operation.
+    /// The measured window's length on the node's clock: from the end of the settling until
+    /// the requesters stop issuing.
     pub nanos: u64,
-    /// Latencies and failures of its requesters' operations.
+    /// Latencies and failures of its requesters' operations that ended inside the window.
     pub requesters: RequesterStats,
     /// Replies that did not match their request (a get of another key's value, a put acked with
     /// another value).
     pub mismatches: u64,
     /// Calls that got no reply at all from the node's own machine.
     pub errors: u64,
-    /// The node's machine counters over the run ([`NodeStats::since`]).
+    /// The node's machine counters over the window ([`NodeStats::since`]).
     pub stats: NodeStats,
+    /// Messages the node has sent since it started, read after its requesters' last replies.
+    pub messages_total: u64,
+    /// Operations its requesters have ended (answered or failed) since the node started.
+    pub requests_total: u64,
 }
 
 /// A node's state at the end of a net run.

@@ -167,6 +167,8 @@ struct Requesters {
     acks: AckLog,
     /// Every successful operation, timed, for the coordinator's history check across nodes.
     ops: Vec<TimedOp>,
+    /// Operations ended (answered or failed) since the node started.
+    ended: u64,
 }
 
 impl Requesters {
@@ -197,18 +199,24 @@ impl Requesters {
             each,
             acks: AckLog::new(keys),
             ops: Vec::new(),
+            ended: 0,
         })
     }
 
-    /// Runs every requester for `length` on its own thread; the figures cover from the start to
-    /// the last requester's end.
-    /// Runs every requester for `settle` and then `length`, each on its own thread; the
-    /// figures cover the operations issued after `settle`, until the last requester's end.
+    /// Runs every requester on its own thread for `settle` and then the measured window of
+    /// `length`, and lets each finish the operation it has in flight at the window's end.
+    ///
+    /// As a JMH iteration counts, the window counts the operations that end inside it and
+    /// divides by its fixed length: the one in flight at either edge falls outside, so neither
+    /// a start from no load nor the last replies' tail dilutes the rate. The counters cover
+    /// the window too, read at its edges. Messages per request are counted apart, over every
+    /// slice since the node started ([`RunFigures::messages_total`]): the messages of a
+    /// request straddling an edge would otherwise be counted without the request.
     fn run(&mut self, cluster: &ThreadCluster, settle: Duration, length: Duration) -> RunFigures {
         let measured = Instant::now() + settle;
         let deadline = measured + length;
         let value_size = self.value_size;
-        let (parts, before): (Vec<Requested>, _) = std::thread::scope(|s| {
+        let (parts, window) = std::thread::scope(|s| {
             let handles: Vec<_> = self
                 .each
                 .iter_mut()
@@ -218,27 +226,32 @@ impl Requesters {
                 .collect();
             std::thread::sleep(measured.saturating_duration_since(Instant::now()));
             let before = cluster.stats().unwrap_or_default();
-            let parts = handles
+            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+            let window = cluster.stats().unwrap_or_default().since(&before);
+            let parts: Vec<Requested> = handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_default())
                 .collect();
-            (parts, before)
+            (parts, window)
         });
         let mut figures = RunFigures {
             node: self.node,
-            nanos: measured.elapsed().as_nanos() as u64,
+            nanos: length.as_nanos() as u64,
+            stats: window,
             ..RunFigures::default()
         };
         for part in parts {
             figures.requesters.merge(&part.stats);
             figures.mismatches += part.mismatches;
             figures.errors += part.errors;
+            self.ended += part.ended;
             self.ops.extend(part.ops);
         }
         for (client, ..) in &mut self.each {
             self.acks.merge(&client.take_acks());
         }
-        figures.stats = cluster.stats().unwrap_or_default().since(&before);
+        figures.messages_total = cluster.stats().unwrap_or_default().messages_sent;
+        figures.requests_total = self.ended;
         figures
     }
 
@@ -273,6 +286,8 @@ struct Requested {
     mismatches: u64,
     /// Calls without a reply.
     errors: u64,
+    /// Operations ended, answered or not, inside the window or outside it.
+    ended: u64,
     /// Its successful operations, timed.
     ops: Vec<TimedOp>,
 }
@@ -290,8 +305,8 @@ fn monotonic_ns() -> u64 {
 }
 
 /// One requester's loop until `deadline` (or its op limit); its stats count the operations
-/// issued from `measured` on (every reply is checked, and every operation timed for the history
-/// check, from the start).
+/// that end between `measured` and `deadline` (every reply is checked, and every operation
+/// timed for the history check, from the start).
 fn requester(
     client: &mut ClusterClient,
     ops: &mut OpGenerator,
@@ -305,6 +320,7 @@ fn requester(
         stats,
         mismatches,
         errors,
+        ended,
         ops: timed,
     } = &mut done;
     while Instant::now() < deadline && left.is_none_or(|n| n > 0) {
@@ -314,9 +330,12 @@ fn requester(
         let op = ops.next_op();
         let start = Instant::now();
         let issued_ns = monotonic_ns();
-        match client.call(op.clone()) {
+        let reply = client.call(op.clone());
+        let end = Instant::now();
+        *ended += 1;
+        match reply {
             Ok(outcome) => {
-                let us = start.elapsed().as_micros() as u64;
+                let us = (end - start).as_micros() as u64;
                 if let Outcome::Got(e) | Outcome::Put(e) = &outcome {
                     timed.push(TimedOp {
                         key: op.key(),
@@ -329,7 +348,7 @@ fn requester(
                 if !reply_matches(&op, &outcome, value_size) {
                     *mismatches += 1;
                 }
-                if start >= measured {
+                if (measured..=deadline).contains(&end) {
                     stats.record(&op, &outcome, us, value_size);
                 }
             }
