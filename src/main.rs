@@ -40,7 +40,7 @@ enum Command {
     /// Write results/REPORT.md: verdicts, strategy tables and plots (`--fresh` measures first).
     Report(cmd::report::ReportArgs),
     /// Print the machine facts and the environment hazards that distort measurements.
-    Doctor,
+    Doctor(cmd::doctor::DoctorArgs),
     /// One node process of a `replication/ispn_perf` run with `driver=net` (started by the
     /// coordinator, or by hand on each host of a cluster).
     #[command(hide = true)]
@@ -67,7 +67,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => cmd::parse::run(&args),
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Report(args) => cmd::report::run(&args),
-        Command::Doctor => cmd::doctor::run(),
+        Command::Doctor(args) => cmd::doctor::run(&args),
         Command::Node(args) => cmd::node::run(&args),
     };
     // Namespaces of a net run's forks that an interrupt or a timeout killed: gone with this

@@ -578,6 +578,7 @@ mod tests {
                 baseline: 100.0,
                 contender: 200.0,
                 baseline_first: true,
+                coherence_ns: None,
             }],
             log_ratio: 2f64.ln(),
         };

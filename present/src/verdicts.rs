@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use critsec_harness::claims::reproduce::{ClaimOutcome, Replicate, Verdict};
+use critsec_harness::run::coherence::levels;
 
 use crate::table::{Align, Table, fmt_num};
 
@@ -176,6 +177,9 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                 if let Some(pinned) = pinned_text(&o.replicates) {
                     let _ = writeln!(out, "  pinned:    {pinned}");
                 }
+                if let Some(coherence) = coherence_text(&o.replicates) {
+                    let _ = writeln!(out, "  coherence: {coherence}");
+                }
                 for (role, side) in [("baseline", &o.baseline), ("contender", &o.contender)] {
                     if let Some(runtime) = side.program.as_ref().and_then(|p| p.runtime_text()) {
                         let _ = writeln!(out, "  runtime:   {role}: {runtime}");
@@ -223,7 +227,6 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
     out
 }
 
-/// A look's confidence with two significant digits of what it leaves out: 99.9968%, 99.903%.
 /// Which CPUs the replicates' processes were pinned to, with how many replicates each (none
 /// when no replicate was pinned).
 fn pinned_text(replicates: &[Replicate]) -> Option<String> {
@@ -250,6 +253,44 @@ fn pinned_text(replicates: &[Replicate]) -> Option<String> {
     ))
 }
 
+/// The coherence probe's levels over the claim's blocks, with the contender/baseline ratio of
+/// the blocks at each (the geometric mean of their ratios): whether the claim's threads ran on
+/// one machine or two, and whether its ratio differs between them. `None` without probes.
+fn coherence_text(replicates: &[Replicate]) -> Option<String> {
+    let blocks: Vec<(f64, f64)> = replicates
+        .iter()
+        .flat_map(|r| &r.blocks)
+        .filter(|b| b.baseline > 0.0 && b.contender > 0.0)
+        .filter_map(|b| {
+            b.coherence_ns
+                .map(|ns| (ns, (b.contender / b.baseline).ln()))
+        })
+        .collect();
+    let series: Vec<f64> = blocks.iter().map(|&(ns, _)| ns).collect();
+    let l = levels(&series)?;
+    let at = |slow: bool| {
+        let logs: Vec<f64> = blocks
+            .iter()
+            .filter(|&&(ns, _)| l.cut_ns.is_some_and(|cut| ns > cut) == slow)
+            .map(|&(_, log)| log)
+            .collect();
+        let ratio = (logs.iter().sum::<f64>() / logs.len().max(1) as f64).exp();
+        (logs.len(), ratio_text(ratio))
+    };
+    let (n, ratio) = at(false);
+    let fast = format!("{:.0} ns in {n} blocks (ratio {ratio})", l.fast_ns);
+    Some(match l.slow_ns {
+        None => format!("a cache line's round trip between the CPUs after each block: {fast}"),
+        Some(slow_ns) => {
+            let (m, slow_ratio) = at(true);
+            format!(
+                "a cache line's round trip between the CPUs after each block: two levels, {fast} and {slow_ns:.0} ns in {m} (ratio {slow_ratio}): the CPUs' distance changed under the run (METHODOLOGY.md, *Cache-line distance between the CPUs*)"
+            )
+        }
+    })
+}
+
+/// A look's confidence with two significant digits of what it leaves out: 99.9968%, 99.903%.
 fn confidence_text(confidence: f64) -> String {
     let left_out = (1.0 - confidence) * 100.0;
     let digits = ((-left_out.log10() - 1e-9).ceil() as i32 + 1).clamp(1, 10) as usize;
@@ -258,7 +299,46 @@ fn confidence_text(confidence: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{confidence_text, ratio_text};
+    use super::{coherence_text, confidence_text, ratio_text};
+    use critsec_harness::claims::reproduce::{BlockValue, Replicate};
+
+    fn replicate(blocks: &[(f64, f64, Option<f64>)]) -> Replicate {
+        Replicate {
+            seed: None,
+            baseline_launched_first: true,
+            env_pad: (0, 0),
+            cpu: None,
+            blocks: blocks
+                .iter()
+                .map(|&(baseline, contender, coherence_ns)| BlockValue {
+                    baseline,
+                    contender,
+                    baseline_first: true,
+                    coherence_ns,
+                })
+                .collect(),
+            log_ratio: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_coherence_line_gives_each_level_its_blocks_and_ratio() {
+        // Three blocks near 60 ns at ratio 1.2, two near 320 ns at ratio 2.5.
+        let near = (100.0, 120.0, Some(60.0));
+        let far = (100.0, 250.0, Some(320.0));
+        let r = [replicate(&[near, near, far]), replicate(&[far, near])];
+        let text = coherence_text(&r).unwrap();
+        assert!(
+            text.contains(
+                "two levels, 60 ns in 3 blocks (ratio 1.200) and 320 ns in 2 (ratio 2.500)"
+            ),
+            "{text}"
+        );
+        let one = coherence_text(&[replicate(&[near, (100.0, 110.0, Some(70.0))])]).unwrap();
+        assert!(one.ends_with("blocks (ratio 1.149)"), "{one}");
+        assert!(!one.contains("two levels"), "{one}");
+        assert_eq!(coherence_text(&[replicate(&[(100.0, 120.0, None)])]), None);
+    }
 
     #[test]
     fn a_look_s_confidence_keeps_the_digits_that_tell_it_from_99_9() {

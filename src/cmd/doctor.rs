@@ -1,12 +1,38 @@
 //! `critsec doctor`: machine facts and environment hazards, before anyone trusts a number.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
+use critsec_harness::run::affinity::allowed_cpus;
+use critsec_harness::run::coherence::{levels, round_trips};
 use critsec_harness::run::environment::{git_commit, hazards, machine};
-use critsec_harness::run::settings::available_cores;
+use critsec_harness::run::settings::{available_cores, parse_duration};
 
-/// Prints the machine and the hazards; always exits 0.
-pub fn run() -> anyhow::Result<ExitCode> {
+use super::UsageError;
+
+/// Arguments of `critsec doctor`.
+#[derive(clap::Args, Debug)]
+pub struct DoctorArgs {
+    /// Also time a cache line's round trip between two CPUs for this long (e.g. 30s), in 50 ms
+    /// samples: on a VM it may switch between levels as the host moves the virtual CPUs, and
+    /// every contended multi-threaded benchmark with it (METHODOLOGY.md, *Cache-line distance
+    /// between the CPUs*).
+    #[arg(long, value_name = "DUR")]
+    pub coherence: Option<String>,
+}
+
+/// One sample of the coherence timeline.
+const SAMPLE: Duration = Duration::from_millis(50);
+
+/// Prints the machine and the hazards, and the coherence timeline if asked; exits 0 (2 on a
+/// bad duration).
+pub fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
+    let probe = args
+        .coherence
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(|e| UsageError(format!("--coherence: {e}")))?;
     let m = machine();
     println!("host        {}", m.host);
     println!("cpu         {}", m.cpu_model);
@@ -25,5 +51,52 @@ pub fn run() -> anyhow::Result<ExitCode> {
             println!("  [{}] {}", h.code, h.message);
         }
     }
+    if let Some(length) = probe {
+        coherence(length);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the round trip's levels between the first and the last allowed CPU, and a timeline
+/// of one median per second.
+fn coherence(length: Duration) {
+    let cpus = allowed_cpus();
+    let (Some(&first), Some(&last)) = (cpus.first(), cpus.last()) else {
+        println!("coherence   not measured: this platform sets no CPU affinity");
+        return;
+    };
+    let samples = (length.as_nanos() / SAMPLE.as_nanos()).max(1) as usize;
+    let series = match round_trips([first, last], samples, SAMPLE) {
+        Ok(s) => s,
+        Err(e) => {
+            println!("coherence   not measured: {e}");
+            return;
+        }
+    };
+    let Some(l) = levels(&series) else { return };
+    let head = format!(
+        "coherence   a cache line's round trip between CPUs {first} and {last}, {samples} samples of {} ms:",
+        SAMPLE.as_millis()
+    );
+    match l.slow_ns {
+        None => println!("{head} one level, {:.0} ns", l.fast_ns),
+        Some(slow) => println!(
+            "{head} two levels, {:.0} ns and {slow:.0} ns (x{:.1}), {:.0}% of the time at the slow one, {} switch(es)\n            \
+             a contended multi-threaded benchmark runs at a different speed at each level, so its slices come from two machines",
+            l.fast_ns,
+            slow / l.fast_ns,
+            l.slow_share * 100.0,
+            l.switches
+        ),
+    }
+    let per_second = (1_000 / SAMPLE.as_millis() as usize).max(1);
+    let timeline: Vec<String> = series
+        .chunks(per_second)
+        .map(|c| {
+            let mut c = c.to_vec();
+            c.sort_by(f64::total_cmp);
+            format!("{:.0}", c[c.len() / 2])
+        })
+        .collect();
+    println!("            ns per second: {}", timeline.join(" "));
 }

@@ -54,6 +54,10 @@ pub struct BlockRecord {
     pub order: Vec<usize>,
     /// Each arm's iteration, by arm index.
     pub results: Vec<IterationResult>,
+    /// A cache line's round trip between two CPUs (ns), timed right after the block, while
+    /// every arm's threads are parked (with [`RoundPlan::probe_coherence`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coherence_ns: Option<f64>,
 }
 
 /// What measuring an arm failed with: the arm's label and the reason.
@@ -105,7 +109,15 @@ pub struct RoundPlan {
     /// Pin the round's forks, after their setup, to one CPU drawn from the allowed ones (all
     /// to the same: the arms take turns, so each runs alone on it).
     pub pin: bool,
+    /// Time a cache line's round trip between two CPUs after every block: what contended
+    /// threads pay to hand a line over, which a VM's host may change under a round
+    /// (METHODOLOGY.md, *Cache-line distance between the CPUs*). For multi-threaded groups.
+    pub probe_coherence: bool,
 }
+
+/// How long the coherence probe after a block runs: a few thousand round trips, 2% of a quick
+/// block.
+const COHERENCE_PROBE: Duration = Duration::from_millis(2);
 
 /// Runs one round of fresh processes for `arms`; verifies each before and after.
 pub fn run_round(
@@ -127,6 +139,11 @@ pub fn run_round(
         .then(crate::run::affinity::allowed_cpus)
         .filter(|cpus| cpus.len() > 1)
         .map(|cpus| cpus[rand::Rng::random_range(rng, 0..cpus.len())]);
+    let probe_cpus = plan
+        .probe_coherence
+        .then(crate::run::affinity::allowed_cpus)
+        .filter(|cpus| cpus.len() > 1)
+        .map(|cpus| [cpus[0], cpus[cpus.len() - 1]]);
     let start = Instant::now();
     let specs: Vec<TrialSpec> = launch_order
         .iter()
@@ -189,9 +206,16 @@ pub fn run_round(
                 })?;
             results[a] = Some(r);
         }
+        // Between blocks, outside every arm's window: a probe that failed leaves a gap.
+        let coherence_ns = probe_cpus.and_then(|cpus| {
+            crate::run::coherence::round_trips(cpus, 1, COHERENCE_PROBE)
+                .ok()
+                .and_then(|ns| ns.first().copied())
+        });
         blocks.push(BlockRecord {
             order,
             results: results.into_iter().map(|r| r.expect("measured")).collect(),
+            coherence_ns,
         });
     }
     let block_seconds = blocks_start.elapsed().as_secs_f64();

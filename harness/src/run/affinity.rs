@@ -39,18 +39,7 @@ pub fn allowed_cpus() -> Vec<usize> {
 pub fn pin_process(pid: u32, cpu: usize) -> io::Result<()> {
     #[cfg(target_os = "linux")]
     {
-        if cpu >= libc::CPU_SETSIZE as usize {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("CPU {cpu} is beyond the affinity mask"),
-            ));
-        }
-        // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes one bit below CPU_SETSIZE.
-        let set = unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            set
-        };
+        let set = one_cpu(cpu)?;
         // sched_setaffinity acts on one thread (a task id), so every task of the process is
         // pinned in turn.
         for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
@@ -83,6 +72,45 @@ pub fn pin_process(pid: u32, cpu: usize) -> io::Result<()> {
             "CPU affinity is only set on Linux",
         ))
     }
+}
+
+/// Pins the calling thread to `cpu`. Linux only (elsewhere an `Unsupported` error).
+pub fn pin_this_thread(cpu: usize) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let set = one_cpu(cpu)?;
+        // SAFETY: the set is a valid cpu_set_t of the size passed; tid 0 is the calling thread.
+        if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpu;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "CPU affinity is only set on Linux",
+        ))
+    }
+}
+
+/// The affinity mask of `cpu` alone.
+#[cfg(target_os = "linux")]
+fn one_cpu(cpu: usize) -> io::Result<libc::cpu_set_t> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("CPU {cpu} is beyond the affinity mask"),
+        ));
+    }
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes one bit below CPU_SETSIZE.
+    Ok(unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        set
+    })
 }
 
 #[cfg(all(test, target_os = "linux"))]

@@ -5,6 +5,7 @@
 //! scenarios.
 
 pub mod affinity;
+pub mod coherence;
 pub mod control;
 pub mod cpu;
 pub mod environment;

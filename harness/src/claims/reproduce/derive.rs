@@ -147,6 +147,7 @@ impl Paired {
                 baseline,
                 contender,
                 baseline_first: true,
+                coherence_ns: None,
             }],
         }
     }
@@ -328,6 +329,7 @@ mod tests {
                 baseline: 100.0,
                 contender,
                 baseline_first: true,
+                coherence_ns: None,
             })
             .to_vec();
         let replicate = Paired {

@@ -46,6 +46,7 @@ fn fork_blocks(p: &InvocationPair) -> Vec<BlockValue> {
                 baseline,
                 contender,
                 baseline_first: p.baseline_first,
+                coherence_ns: None,
             })
             .collect()
     } else {
@@ -53,6 +54,7 @@ fn fork_blocks(p: &InvocationPair) -> Vec<BlockValue> {
             baseline: p.sides[0].mean(),
             contender: p.sides[1].mean(),
             baseline_first: p.baseline_first,
+            coherence_ns: None,
         }]
     }
 }

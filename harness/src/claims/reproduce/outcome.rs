@@ -210,6 +210,10 @@ pub struct BlockValue {
     pub contender: f64,
     /// Whether the baseline ran first in the block.
     pub baseline_first: bool,
+    /// A cache line's round trip between two CPUs (ns), timed right after the block
+    /// ([`crate::run::coherence`]): multi-threaded process pairs only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coherence_ns: Option<f64>,
 }
 
 /// What a count claim counted.

@@ -53,6 +53,7 @@ impl<'a> Rounds<'a> {
                 iteration_time: settings.iteration_time,
                 forked: settings.forked,
                 pin: settings.pin_single_threaded && single_threaded,
+                probe_coherence: settings.forked && !single_threaded,
             },
             run_seed: settings.seed,
             group,
@@ -125,6 +126,7 @@ impl ReplicateSource for Rounds<'_> {
                     baseline,
                     contender,
                     baseline_first: position(a) < position(b),
+                    coherence_ns: block.coherence_ns,
                 });
             }
             let launched = |arm: usize| r.launch_order.iter().position(|&x| x == arm);

@@ -115,6 +115,7 @@ impl Truth {
                     baseline: 1.0,
                     contender: log.exp(),
                     baseline_first: slice % 2 == 0,
+                    coherence_ns: None,
                 }
             })
             .collect();
