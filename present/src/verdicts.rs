@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use critsec_harness::claims::reproduce::{ClaimOutcome, Replicate, Verdict};
-use critsec_harness::run::coherence::levels;
+use critsec_harness::run::coherence::{TAKEN_NS, levels};
 
 use crate::table::{Align, Table, fmt_num};
 
@@ -283,8 +283,13 @@ fn coherence_text(replicates: &[Replicate]) -> Option<String> {
         None => format!("a cache line's round trip between the CPUs after each block: {fast}"),
         Some(slow_ns) => {
             let (m, slow_ratio) = at(true);
+            let why = if slow_ns > TAKEN_NS {
+                "a CPU was taken by other work right after those blocks"
+            } else {
+                "the CPUs' distance changed under the run (METHODOLOGY.md, *Cache-line distance between the CPUs*)"
+            };
             format!(
-                "a cache line's round trip between the CPUs after each block: two levels, {fast} and {slow_ns:.0} ns in {m} (ratio {slow_ratio}): the CPUs' distance changed under the run (METHODOLOGY.md, *Cache-line distance between the CPUs*)"
+                "a cache line's round trip between the CPUs after each block: two levels, {fast} and {slow_ns:.0} ns in {m} (ratio {slow_ratio}): {why}"
             )
         }
     })
@@ -337,6 +342,13 @@ mod tests {
         let one = coherence_text(&[replicate(&[near, (100.0, 110.0, Some(70.0))])]).unwrap();
         assert!(one.ends_with("blocks (ratio 1.149)"), "{one}");
         assert!(!one.contains("two levels"), "{one}");
+        let taken = (100.0, 100.0, Some(6_000.0));
+        let busy = coherence_text(&[replicate(&[near, near, taken, near, taken])]).unwrap();
+        assert!(
+            busy.ends_with("a CPU was taken by other work right after those blocks"),
+            "{busy}"
+        );
+        assert!(text.contains("the CPUs' distance changed"), "{text}");
         assert_eq!(coherence_text(&[replicate(&[(100.0, 120.0, None)])]), None);
     }
 

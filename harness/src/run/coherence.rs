@@ -111,6 +111,10 @@ pub struct Levels {
     pub cut_ns: Option<f64>,
 }
 
+/// A round trip longer than this is no cache line's (a handover between sockets takes well under
+/// a µs): one of the two CPUs was taken by something else for most of the sample.
+pub const TAKEN_NS: f64 = 1_000.0;
+
 /// Two samples are at different levels when one is more than this many times the other: the
 /// fast level's own jitter (55-115 ns on the VM of METHODOLOGY.md) stays within it.
 const LEVEL_FACTOR: f64 = 2.5;
