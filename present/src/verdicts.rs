@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 
 use critsec_harness::claims::reproduce::{ClaimOutcome, Replicate, Verdict};
 use critsec_harness::run::coherence::{TAKEN_NS, levels};
+use critsec_harness::stats::CONFIDENCE;
+use critsec_harness::stats::ratio::log_interval;
 
 use crate::table::{Align, Table, fmt_num};
 
@@ -177,7 +179,8 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                 if let Some(pinned) = pinned_text(&o.replicates) {
                     let _ = writeln!(out, "  pinned:    {pinned}");
                 }
-                if let Some(coherence) = coherence_text(&o.replicates) {
+                let confidence = o.interval.as_ref().map_or(CONFIDENCE, |iv| iv.confidence);
+                if let Some(coherence) = coherence_text(&o.replicates, confidence) {
                     let _ = writeln!(out, "  coherence: {coherence}");
                 }
                 for (role, side) in [("baseline", &o.baseline), ("contender", &o.contender)] {
@@ -253,43 +256,71 @@ fn pinned_text(replicates: &[Replicate]) -> Option<String> {
     ))
 }
 
-/// The coherence probe's levels over the claim's blocks, with the contender/baseline ratio of
-/// the blocks at each (the geometric mean of their ratios): whether the claim's threads ran on
-/// one machine or two, and whether its ratio differs between them. `None` without probes.
-fn coherence_text(replicates: &[Replicate]) -> Option<String> {
-    let blocks: Vec<(f64, f64)> = replicates
+/// The coherence probe's levels over the claim's blocks and, at each level, the claim's ratio
+/// restricted to that level's blocks: each replicate's sides' mean values over its blocks at
+/// the level, and their log ratios' interval over the replicates that have such blocks, at the
+/// confidence of the claim's last look (descriptive: not corrected for looking at two levels).
+/// Whether the claim's threads ran on one machine or two, and whether its ratio differs between
+/// them. `None` without probes.
+fn coherence_text(replicates: &[Replicate], confidence: f64) -> Option<String> {
+    let series: Vec<f64> = replicates
         .iter()
         .flat_map(|r| &r.blocks)
-        .filter(|b| b.baseline > 0.0 && b.contender > 0.0)
-        .filter_map(|b| {
-            b.coherence_ns
-                .map(|ns| (ns, (b.contender / b.baseline).ln()))
-        })
+        .filter_map(|b| b.coherence_ns)
         .collect();
-    let series: Vec<f64> = blocks.iter().map(|&(ns, _)| ns).collect();
     let l = levels(&series)?;
-    let at = |slow: bool| {
-        let logs: Vec<f64> = blocks
-            .iter()
-            .filter(|&&(ns, _)| l.cut_ns.is_some_and(|cut| ns > cut) == slow)
-            .map(|&(_, log)| log)
-            .collect();
-        let ratio = (logs.iter().sum::<f64>() / logs.len().max(1) as f64).exp();
-        (logs.len(), ratio_text(ratio))
+    let slow = |ns: f64| l.cut_ns.is_some_and(|cut| ns > cut);
+    let at = |level_slow: bool, ns: f64| {
+        let (mut logs, mut blocks) = (Vec::new(), 0);
+        for r in replicates {
+            let here: Vec<_> = r
+                .blocks
+                .iter()
+                .filter(|b| b.coherence_ns.is_some_and(|ns| slow(ns) == level_slow))
+                .collect();
+            if here.is_empty() {
+                continue;
+            }
+            blocks += here.len();
+            let mean = |v: &mut dyn Iterator<Item = f64>| {
+                let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+                sum / n as f64
+            };
+            let log = mean(&mut here.iter().map(|b| b.contender)).ln()
+                - mean(&mut here.iter().map(|b| b.baseline)).ln();
+            if log.is_finite() {
+                logs.push(log);
+            }
+        }
+        let iv = log_interval(&logs, confidence);
+        let range = if iv.n > 1 {
+            format!(" [{}, {}]", ratio_text(iv.low), ratio_text(iv.high))
+        } else {
+            String::new()
+        };
+        let of = if iv.n == 1 {
+            "1 replicate".to_string()
+        } else {
+            format!("{} replicates", iv.n)
+        };
+        format!(
+            "{ns:.0} ns in {blocks} blocks of {of}, ratio {}{range}",
+            ratio_text(iv.ratio)
+        )
     };
-    let (n, ratio) = at(false);
-    let fast = format!("{:.0} ns in {n} blocks (ratio {ratio})", l.fast_ns);
+    let head = "a cache line's round trip between the CPUs after each block:";
     Some(match l.slow_ns {
-        None => format!("a cache line's round trip between the CPUs after each block: {fast}"),
+        None => format!("{head} {}", at(false, l.fast_ns)),
         Some(slow_ns) => {
-            let (m, slow_ratio) = at(true);
             let why = if slow_ns > TAKEN_NS {
                 "a CPU was taken by other work right after those blocks"
             } else {
                 "the CPUs' distance changed under the run (METHODOLOGY.md, *Cache-line distance between the CPUs*)"
             };
             format!(
-                "a cache line's round trip between the CPUs after each block: two levels, {fast} and {slow_ns:.0} ns in {m} (ratio {slow_ratio}): {why}"
+                "{head} two levels, {}; {}: {why}",
+                at(false, l.fast_ns),
+                at(true, slow_ns)
             )
         }
     })
@@ -327,29 +358,53 @@ mod tests {
     }
 
     #[test]
-    fn the_coherence_line_gives_each_level_its_blocks_and_ratio() {
-        // Three blocks near 60 ns at ratio 1.2, two near 320 ns at ratio 2.5.
+    fn the_coherence_line_gives_each_level_its_ratio_over_the_replicates_that_had_it() {
+        // Near (60 ns) blocks at ratio 1.2 in three replicates, far (320 ns) ones at 2.5 in
+        // two; a replicate's level ratio is of its sides' means over those blocks.
         let near = (100.0, 120.0, Some(60.0));
         let far = (100.0, 250.0, Some(320.0));
-        let r = [replicate(&[near, near, far]), replicate(&[far, near])];
-        let text = coherence_text(&r).unwrap();
+        let r = [
+            replicate(&[near, near, far]),
+            replicate(&[far, near]),
+            replicate(&[near, (300.0, 360.0, Some(61.0))]),
+        ];
+        let text = coherence_text(&r, 0.999).unwrap();
         assert!(
             text.contains(
-                "two levels, 60 ns in 3 blocks (ratio 1.200) and 320 ns in 2 (ratio 2.500)"
+                "two levels, 60 ns in 5 blocks of 3 replicates, ratio 1.200 [1.200, 1.200]; 320 ns in 2 blocks of 2 replicates, ratio 2.500 [2.500, 2.500]"
             ),
             "{text}"
         );
-        let one = coherence_text(&[replicate(&[near, (100.0, 110.0, Some(70.0))])]).unwrap();
-        assert!(one.ends_with("blocks (ratio 1.149)"), "{one}");
+        assert!(text.contains("the CPUs' distance changed"), "{text}");
+        // One level; a spread between replicates widens the interval.
+        let one = coherence_text(
+            &[
+                replicate(&[near, near]),
+                replicate(&[(100.0, 110.0, Some(70.0))]),
+            ],
+            0.999,
+        )
+        .unwrap();
+        assert!(
+            one.contains("in 3 blocks of 2 replicates, ratio 1.149 ["),
+            "{one}"
+        );
         assert!(!one.contains("two levels"), "{one}");
+        // A level seen in one replicate has no interval.
         let taken = (100.0, 100.0, Some(6_000.0));
-        let busy = coherence_text(&[replicate(&[near, near, taken, near, taken])]).unwrap();
+        let busy = coherence_text(&[replicate(&[near, near, taken, near, taken])], 0.999).unwrap();
+        assert!(
+            busy.contains("6000 ns in 2 blocks of 1 replicate, ratio 1.000:"),
+            "{busy}"
+        );
         assert!(
             busy.ends_with("a CPU was taken by other work right after those blocks"),
             "{busy}"
         );
-        assert!(text.contains("the CPUs' distance changed"), "{text}");
-        assert_eq!(coherence_text(&[replicate(&[(100.0, 120.0, None)])]), None);
+        assert_eq!(
+            coherence_text(&[replicate(&[(100.0, 120.0, None)])], 0.999),
+            None
+        );
     }
 
     #[test]
