@@ -439,7 +439,11 @@ fn check_net_nodes(p: ProtocolKind) {
         // The window counts what ended inside it; each requester's last operation may end
         // after it, and is counted only in the totals (and acknowledged, if a put).
         let tail = 3 * u64::from(workload.requesters_per_node);
-        let ended: u64 = figures.iter().map(|f| f.requesters.ok_ops()).sum();
+        // Failed operations (a lock timeout) end too.
+        let ended: u64 = figures
+            .iter()
+            .map(|f| f.requesters.ok_ops() + f.requesters.failed_lock + f.requesters.failed_reply)
+            .sum();
         let total: u64 = figures.iter().map(|f| f.requests_total).sum();
         assert!(
             (ended..=ended + tail).contains(&total),
