@@ -38,7 +38,7 @@ fn main() {
                         println!(
                             "{nodes},{protocol},{requesters},{pause_ms},{seed},{},{},{:.0},{}",
                             r.stats.lock_timeouts,
-                            q.ok_ops() + q.failed_lock + q.failed_reply,
+                            q.ended(),
                             r.req_per_s_per_node(),
                             r.verify.is_ok()
                         );

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use critsec_harness::claims::reproduce::{ClaimOutcome, Replicate, Verdict};
+use critsec_harness::claims::reproduce::{ClaimOutcome, Replicate, Verdict, blocks_log_ratio};
 use critsec_harness::run::coherence::{TAKEN_NS, levels};
 use critsec_harness::stats::CONFIDENCE;
 use critsec_harness::stats::ratio::log_interval;
@@ -282,12 +282,7 @@ fn coherence_text(replicates: &[Replicate], confidence: f64) -> Option<String> {
                 continue;
             }
             blocks += here.len();
-            let mean = |v: &mut dyn Iterator<Item = f64>| {
-                let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-                sum / n as f64
-            };
-            let log = mean(&mut here.iter().map(|b| b.contender)).ln()
-                - mean(&mut here.iter().map(|b| b.baseline)).ln();
+            let log = blocks_log_ratio(here.iter().copied());
             if log.is_finite() {
                 logs.push(log);
             }

@@ -563,11 +563,6 @@ impl Trial for DrawnSeed {
     }
 }
 
-/// Every request that ended, answered or failed.
-fn requests_ended(req: &RequesterStats) -> u64 {
-    req.ok_ops() + req.failed_lock + req.failed_reply
-}
-
 /// Secondary metrics shared by every driver; `payload_seconds` is the span (s) over which
 /// `stats.payload_bytes_sent` was counted. `messages_per_request` is the driver's: each
 /// counts the messages that belong to the requests it counts in its own way.
@@ -615,7 +610,7 @@ fn metrics(
         .lower_is_better(),
     );
     // The exposure of count claims: every request that ended in the window, failed or not.
-    m.push(Metric::new("requests", requests_ended(req) as f64, "count"));
+    m.push(Metric::new("requests", req.ended() as f64, "count"));
     m.push(
         Metric::new(
             "reply_timeouts",

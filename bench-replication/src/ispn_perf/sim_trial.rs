@@ -8,7 +8,7 @@ use std::time::Duration;
 use critsec_harness::{CheckFailed, ExternalSample, Iterations, Metric, SelfTimed, Trial};
 use critsec_replication::driver::sim::{SimReport, simulate};
 
-use super::{IspnPerfParams, metrics, requests_ended};
+use super::{IspnPerfParams, metrics};
 
 pub(super) struct SimTrial {
     setup: IspnPerfParams,
@@ -86,7 +86,7 @@ impl SelfTimed for SimTrial {
                 // by the virtual time until quiescence, not by the window.
                 secondary: {
                     // Every message until the drain, of every request until the drain.
-                    let requests = requests_ended(&r.requesters) + r.drained_ops;
+                    let requests = r.requesters.ended() + r.drained_ops;
                     let mut m = metrics(
                         r.req_per_s_cluster(),
                         r.nodes,

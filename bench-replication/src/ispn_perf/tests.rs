@@ -69,23 +69,25 @@ fn sim_iterations_verify_and_report_every_metric() {
     }
 }
 
+/// A 4-node key-queue simulation of 50 ms windows, from `seed`.
+fn small_key_queue(seed: &str) -> Params {
+    params(&[
+        ("protocol", "key-queue"),
+        ("nodes", "4"),
+        ("requesters", "5"),
+        ("duration_ms", "50"),
+        ("seed", seed),
+    ])
+}
+
 /// The harness's contract for a deterministic scenario with a `seed` parameter: the first
 /// iteration runs that seed (the check before it included), so a trial started at
 /// `seed = 43` repeats the second iteration of one started at 42. A claim's later look
 /// relies on it to run only the seeds not yet run.
 #[test]
 fn the_first_iteration_runs_the_seed_parameter() {
-    let p = |seed: &str| {
-        params(&[
-            ("protocol", "key-queue"),
-            ("nodes", "4"),
-            ("requesters", "5"),
-            ("duration_ms", "50"),
-            ("seed", seed),
-        ])
-    };
     let scores = |seed: &str, n: usize| {
-        let p = p(seed);
+        let p = small_key_queue(seed);
         let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
         trial.verify().unwrap();
         (0..n)
@@ -100,7 +102,7 @@ fn the_first_iteration_runs_the_seed_parameter() {
     let from_42 = scores("42", 3);
     assert_eq!(scores("43", 2), from_42[1..]);
     assert_ne!(from_42[0], from_42[1]);
-    let setup = IspnPerfParams::parse(&p("42")).unwrap();
+    let setup = IspnPerfParams::parse(&small_key_queue("42")).unwrap();
     let seed_42 = simulate(setup.protocol, setup.sim_config(42, 50_000)).unwrap();
     assert_eq!(from_42[0], seed_42.req_per_s_per_node());
 }
@@ -109,19 +111,10 @@ fn the_first_iteration_runs_the_seed_parameter() {
 /// line; the simulation is then no longer replicated by seed, since its processes differ.
 #[test]
 fn a_seed_drawn_per_process_is_run_and_shown_and_replicates_by_process() {
-    let p = |seed: &str| {
-        params(&[
-            ("protocol", "key-queue"),
-            ("nodes", "4"),
-            ("requesters", "5"),
-            ("duration_ms", "50"),
-            ("seed", seed),
-        ])
-    };
-    assert!(IspnPerf.deterministic(&p("42")));
-    assert!(!IspnPerf.deterministic(&p(PER_PROCESS)));
+    assert!(IspnPerf.deterministic(&small_key_queue("42")));
+    assert!(!IspnPerf.deterministic(&small_key_queue(PER_PROCESS)));
     let drawn = || {
-        let p = p(PER_PROCESS);
+        let p = small_key_queue(PER_PROCESS);
         let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
         let line = trial.verify().unwrap();
         let seed = line
@@ -140,7 +133,7 @@ fn a_seed_drawn_per_process_is_run_and_shown_and_replicates_by_process() {
     let (a, b) = (drawn(), drawn());
     assert_ne!(a.0, b.0);
     // The trial ran the seed it shows.
-    let again = IspnPerf.setup(&p(&a.0), &[]).unwrap();
+    let again = IspnPerf.setup(&small_key_queue(&a.0), &[]).unwrap();
     let score = again
         .expect_self_timed()
         .run_iteration(false, Duration::from_secs(1))

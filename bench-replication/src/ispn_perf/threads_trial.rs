@@ -13,7 +13,7 @@ use critsec_replication::driver::threads::{ClusterClient, DriverStats, ThreadClu
 use critsec_replication::workload::{OpGenerator, RequesterStats, reply_matches};
 use critsec_replication::{AckLog, NodeStats, Outcome};
 
-use super::{IspnPerfParams, metrics, requests_ended};
+use super::{IspnPerfParams, metrics};
 
 pub(super) struct ThreadsTrial {
     setup: IspnPerfParams,
@@ -126,7 +126,7 @@ impl Probe for ThreadsTrial {
         let per_s = window.ops as f64 / seconds;
         // The load runs on across windows, so a window's messages and its requests match in
         // the long run: a request straddling one edge is matched by one at the other.
-        let per_request = delta.messages_sent as f64 / requests_ended(&req).max(1) as f64;
+        let per_request = delta.messages_sent as f64 / req.ended().max(1) as f64;
         let mut m = metrics(
             per_s,
             self.setup.cluster.nodes,

@@ -440,10 +440,7 @@ fn check_net_nodes(p: ProtocolKind) {
         // after it, and is counted only in the totals (and acknowledged, if a put).
         let tail = 3 * u64::from(workload.requesters_per_node);
         // Failed operations (a lock timeout) end too.
-        let ended: u64 = figures
-            .iter()
-            .map(|f| f.requesters.ok_ops() + f.requesters.failed_lock + f.requesters.failed_reply)
-            .sum();
+        let ended: u64 = figures.iter().map(|f| f.requesters.ended()).sum();
         let total: u64 = figures.iter().map(|f| f.requests_total).sum();
         assert!(
             (ended..=ended + tail).contains(&total),
@@ -617,7 +614,7 @@ fn check_fixed_requests(p: ProtocolKind) {
     assert_verified(&r);
     let q = &r.requesters;
     assert_eq!(
-        q.ok_ops() + q.failed_lock + q.failed_reply,
+        q.ended(),
         50 * 5,
         "{p:?}: every request counted once, in the window: {r:#?}"
     );

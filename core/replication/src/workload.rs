@@ -308,6 +308,11 @@ impl RequesterStats {
         self.gets.count() + self.puts.count()
     }
 
+    /// Operations that ended, answered or failed (a lock or reply timeout).
+    pub fn ended(&self) -> u64 {
+        self.ok_ops() + self.failed_lock + self.failed_reply
+    }
+
     /// Adds another requester's stats.
     pub fn merge(&mut self, o: &RequesterStats) {
         self.gets.merge(&o.gets);

@@ -128,11 +128,16 @@ pub(crate) struct Paired {
     pub blocks: Vec<BlockValue>,
 }
 
+/// The log ratio of a replicate's `blocks` (all of them, or those of one kind): of the
+/// contender's [`level`] over them to the baseline's.
+pub fn blocks_log_ratio<'a>(blocks: impl Iterator<Item = &'a BlockValue> + Clone) -> f64 {
+    level(blocks.clone().map(|b| b.contender)) - level(blocks.map(|b| b.baseline))
+}
+
 impl Paired {
-    /// The replicate's log ratio: of the contender's [`level`] to the baseline's.
+    /// The replicate's log ratio ([`blocks_log_ratio`] over all its blocks).
     pub fn log_ratio(&self) -> f64 {
-        level(self.blocks.iter().map(|b| b.contender))
-            - level(self.blocks.iter().map(|b| b.baseline))
+        blocks_log_ratio(self.blocks.iter())
     }
 
     /// A replicate of one block whose sides ran in no order to speak of: a seed of a

@@ -46,7 +46,7 @@ use crate::claims::claim::Claim;
 use crate::run::runner::{Launcher, interrupted};
 
 pub use crate::claims::measure::BlockRecord;
-pub use derive::metric_of;
+pub use derive::{blocks_log_ratio, metric_of};
 pub use outcome::{
     BlockValue, ClaimOutcome, CountSummary, Design, FarProcess, ProgramRecord, Replicate,
     ReplicateKind, SideRecord, Verdict, verdict,
