@@ -606,6 +606,7 @@ mod tests {
             far_processes: Vec::new(),
             flags: Vec::new(),
             design: None,
+            coherence: None,
         };
         let failed = ClaimOutcome {
             verdict: Err("check failed: wrong core".into()),

@@ -3,10 +3,9 @@
 
 use std::fmt::Write as _;
 
-use critsec_harness::claims::reproduce::{ClaimOutcome, Replicate, Verdict, blocks_log_ratio};
-use critsec_harness::run::coherence::{TAKEN_NS, levels};
-use critsec_harness::stats::CONFIDENCE;
-use critsec_harness::stats::ratio::log_interval;
+use critsec_harness::claims::reproduce::{
+    ClaimOutcome, Coherence, CoherenceLevel, Replicate, Verdict,
+};
 
 use crate::table::{Align, Table, fmt_num};
 
@@ -179,9 +178,8 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                 if let Some(pinned) = pinned_text(&o.replicates) {
                     let _ = writeln!(out, "  pinned:    {pinned}");
                 }
-                let confidence = o.interval.as_ref().map_or(CONFIDENCE, |iv| iv.confidence);
-                if let Some(coherence) = coherence_text(&o.replicates, confidence) {
-                    let _ = writeln!(out, "  coherence: {coherence}");
+                if let Some(coherence) = &o.coherence {
+                    let _ = writeln!(out, "  coherence: {}", coherence_text(coherence));
                 }
                 for (role, side) in [("baseline", &o.baseline), ("contender", &o.contender)] {
                     if let Some(runtime) = side.program.as_ref().and_then(|p| p.runtime_text()) {
@@ -256,38 +254,12 @@ fn pinned_text(replicates: &[Replicate]) -> Option<String> {
     ))
 }
 
-/// The coherence probe's levels over the claim's blocks and, at each level, the claim's ratio
-/// restricted to that level's blocks: each replicate's sides' mean values over its blocks at
-/// the level, and their log ratios' interval over the replicates that have such blocks, at the
-/// confidence of the claim's last look (descriptive: not corrected for looking at two levels).
-/// Whether the claim's threads ran on one machine or two, and whether its ratio differs between
-/// them. `None` without probes.
-fn coherence_text(replicates: &[Replicate], confidence: f64) -> Option<String> {
-    let series: Vec<f64> = replicates
-        .iter()
-        .flat_map(|r| &r.blocks)
-        .filter_map(|b| b.coherence_ns)
-        .collect();
-    let l = levels(&series)?;
-    let slow = |ns: f64| l.cut_ns.is_some_and(|cut| ns > cut);
-    let at = |level_slow: bool, ns: f64| {
-        let (mut logs, mut blocks) = (Vec::new(), 0);
-        for r in replicates {
-            let here: Vec<_> = r
-                .blocks
-                .iter()
-                .filter(|b| b.coherence_ns.is_some_and(|ns| slow(ns) == level_slow))
-                .collect();
-            if here.is_empty() {
-                continue;
-            }
-            blocks += here.len();
-            let log = blocks_log_ratio(here.iter().copied());
-            if log.is_finite() {
-                logs.push(log);
-            }
-        }
-        let iv = log_interval(&logs, confidence);
+/// The coherence probes' levels over the claim's blocks, each with the claim's ratio over its
+/// blocks and, where the levels are the CPUs' distance, its verdict there
+/// ([`Coherence`]): whether the claim's threads ran on one machine or two, and what each said.
+fn coherence_text(c: &Coherence) -> String {
+    let level = |l: &CoherenceLevel| {
+        let iv = &l.interval;
         let range = if iv.n > 1 {
             format!(" [{}, {}]", ratio_text(iv.low), ratio_text(iv.high))
         } else {
@@ -298,27 +270,38 @@ fn coherence_text(replicates: &[Replicate], confidence: f64) -> Option<String> {
         } else {
             format!("{} replicates", iv.n)
         };
+        let judged = match (&l.verdict, c.by_level) {
+            (Some(v), _) => format!(" at {}: {}", confidence_text(iv.confidence), v.label()),
+            (None, true) => ", not judged: seen in one replicate".into(),
+            (None, false) => String::new(),
+        };
         format!(
-            "{ns:.0} ns in {blocks} blocks of {of}, ratio {}{range}",
+            "{:.0} ns in {} blocks of {of}, ratio {}{range}{judged}",
+            l.round_trip_ns,
+            l.blocks,
             ratio_text(iv.ratio)
         )
     };
     let head = "a cache line's round trip between the CPUs after each block:";
-    Some(match l.slow_ns {
-        None => format!("{head} {}", at(false, l.fast_ns)),
-        Some(slow_ns) => {
-            let why = if slow_ns > TAKEN_NS {
-                "a CPU was taken by other work right after those blocks"
-            } else {
-                "the CPUs' distance changed under the run (METHODOLOGY.md, *Cache-line distance between the CPUs*)"
-            };
+    let taken = match c.taken {
+        0 => String::new(),
+        1 => "; 1 probe found a CPU taken by other work (its block counts at the level before it)"
+            .into(),
+        n => format!(
+            "; {n} probes found a CPU taken by other work (each block counts at the level before it)"
+        ),
+    };
+    match c.levels.as_slice() {
+        [] => format!("{head} every probe found a CPU taken by other work"),
+        [one] => format!("{head} {}{taken}", level(one)),
+        levels => {
+            let each: Vec<String> = levels.iter().map(level).collect();
             format!(
-                "{head} two levels, {}; {}: {why}",
-                at(false, l.fast_ns),
-                at(true, slow_ns)
+                "{head} two levels, {}{taken}: the CPUs' distance changed under the run, so each level is judged on its own (METHODOLOGY.md, *Verdicts per CPU distance*)",
+                each.join("; ")
             )
         }
-    })
+    }
 }
 
 /// A look's confidence with two significant digits of what it leaves out: 99.9968%, 99.903%.
@@ -331,74 +314,66 @@ fn confidence_text(confidence: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::{coherence_text, confidence_text, ratio_text};
-    use critsec_harness::claims::reproduce::{BlockValue, Replicate};
+    use critsec_harness::claims::reproduce::{Coherence, CoherenceLevel, Verdict};
+    use critsec_harness::stats::ratio::log_interval;
 
-    fn replicate(blocks: &[(f64, f64, Option<f64>)]) -> Replicate {
-        Replicate {
-            seed: None,
-            baseline_launched_first: true,
-            env_pad: (0, 0),
-            cpu: None,
-            blocks: blocks
-                .iter()
-                .map(|&(baseline, contender, coherence_ns)| BlockValue {
-                    baseline,
-                    contender,
-                    baseline_first: true,
-                    coherence_ns,
-                })
-                .collect(),
-            log_ratio: 0.0,
+    fn level(ns: f64, blocks: usize, logs: &[f64], verdict: Option<Verdict>) -> CoherenceLevel {
+        CoherenceLevel {
+            round_trip_ns: ns,
+            blocks,
+            interval: log_interval(logs, 0.9995),
+            verdict,
         }
     }
 
     #[test]
-    fn the_coherence_line_gives_each_level_its_ratio_over_the_replicates_that_had_it() {
-        // Near (60 ns) blocks at ratio 1.2 in three replicates, far (320 ns) ones at 2.5 in
-        // two; a replicate's level ratio is of its sides' means over those blocks.
-        let near = (100.0, 120.0, Some(60.0));
-        let far = (100.0, 250.0, Some(320.0));
-        let r = [
-            replicate(&[near, near, far]),
-            replicate(&[far, near]),
-            replicate(&[near, (300.0, 360.0, Some(61.0))]),
-        ];
-        let text = coherence_text(&r, 0.999).unwrap();
+    fn the_coherence_line_gives_each_level_its_ratio_and_verdict() {
+        let near = level(
+            66.0,
+            40,
+            &[0.18, 0.2, 0.22, 0.19, 0.21],
+            Some(Verdict::Reproduced),
+        );
+        let far = level(316.0, 4, &[-0.1], None);
+        let text = coherence_text(&Coherence {
+            levels: vec![near.clone(), far.clone()],
+            by_level: true,
+            taken: 2,
+        });
+        assert!(
+            text.contains("two levels, 66 ns in 40 blocks of 5 replicates, ratio 1.221 ["),
+            "{text}"
+        );
+        assert!(text.contains("] at 99.950%: REPRODUCED; 316 ns"), "{text}");
         assert!(
             text.contains(
-                "two levels, 60 ns in 5 blocks of 3 replicates, ratio 1.200 [1.200, 1.200]; 320 ns in 2 blocks of 2 replicates, ratio 2.500 [2.500, 2.500]"
+                "316 ns in 4 blocks of 1 replicate, ratio 0.905, not judged: seen in one replicate"
             ),
             "{text}"
         );
-        assert!(text.contains("the CPUs' distance changed"), "{text}");
-        // One level; a spread between replicates widens the interval.
-        let one = coherence_text(
-            &[
-                replicate(&[near, near]),
-                replicate(&[(100.0, 110.0, Some(70.0))]),
-            ],
-            0.999,
-        )
-        .unwrap();
+        assert!(text.contains("each level is judged on its own"), "{text}");
+        // One level: no verdict of its own; one replicate: no interval.
+        let one = coherence_text(&Coherence {
+            levels: vec![level(70.0, 1, &[0.1], None)],
+            by_level: false,
+            taken: 0,
+        });
         assert!(
-            one.contains("in 3 blocks of 2 replicates, ratio 1.149 ["),
+            one.ends_with(" 70 ns in 1 blocks of 1 replicate, ratio 1.105"),
             "{one}"
         );
-        assert!(!one.contains("two levels"), "{one}");
-        // A level seen in one replicate has no interval.
-        let taken = (100.0, 100.0, Some(6_000.0));
-        let busy = coherence_text(&[replicate(&[near, near, taken, near, taken])], 0.999).unwrap();
         assert!(
-            busy.contains("6000 ns in 2 blocks of 1 replicate, ratio 1.000:"),
-            "{busy}"
+            text.contains("; 2 probes found a CPU taken by other work (each block counts at the level before it): the CPUs' distance"),
+            "{text}"
         );
+        let busy = coherence_text(&Coherence {
+            levels: Vec::new(),
+            by_level: false,
+            taken: 3,
+        });
         assert!(
-            busy.ends_with("a CPU was taken by other work right after those blocks"),
+            busy.ends_with("every probe found a CPU taken by other work"),
             "{busy}"
-        );
-        assert_eq!(
-            coherence_text(&[replicate(&[(100.0, 120.0, None)])], 0.999),
-            None
         );
     }
 

@@ -13,6 +13,7 @@ use crate::stats::outlier::far_levels;
 use crate::stats::poisson::{RateInterval, rate_interval};
 use crate::stats::ratio::log_interval;
 
+use super::distance::coherence;
 use super::outcome::{
     BlockValue, ClaimOutcome, CountSummary, FarProcess, Replicate, ReplicateKind, Verdict, verdict,
 };
@@ -270,6 +271,17 @@ pub(crate) fn derive(
             let (Some(direction), Some(min_effect)) = (claim.direction, claim.min_effect) else {
                 return Err("a ratio claim without direction or min_effect".into());
             };
+            outcome.coherence = coherence(&observed.replicates, direction, min_effect, confidence);
+            if let Some((by_level, interval)) = outcome
+                .coherence
+                .as_ref()
+                .and_then(|c| c.verdict(min_effect))
+            {
+                if interval.is_some() {
+                    outcome.interval = interval;
+                }
+                return Ok(by_level);
+            }
             Ok(verdict(
                 direction,
                 min_effect,

@@ -30,6 +30,7 @@
 //! `outcome`s. Start reading at [`reproduce_claims`].
 
 mod derive;
+mod distance;
 mod invocations;
 mod looks;
 mod outcome;
@@ -48,8 +49,8 @@ use crate::run::runner::{Launcher, interrupted};
 pub use crate::claims::measure::BlockRecord;
 pub use derive::{blocks_log_ratio, metric_of};
 pub use outcome::{
-    BlockValue, ClaimOutcome, CountSummary, Design, FarProcess, ProgramRecord, Replicate,
-    ReplicateKind, SideRecord, Verdict, verdict,
+    BlockValue, ClaimOutcome, Coherence, CoherenceLevel, CountSummary, Design, FarProcess,
+    ProgramRecord, Replicate, ReplicateKind, SideRecord, Verdict, verdict,
 };
 pub use plan::PairedSettings;
 pub use recorded::judge_recorded;

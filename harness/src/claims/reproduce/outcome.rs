@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::distance::{Coherence, CoherenceLevel};
 use crate::claims::claim::{Claim, Direction};
 use crate::stats::hierarchy::VarianceComponents;
 use crate::stats::poisson::RateInterval;
@@ -47,9 +48,14 @@ impl Verdict {
     }
 }
 
-/// Whether a claim needs no more replicates: it has a verdict more cannot change, or an error.
+/// Whether a claim needs no more replicates: it has a verdict more cannot change (a look that
+/// finds the CPUs' two distances deciding opposite ways, [`super::distance`], is one), or an
+/// error.
 pub(crate) fn settled(verdict: &Result<Verdict, String>) -> bool {
-    verdict.as_ref().map(Verdict::decided).unwrap_or(true)
+    verdict
+        .as_ref()
+        .map(|v| v.decided() || matches!(v, Verdict::NotTestable { .. }))
+        .unwrap_or(true)
 }
 
 /// The verdict of an interval against "ratio >= m" (`Higher`) or "ratio <= m" (`Lower`).
@@ -269,6 +275,10 @@ pub struct ClaimOutcome {
     /// The looks the claim's group planned and why (absent in files written before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub design: Option<Design>,
+    /// The coherence probes' levels over a multi-threaded ratio claim's blocks, with its ratio
+    /// at each, and its verdict per level where the levels are the CPUs' distance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coherence: Option<Coherence>,
 }
 
 /// The looks a group planned, as planned after its pilot, and why they ended where they did.
@@ -318,6 +328,7 @@ impl ClaimOutcome {
             far_processes: Vec::new(),
             flags: Vec::new(),
             design: None,
+            coherence: None,
         }
     }
 }

@@ -113,6 +113,9 @@ impl ReplicateSource for Rounds<'_> {
         exposure: Option<&str>,
     ) -> Result<Observed, String> {
         let (a, b) = self.claim_arms[member];
+        // The CPUs' distance matters to threads that share cache lines: a claim with a
+        // single-threaded side on each end is judged over all its blocks.
+        let probed = self.specs[a].threads > 1 || self.specs[b].threads > 1;
         let mut unit = String::new();
         let mut replicates = Vec::with_capacity(self.rounds.len());
         for r in &self.rounds {
@@ -126,7 +129,7 @@ impl ReplicateSource for Rounds<'_> {
                     baseline,
                     contender,
                     baseline_first: position(a) < position(b),
-                    coherence_ns: block.coherence_ns,
+                    coherence_ns: block.coherence_ns.filter(|_| probed),
                 });
             }
             let launched = |arm: usize| r.launch_order.iter().position(|&x| x == arm);

@@ -551,6 +551,164 @@ fn obrien_fleming_decides_a_true_effect_at_least_as_often_as_the_equal_split() {
     }
 }
 
+/// Round trips of the coherence probe at the two levels of METHODOLOGY.md's VM.
+const NEAR_NS: f64 = 66.0;
+const FAR_NS: f64 = 316.0;
+
+/// Runs on a machine whose CPUs the host moves between near and far ([`super::distance`]):
+/// each replicate runs near (55%), far (30%) or half of each (15%), with `near` and `far` its
+/// truths there; with `probed` false its blocks carry no probe, so the claim is judged over
+/// all of them, as before the probe.
+struct TwoLevels {
+    near: Truth,
+    far: Truth,
+    probed: bool,
+    rngs: Vec<Rng>,
+    replicates: Vec<Vec<Paired>>,
+}
+
+impl TwoLevels {
+    fn replicate(&self, rng: &mut Rng) -> Paired {
+        let u = rng.uniform();
+        let mut at = |truth: &Truth, ns: f64, slices: usize| {
+            let mut r = Truth { slices, ..*truth }.replicate(rng);
+            for b in &mut r.blocks {
+                b.coherence_ns = self.probed.then_some(ns);
+            }
+            r.blocks
+        };
+        let blocks = if u < 0.55 {
+            at(&self.near, NEAR_NS, 8)
+        } else if u < 0.85 {
+            at(&self.far, FAR_NS, 8)
+        } else {
+            let mut b = at(&self.near, NEAR_NS, 4);
+            b.extend(at(&self.far, FAR_NS, 4));
+            b
+        };
+        Paired {
+            blocks,
+            ..Paired::unordered(None, 1.0, 1.0)
+        }
+    }
+}
+
+impl ReplicateSource for TwoLevels {
+    fn kind(&self) -> ReplicateKind {
+        ReplicateKind::ProcessPair
+    }
+
+    fn measure(
+        &mut self,
+        n: u32,
+        undecided: &[usize],
+        _: &mut dyn PairObserver,
+    ) -> Result<(), String> {
+        for &m in undecided {
+            while self.replicates[m].len() < n as usize {
+                let mut rng = Rng::new(self.rngs[m].next());
+                let replicate = self.replicate(&mut rng);
+                self.replicates[m].push(replicate);
+            }
+        }
+        Ok(())
+    }
+
+    fn observe(&self, member: usize, _metric: &str, _: Option<&str>) -> Result<Observed, String> {
+        Ok(Observed {
+            replicates: self.replicates[member].clone(),
+            unit: "ops/s".into(),
+            costs: Costs {
+                pair: 1.0,
+                block: 1.0,
+            },
+            exposure: None,
+        })
+    }
+}
+
+/// The verdicts of `runs` runs through the look loop on two levels with truths `near` and `far`.
+fn two_level_verdicts(near: f64, far: f64, probed: bool, alpha: f64, runs: usize) -> Vec<Verdict> {
+    let claim = claim();
+    let mut source = TwoLevels {
+        near: Truth::at(near),
+        far: Truth::at(far),
+        probed,
+        rngs: (0..runs).map(|run| run_rng(0x1e7e1, run)).collect(),
+        replicates: vec![Vec::new(); runs],
+    };
+    let mut outcomes = vec![ClaimOutcome::new(&claim); runs];
+    let members: Vec<usize> = (0..runs).collect();
+    let schedule = grown(&PairedSettings::quick(), alpha, 0.0);
+    assert!(take_looks(
+        &mut source,
+        &mut outcomes,
+        &members,
+        &schedule,
+        &mut Silent
+    ));
+    outcomes
+        .into_iter()
+        .map(|o| o.verdict.expect("a verdict"))
+        .collect()
+}
+
+/// When the claim holds at one distance only (far 1.30) and sits on its bound at the other
+/// (near 1.05), judging per level decides wrongly at most α of the time: every decisive
+/// verdict, and every NOT TESTABLE (which needs near NOT REPRODUCED), is wrong there. Judged
+/// over all blocks (no probes), the same runs read REPRODUCED far more often than α allows:
+/// the pooled ratio is a mixture, above the bound. Both at α = 0.05, over the quick looks
+/// grown to 16 (here 60 of 3,000 by level, 1,113 pooled; the bound is 186).
+#[test]
+fn per_level_verdicts_hold_alpha_where_pooled_blocks_do_not() {
+    let runs = 3_000;
+    let bound = tolerated(0.05, runs);
+    let wrong = |verdicts: &[Verdict]| {
+        verdicts
+            .iter()
+            .filter(|v| !matches!(v, Verdict::Inconclusive { .. }))
+            .count()
+    };
+    let by_level = two_level_verdicts(THRESHOLD, 1.30, true, 0.05, runs);
+    assert!(
+        (wrong(&by_level) as f64) <= bound,
+        "{} of {runs}",
+        wrong(&by_level)
+    );
+    let pooled = two_level_verdicts(THRESHOLD, 1.30, false, 0.05, runs);
+    assert!(
+        (wrong(&pooled) as f64) > bound,
+        "{} of {runs}",
+        wrong(&pooled)
+    );
+}
+
+/// Where the levels disagree (near 0.85, far 1.40), the claim is never REPRODUCED and is often
+/// found untestable here; where they agree (1.30 and 1.40) it is often REPRODUCED, never
+/// wrongly, though less often than over pooled blocks: judging per level costs power (here
+/// 237 and 225 of 500, against 499 pooled), the price of not letting the host's mix of the
+/// levels decide. At α = 0.001, over the quick looks grown to 16.
+#[test]
+fn levels_that_disagree_are_untestable_here_and_levels_that_agree_decide() {
+    let runs = 500;
+    let count = |verdicts: &[Verdict], which: fn(&Verdict) -> bool| {
+        verdicts.iter().filter(|v| which(v)).count()
+    };
+    let split = two_level_verdicts(0.85, 1.40, true, 0.001, runs);
+    assert_eq!(count(&split, |v| *v == Verdict::Reproduced), 0);
+    let untestable = count(&split, |v| matches!(v, Verdict::NotTestable { .. }));
+    assert!(untestable > runs / 5, "{untestable} of {runs}");
+    let agree = two_level_verdicts(1.30, 1.40, true, 0.001, runs);
+    let reproduced = count(&agree, |v| *v == Verdict::Reproduced);
+    assert!(reproduced > runs / 5, "{reproduced} of {runs}");
+    assert_eq!(
+        count(&agree, |v| *v != Verdict::Reproduced && v.decided()),
+        0
+    );
+    let pooled = two_level_verdicts(1.30, 1.40, false, 0.001, runs);
+    assert!(count(&pooled, |v| *v == Verdict::Reproduced) > reproduced);
+}
+
 /// The figures METHODOLOGY.md quotes: error rates at the boundary and power, per schedule
 /// (`cargo test -p critsec-harness -- --ignored --nocapture error_rates_and_power`).
 #[test]
