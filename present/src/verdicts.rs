@@ -34,7 +34,10 @@ pub fn ratio_cell(o: &ClaimOutcome) -> String {
 /// A ratio with three decimals, or three significant digits below 0.01 (where three decimals
 /// would print a 1,000x effect as `0.000`).
 pub fn ratio_text(x: f64) -> String {
-    if x > 0.0 && x < 0.01 && x.is_finite() {
+    if x.is_finite() && x != 0.0 && !(1e-6..1e6).contains(&x) {
+        // An interval over two or three replicates at a tiny α can span 1e-70 to 1e70.
+        format!("{x:.2e}")
+    } else if x > 0.0 && x < 0.01 && x.is_finite() {
         let decimals = (2 - x.log10().floor() as i32).max(3) as usize;
         format!("{x:.decimals$}")
     } else {
@@ -260,7 +263,7 @@ fn pinned_text(replicates: &[Replicate]) -> Option<String> {
 fn coherence_text(c: &Coherence) -> String {
     let level = |l: &CoherenceLevel| {
         let iv = &l.interval;
-        let range = if iv.n > 1 {
+        let range = if iv.n > 1 && !l.rare {
             format!(" [{}, {}]", ratio_text(iv.low), ratio_text(iv.high))
         } else {
             String::new()
@@ -272,6 +275,7 @@ fn coherence_text(c: &Coherence) -> String {
         };
         let judged = match (&l.verdict, c.by_level) {
             (Some(v), _) => format!(" at {}: {}", confidence_text(iv.confidence), v.label()),
+            (None, true) if l.rare => ", too rare to judge (under a tenth of the blocks)".into(),
             (None, true) => ", not judged: seen in one replicate".into(),
             (None, false) => String::new(),
         };
@@ -297,7 +301,8 @@ fn coherence_text(c: &Coherence) -> String {
         levels => {
             let each: Vec<String> = levels.iter().map(level).collect();
             format!(
-                "{head} two levels, {}{taken}: the CPUs' distance changed under the run, so each level is judged on its own (METHODOLOGY.md, *Verdicts per CPU distance*)",
+                "{head} {} levels, {}{taken}: the CPUs' distance changed under the run, so each level is judged on its own (METHODOLOGY.md, *Verdicts per CPU distance*)",
+                each.len(),
                 each.join("; ")
             )
         }
@@ -323,6 +328,7 @@ mod tests {
             blocks,
             interval: log_interval(logs, 0.9995),
             verdict,
+            rare: false,
         }
     }
 
@@ -341,7 +347,7 @@ mod tests {
             taken: 2,
         });
         assert!(
-            text.contains("two levels, 66 ns in 40 blocks of 5 replicates, ratio 1.221 ["),
+            text.contains("2 levels, 66 ns in 40 blocks of 5 replicates, ratio 1.221 ["),
             "{text}"
         );
         assert!(text.contains("] at 99.950%: REPRODUCED; 316 ns"), "{text}");
@@ -365,6 +371,20 @@ mod tests {
         assert!(
             text.contains("; 2 probes found a CPU taken by other work (each block counts at the level before it): the CPUs' distance"),
             "{text}"
+        );
+        // A rare level: its ratio, no interval.
+        let rare = CoherenceLevel {
+            rare: true,
+            ..level(28.0, 2, &[0.3, 0.1], None)
+        };
+        let three = coherence_text(&Coherence {
+            levels: vec![rare, near.clone(), far.clone()],
+            by_level: true,
+            taken: 0,
+        });
+        assert!(
+            three.contains("3 levels, 28 ns in 2 blocks of 2 replicates, ratio 1.221, too rare to judge (under a tenth of the blocks); 66 ns"),
+            "{three}"
         );
         let busy = coherence_text(&Coherence {
             levels: Vec::new(),
@@ -393,5 +413,7 @@ mod tests {
         assert_eq!(ratio_text(0.0000456), "0.0000456");
         assert_eq!(ratio_text(0.0), "0.000");
         assert_eq!(ratio_text(f64::INFINITY), "inf");
+        assert_eq!(ratio_text(2.15e-22), "2.15e-22");
+        assert_eq!(ratio_text(8.47e21), "8.47e21");
     }
 }

@@ -78,14 +78,26 @@ fn coherence(length: Duration) {
         "coherence   a cache line's round trip between CPUs {first} and {last}, {samples} samples of {} ms:",
         SAMPLE.as_millis()
     );
-    match l.slow_ns {
-        None => println!("{head} one level, {:.0} ns", l.fast_ns),
-        Some(slow) => println!(
-            "{head} two levels, {:.0} ns and {slow:.0} ns (x{:.1}), {:.0}% of the time at the slow one, {} switch(es)\n            \
-             a contended multi-threaded benchmark runs at a different speed at each level, so its slices come from two machines",
-            l.fast_ns,
-            slow / l.fast_ns,
-            l.slow_share * 100.0,
+    let each: Vec<String> = (0..l.levels.len())
+        .map(|i| {
+            format!(
+                "{:.0} ns ({:.0}% of the time)",
+                l.levels[i].median_ns,
+                l.share(i) * 100.0
+            )
+        })
+        .collect();
+    let taken = match l.taken {
+        0 => String::new(),
+        n => format!("; {n} sample(s) found a CPU taken by other work"),
+    };
+    match each.as_slice() {
+        [one] => println!("{head} one level, {one}{taken}"),
+        _ => println!(
+            "{head} {} levels, {}, {} switch(es){taken}\n            \
+             a contended multi-threaded benchmark runs at a different speed at each level, so its slices come from several machines",
+            each.len(),
+            each.join(", "),
             l.switches
         ),
     }

@@ -3,10 +3,10 @@
 //!
 //! On a VM that price is set by where the host runs the two virtual CPUs, which the guest can
 //! neither see nor pin. On the 2-core VM of METHODOLOGY.md (*Cache-line distance between the
-//! CPUs*) it switched between about 60 ns and about 320 ns, in phases of one to several seconds,
-//! and a two-thread contended registry benchmark switched speed with it, pinned or not. So a
-//! multi-threaded claim's slices are drawn from two machines, and its ratio may differ between
-//! them; `critsec doctor --coherence` shows whether a machine does this.
+//! CPUs*) it moved between about 28, 66 and 320 ns, in phases of one to several seconds, and a
+//! two-thread contended registry benchmark changed speed with it, pinned or not. So a
+//! multi-threaded claim's slices are drawn from several machines, and its ratio may differ
+//! between them; `critsec doctor --coherence` shows whether a machine does this.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -95,78 +95,153 @@ pub fn round_trips(cpus: [usize; 2], samples: usize, each: Duration) -> io::Resu
     })
 }
 
-/// A series of round trips read as levels: whether it sits at one level or switches between a
-/// fast and a slow one, and how.
+/// A series of round trips read as levels: the modes the host moved the two CPUs between, and
+/// how often it moved them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Levels {
-    /// Median round trip (ns) of the fast samples.
-    pub fast_ns: f64,
-    /// Median round trip (ns) of the slow samples; `None` when the series has one level.
-    pub slow_ns: Option<f64>,
-    /// Share of the samples at the slow level.
-    pub slow_share: f64,
-    /// Times the series moved from one level to the other.
+    /// The levels, fastest first.
+    pub levels: Vec<Level>,
+    /// Where consecutive levels divide (ns): the geometric mean of their medians.
+    pub cuts: Vec<f64>,
+    /// Times the series moved from one level to another (a lone sample between two at another
+    /// level is a blip, not a move).
     pub switches: usize,
-    /// Where the levels divide (ns): a sample above it is slow. `None` with one level.
-    pub cut_ns: Option<f64>,
+    /// Samples above [`TAKEN_NS`]: a CPU taken by other work, which is no level.
+    pub taken: usize,
+}
+
+/// One level of a series of round trips.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Level {
+    /// The median round trip of its samples, in ns.
+    pub median_ns: f64,
+    /// Its samples.
+    pub samples: usize,
+}
+
+impl Levels {
+    /// The level (its index) a round trip of `ns` belongs to.
+    pub fn of(&self, ns: f64) -> usize {
+        self.cuts.iter().filter(|&&cut| ns > cut).count()
+    }
+
+    /// Share of the samples that are not taken at level `index`.
+    pub fn share(&self, index: usize) -> f64 {
+        let all: usize = self.levels.iter().map(|l| l.samples).sum();
+        self.levels[index].samples as f64 / all.max(1) as f64
+    }
 }
 
 /// A round trip longer than this is no cache line's (a handover between sockets takes well under
 /// a µs): one of the two CPUs was taken by something else for most of the sample.
 pub const TAKEN_NS: f64 = 1_000.0;
 
-/// Two samples are at different levels when one is more than this many times the other: the
-/// fast level's own jitter (55-115 ns on the VM of METHODOLOGY.md) stays within it.
-const LEVEL_FACTOR: f64 = 2.5;
+/// Two levels' medians lie at least this many times apart: on the VM of METHODOLOGY.md the
+/// levels were about 28, 66 and 320 ns (two hyperthreads of one core, two cores, and farther),
+/// and the 66 ns level's own jitter (55-115 ns) stays within it.
+const LEVEL_FACTOR: f64 = 2.0;
 
-/// Splits `series` (round trips in ns) at the geometric mean of its 5th and 95th percentiles if
-/// those lie more than [`LEVEL_FACTOR`] apart, else reads it as one level. A sample alone at a
-/// level between two neighbours at the other (a clock interrupt, a migration) counts as its
-/// neighbours' level, so that switches are phases, not blips.
+/// A gap between consecutive sorted samples wider than this factor may divide two levels.
+const GAP_FACTOR: f64 = 1.3;
+
+/// Reads `series` (round trips in ns, in time order) as levels: the sorted samples are divided
+/// at every gap wider than [`GAP_FACTOR`]; then a group too small to be a level (fewer than 3
+/// samples, or 2% of them) joins its nearer neighbour, and neighbours whose medians lie less
+/// than [`LEVEL_FACTOR`] apart join each other, smaller into larger. Samples above [`TAKEN_NS`]
+/// are counted, not levelled. `None` when no sample is a level's.
 pub fn levels(series: &[f64]) -> Option<Levels> {
-    if series.is_empty() {
+    let mut sorted: Vec<f64> = series
+        .iter()
+        .copied()
+        .filter(|&ns| ns <= TAKEN_NS)
+        .collect();
+    let taken = series.len() - sorted.len();
+    if sorted.is_empty() {
         return None;
     }
-    let mut sorted = series.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let quantile = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let (low, high) = (quantile(0.05), quantile(0.95));
-    if high < low * LEVEL_FACTOR {
-        return Some(Levels {
-            fast_ns: median(&mut sorted),
-            slow_ns: None,
-            slow_share: 0.0,
-            switches: 0,
-            cut_ns: None,
-        });
-    }
-    let cut = (low * high).sqrt();
-    let mut slow: Vec<bool> = series.iter().map(|&x| x > cut).collect();
-    for i in 1..slow.len().saturating_sub(1) {
-        if slow[i - 1] == slow[i + 1] && slow[i] != slow[i - 1] {
-            slow[i] = slow[i - 1];
+    // Groups of the sorted samples, as index ranges.
+    let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut start = 0;
+    for i in 1..=sorted.len() {
+        if i == sorted.len() || sorted[i] > sorted[i - 1] * GAP_FACTOR {
+            groups.push(start..i);
+            start = i;
         }
     }
-    let (mut fast_v, mut slow_v): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
-    for (&x, &s) in series.iter().zip(&slow) {
-        if s { &mut slow_v } else { &mut fast_v }.push(x);
-    }
-    let switches = slow.windows(2).filter(|w| w[0] != w[1]).count();
-    Some(Levels {
-        fast_ns: if fast_v.is_empty() {
-            low
+    let median = |g: &std::ops::Range<usize>| sorted[g.start + g.len() / 2];
+    let smallest = 3.max(sorted.len() / 50);
+    loop {
+        // The smallest group that is too small, or the smaller of the closest pair of
+        // neighbours that are too close; it joins the neighbour nearer to it.
+        let too_small = (0..groups.len())
+            .filter(|&i| groups[i].len() < smallest && groups.len() > 1)
+            .min_by_key(|&i| groups[i].len());
+        let too_close = (1..groups.len())
+            .filter(|&i| median(&groups[i]) < median(&groups[i - 1]) * LEVEL_FACTOR)
+            .min_by(|&a, &b| {
+                let ratio = |i: usize| median(&groups[i]) / median(&groups[i - 1]);
+                ratio(a).total_cmp(&ratio(b))
+            })
+            .map(|i| {
+                if groups[i].len() < groups[i - 1].len() {
+                    i
+                } else {
+                    i - 1
+                }
+            });
+        let Some(i) = too_small.or(too_close) else {
+            break;
+        };
+        let gap_below = (i > 0).then(|| sorted[groups[i].start] / sorted[groups[i - 1].end - 1]);
+        let gap_above =
+            (i + 1 < groups.len()).then(|| sorted[groups[i + 1].start] / sorted[groups[i].end - 1]);
+        let into_below = match (gap_below, gap_above) {
+            (Some(below), Some(above)) => below <= above,
+            (below, _) => below.is_some(),
+        };
+        let g = groups.remove(i);
+        if into_below {
+            groups[i - 1].end = g.end;
         } else {
-            median(&mut fast_v)
-        },
-        slow_ns: (!slow_v.is_empty()).then(|| median(&mut slow_v)),
-        slow_share: slow_v.len() as f64 / series.len() as f64,
-        switches,
-        cut_ns: Some(cut),
-    })
+            groups[i].start = g.start;
+        }
+    }
+    // The cuts between the groups' medians decide where a sample belongs, so a straggler that
+    // joined a group by its gap is counted, and the medians taken, by the cuts.
+    let cuts: Vec<f64> = groups
+        .windows(2)
+        .map(|w| (median(&w[0]) * median(&w[1])).sqrt())
+        .collect();
+    let mut members = vec![Vec::new(); groups.len()];
+    for &ns in &sorted {
+        members[cuts.iter().filter(|&&cut| ns > cut).count()].push(ns);
+    }
+    let levels: Vec<Level> = members
+        .iter()
+        .map(|m| Level {
+            median_ns: m[m.len() / 2],
+            samples: m.len(),
+        })
+        .collect();
+    let mut read = Levels {
+        levels,
+        cuts,
+        switches: 0,
+        taken,
+    };
+    let mut at: Vec<usize> = series
+        .iter()
+        .filter(|&&ns| ns <= TAKEN_NS)
+        .map(|&ns| read.of(ns))
+        .collect();
+    for i in 1..at.len().saturating_sub(1) {
+        if at[i - 1] == at[i + 1] && at[i] != at[i - 1] {
+            at[i] = at[i - 1];
+        }
+    }
+    read.switches = at.windows(2).filter(|w| w[0] != w[1]).count();
+    Some(read)
 }
 
 #[cfg(test)]
@@ -177,25 +252,48 @@ mod tests {
     fn a_steady_series_is_one_level() {
         let series = [60.0, 75.0, 58.0, 110.0, 70.0, 66.0, 80.0];
         let l = levels(&series).unwrap();
-        assert_eq!(l.slow_ns, None);
-        assert_eq!((l.switches, l.slow_share), (0, 0.0));
-        assert_eq!(l.fast_ns, 70.0);
+        assert_eq!(l.levels.len(), 1, "{l:?}");
+        assert_eq!((l.switches, l.taken), (0, 0));
+        assert_eq!(l.levels[0].median_ns, 70.0);
     }
 
     #[test]
-    fn two_phases_are_two_levels_and_a_blip_is_not_a_switch() {
-        // Fast, slow, fast again: two switches; the lone 330 inside the last fast phase is a
-        // blip, the lone 60 inside the slow phase too.
+    fn phases_are_levels_and_a_blip_is_not_a_switch() {
+        // Near, far, near again: two switches; the lone 330 inside the last near phase is a
+        // blip, the lone 60 inside the far phase too.
         let mut series = vec![60.0; 10];
         series.extend([320.0, 330.0, 60.0, 325.0, 318.0, 322.0]);
         series.extend([55.0, 58.0, 330.0, 57.0, 59.0, 61.0]);
         let l = levels(&series).unwrap();
         assert_eq!(l.switches, 2, "{l:?}");
-        assert_eq!(l.slow_ns, Some(322.0));
-        assert_eq!(l.fast_ns, 60.0);
-        assert!((l.slow_share - 6.0 / 22.0).abs() < 1e-12, "{l:?}");
-        let cut = l.cut_ns.unwrap();
-        assert!(cut > 61.0 && cut < 318.0, "{l:?}");
+        assert_eq!(l.levels.len(), 2);
+        assert_eq!(
+            (l.levels[0].median_ns, l.levels[1].median_ns),
+            (60.0, 325.0)
+        );
+        assert!((l.share(1) - 6.0 / 22.0).abs() < 1e-12, "{l:?}");
+        assert!(l.cuts[0] > 61.0 && l.cuts[0] < 318.0, "{l:?}");
+        assert_eq!((l.of(61.0), l.of(318.0)), (0, 1));
+    }
+
+    #[test]
+    fn three_levels_are_three_and_stragglers_join_the_nearer() {
+        // The VM's hyperthreads (28 ns), cores (66, jittering to 113) and far (320), with a
+        // lone 185 on the way between, and two taken samples.
+        let mut series = vec![28.0, 29.0, 27.0, 30.0, 28.0];
+        series.extend([64.0, 66.0, 70.0, 91.0, 113.0, 62.0, 67.0, 185.0]);
+        series.extend([310.0, 325.0, 320.0, 442.0, 318.0, 6_000.0, 4_500.0]);
+        let l = levels(&series).unwrap();
+        let medians: Vec<f64> = l.levels.iter().map(|l| l.median_ns).collect();
+        assert_eq!(medians, [28.0, 67.0, 320.0], "{l:?}");
+        assert_eq!(
+            l.levels.iter().map(|l| l.samples).collect::<Vec<_>>(),
+            [5, 7, 6]
+        );
+        assert_eq!(l.taken, 2);
+        assert_eq!((l.of(113.0), l.of(185.0), l.of(30.0)), (1, 2, 0));
+        // Every sample taken: no level.
+        assert_eq!(levels(&[6_000.0, 2_000.0]), None);
     }
 
     #[test]

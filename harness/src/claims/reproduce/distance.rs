@@ -1,30 +1,32 @@
 //! Verdicts per CPU distance: a multi-threaded claim judged separately at each level of the
 //! coherence probe ([`crate::run::coherence`]), when the probes after its blocks show the host
-//! moving the two CPUs between near and far under the run.
+//! moving the two CPUs between distances under the run.
 //!
-//! On such a machine a contended benchmark is two experiments, and its ratio may differ between
-//! them (METHODOLOGY.md, *Cache-line distance between the CPUs*): registry-snapshot-micro read
-//! 1.17 near and 0.90 far. Pooled, a run's ratio depends on how long the host kept each level,
-//! and a verdict from it moves from run to run with that share. Judged per level:
+//! On such a machine a contended benchmark is several experiments, and its ratio may differ
+//! between them (METHODOLOGY.md, *Cache-line distance between the CPUs*): registry-snapshot-micro
+//! read 1.9 at 28 ns, 1.0 at 66 ns and 0.74 at 320 ns in one run. Pooled, a run's ratio depends
+//! on how long the host kept each level, and a verdict from it moves from run to run with those
+//! shares. Judged per level:
 //!
-//! - each level's interval, over the replicates with blocks there, is at the look's
-//!   confidence. No share of α is set aside for there being two: a wrong verdict needs some
-//!   level's interval to miss its truth on the side that verdict needs (below it for a wrong
-//!   NOT REPRODUCED, above it for a wrong REPRODUCED), at most α/2 per level, so at most α for
-//!   the two (an intersection-union test: Berger, 1982);
-//! - the verdict: both REPRODUCED, or both NOT REPRODUCED, is that; one of each is NOT TESTABLE
-//!   HERE (this machine gives both answers); anything else is INCONCLUSIVE, and so is a level
-//!   seen in one replicate only, which has no interval. A claim that holds at one level and is
-//!   unknown at the other is not REPRODUCED: `sequential_tests` shows that judging only the
-//!   better-seen level would decide wrongly far more often than α, as pooling the blocks does.
+//! - each level's interval is over the replicates with blocks there. A wrong verdict needs
+//!   some level's interval to miss its truth on the side that verdict needs (below it for a
+//!   wrong NOT REPRODUCED, above it for a wrong REPRODUCED), which has at most half the level's
+//!   α: so with two levels each is at the look's own confidence, and with k > 2 at α·2/k, and
+//!   a wrong verdict keeps to α (an intersection-union test: Berger, 1982);
+//! - the verdict: every level REPRODUCED, or every one NOT REPRODUCED, is that; one of each is
+//!   NOT TESTABLE HERE (this machine gives both answers); anything else is INCONCLUSIVE, and so
+//!   is a level seen in one replicate only, which has no interval. A claim that holds at one
+//!   level and is unknown at another is not REPRODUCED: `sequential_tests` shows that judging
+//!   only the better-seen level would decide wrongly far more often than α, as pooling does;
+//! - a level holding under [`RARE_SHARE`] of the blocks is too rare to judge, and the verdict
+//!   speaks of the others (the coherence line names it): the host's rare moves would otherwise
+//!   leave every claim undecided.
 //!
 //! A run whose probes show one level is judged over all its blocks, as before: its verdict
-//! speaks of that level, which the coherence line names.
-//!
-//! A probe above [`TAKEN_NS`] found a CPU taken by other work, which says nothing of the
-//! distance: its block counts at the level of the probe before it (or, first in the run, the
-//! one after), and the coherence line says how many did so. Claims whose probes show one level
-//! are judged over all their blocks.
+//! speaks of that level, which the coherence line names. A probe above [`TAKEN_NS`] found a
+//! CPU taken by other work, which says nothing of the distance: its block counts at the level
+//! of the probe before it (or, first in the run, the first level seen), and the coherence line
+//! says how many did so.
 
 use serde::{Deserialize, Serialize};
 
@@ -38,9 +40,9 @@ use super::outcome::{Verdict, verdict};
 /// What the coherence probes after a claim's blocks read, and the claim's ratio at each level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Coherence {
-    /// One level, or the fast one then the slow one (none when every probe found a CPU taken).
+    /// The levels, fastest first (none when every probe found a CPU taken).
     pub levels: Vec<CoherenceLevel>,
-    /// Whether there were two levels, so that the verdict was judged per level.
+    /// Whether there were several levels, so that the verdict was judged per level.
     pub by_level: bool,
     /// Blocks whose probe found a CPU taken by other work (above [`TAKEN_NS`]), counted at the
     /// level of the probe before them.
@@ -61,11 +63,20 @@ pub struct CoherenceLevel {
     /// The level's verdict, when it was judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
+    /// Whether the level held too few of the blocks to judge ([`RARE_SHARE`]).
+    #[serde(default)]
+    pub rare: bool,
 }
 
+/// A level holding fewer than this share of a claim's probed blocks is too rare to judge: the
+/// verdict speaks of the others, and the coherence line names it. Which levels are judged
+/// depends on the probes alone, never on the ratios, so the choice spends no α.
+pub const RARE_SHARE: f64 = 0.10;
+
 /// The probes of `replicates` (blocks without one are left out) read as levels, with the
-/// claim's ratio at each, at `confidence`; `None` without probes. With two levels of distance,
-/// each level seen in two replicates or more is judged against `direction` and `min_effect`.
+/// claim's ratio at each; `None` without probes. With several levels, each level seen in two
+/// replicates or more is judged against `direction` and `min_effect`, at `confidence` (two
+/// levels) or its share of `1 − confidence` (more).
 pub(crate) fn coherence(
     replicates: &[Paired],
     direction: Direction,
@@ -80,23 +91,19 @@ pub(crate) fn coherence(
     if probes.is_empty() {
         return None;
     }
-    let distances: Vec<f64> = probes
-        .iter()
-        .copied()
-        .filter(|&ns| ns <= TAKEN_NS)
-        .collect();
-    let taken = probes.len() - distances.len();
-    let Some(read) = levels(&distances) else {
+    let Some(read) = levels(&probes) else {
         return Some(Coherence {
             levels: Vec::new(),
             by_level: false,
-            taken,
+            taken: probes.len(),
         });
     };
-    let slow = |ns: f64| read.cut_ns.is_some_and(|cut| ns > cut);
-    // Each probed block's level (slow or not), a taken probe's from the probe before it.
-    let mut before = distances.first().map(|&ns| slow(ns)).unwrap_or(false);
-    let at: Vec<Vec<Option<bool>>> = replicates
+    // Each probed block's level, a taken probe's from the probe before it.
+    let mut before = probes
+        .iter()
+        .find(|&&ns| ns <= TAKEN_NS)
+        .map_or(0, |&ns| read.of(ns));
+    let at: Vec<Vec<Option<usize>>> = replicates
         .iter()
         .map(|r| {
             r.blocks
@@ -104,45 +111,61 @@ pub(crate) fn coherence(
                 .map(|b| {
                     let ns = b.coherence_ns?;
                     if ns <= TAKEN_NS {
-                        before = slow(ns);
+                        before = read.of(ns);
                     }
                     Some(before)
                 })
                 .collect()
         })
         .collect();
-    let by_level = read.slow_ns.is_some();
-    let level = |round_trip_ns: f64, level_slow: bool| {
-        // The log ratio of every replicate with blocks at this level, over those blocks.
-        let (mut logs, mut blocks) = (Vec::new(), 0);
-        for (r, levels) in replicates.iter().zip(&at) {
-            let here: Vec<_> = r
-                .blocks
-                .iter()
-                .zip(levels)
-                .filter(|(_, l)| **l == Some(level_slow))
-                .map(|(b, _)| b)
-                .collect();
-            if !here.is_empty() {
-                blocks += here.len();
-                logs.push(blocks_log_ratio(here.iter().copied()));
+    // Per level: the log ratio of every replicate with blocks there, over those blocks.
+    let per_level: Vec<(Vec<f64>, usize)> = (0..read.levels.len())
+        .map(|index| {
+            let (mut logs, mut blocks) = (Vec::new(), 0);
+            for (r, levels) in replicates.iter().zip(&at) {
+                let here: Vec<_> = r
+                    .blocks
+                    .iter()
+                    .zip(levels)
+                    .filter(|(_, l)| **l == Some(index))
+                    .map(|(b, _)| b)
+                    .collect();
+                if !here.is_empty() {
+                    blocks += here.len();
+                    logs.push(blocks_log_ratio(here.iter().copied()));
+                }
             }
-        }
-        let interval = log_interval(&logs, confidence);
-        CoherenceLevel {
-            round_trip_ns,
-            blocks,
-            verdict: (by_level && interval.n >= 2)
-                .then(|| verdict(direction, min_effect, &interval)),
-            interval,
-        }
-    };
-    let mut levels = vec![level(read.fast_ns, false)];
-    levels.extend(read.slow_ns.map(|ns| level(ns, true)));
+            (logs, blocks)
+        })
+        .collect();
+    let by_level = per_level.len() > 1;
+    let probed: usize = per_level.iter().map(|(_, blocks)| blocks).sum();
+    let rare = |blocks: usize| by_level && (blocks as f64) < RARE_SHARE * probed as f64;
+    let judged = per_level.iter().filter(|(_, b)| !rare(*b)).count();
+    // A wrong verdict needs one level's interval to miss on one side, at most α/2 at each of
+    // k judged levels: beyond two, each level's α is 2α/k, so that the k keep to α.
+    let level_confidence = 1.0 - (1.0 - confidence) * (2.0 / judged.max(1) as f64).min(1.0);
+    let levels = read
+        .levels
+        .iter()
+        .zip(per_level)
+        .map(|(l, (logs, blocks))| {
+            let interval = log_interval(&logs, level_confidence);
+            let rare = rare(blocks);
+            CoherenceLevel {
+                round_trip_ns: l.median_ns,
+                blocks,
+                verdict: (by_level && !rare && interval.n >= 2)
+                    .then(|| verdict(direction, min_effect, &interval)),
+                rare,
+                interval,
+            }
+        })
+        .collect();
     Some(Coherence {
         levels,
         by_level,
-        taken,
+        taken: read.taken,
     })
 }
 
@@ -157,13 +180,14 @@ impl Coherence {
         let Some(judged) = self
             .levels
             .iter()
+            .filter(|l| !l.rare)
             .map(|l| l.verdict.as_ref().map(|v| (l, v)))
             .collect::<Option<Vec<_>>>()
         else {
             // A level seen in one replicate: more replicates may judge it.
             return Some((Verdict::Inconclusive { pairs_needed: None }, None));
         };
-        let &(first, first_verdict) = judged.first().expect("two levels");
+        let &(first, first_verdict) = judged.first().expect("a level holds 10% of the blocks");
         if judged
             .iter()
             .all(|(_, v)| v.decided() && *v == first_verdict)
@@ -188,7 +212,7 @@ impl Coherence {
         );
         if let (Some((yes, _)), Some((no, _))) = (reproduced, not) {
             let reason = format!(
-                "the host moves this machine's two CPUs between two distances, and the claim reads REPRODUCED at one ({}) and NOT REPRODUCED at the other ({}); see the coherence line",
+                "the host moves this machine's two CPUs between distances, and the claim reads REPRODUCED at one ({}) and NOT REPRODUCED at another ({}); see the coherence line",
                 level_text(yes),
                 level_text(no)
             );
@@ -285,7 +309,7 @@ mod tests {
                     "{reason}"
                 );
                 assert!(
-                    reason.contains("NOT REPRODUCED at the other (316 ns, ratio 0.900"),
+                    reason.contains("NOT REPRODUCED at another (316 ns, ratio 0.900"),
                     "{reason}"
                 );
             }
@@ -313,6 +337,22 @@ mod tests {
             matches!(v, Some((Verdict::NotTestable { .. }, None))),
             "{v:?}"
         );
+    }
+
+    #[test]
+    fn a_level_under_a_tenth_of_the_blocks_is_too_rare_to_judge() {
+        // Far in 1 block of each of 3 replicates of 8 (3 of 35 blocks): the near level decides.
+        let mut replicates = run(8, 1.3, 0.5, 0);
+        for r in replicates.iter_mut().take(3) {
+            r.blocks.push(replicate(1.0, &[(FAR, 0.5)]).blocks[0]);
+        }
+        let (c, v) = judge(&replicates);
+        assert!(c.by_level);
+        assert!(c.levels[1].rare && c.levels[1].verdict.is_none(), "{c:?}");
+        assert_eq!(c.levels[1].blocks, 3);
+        let (verdict, interval) = v.unwrap();
+        assert_eq!(verdict, Verdict::Reproduced);
+        assert_eq!(interval.unwrap().n, 8);
     }
 
     #[test]

@@ -658,7 +658,7 @@ fn two_level_verdicts(near: f64, far: f64, probed: bool, alpha: f64, runs: usize
 /// verdict, and every NOT TESTABLE (which needs near NOT REPRODUCED), is wrong there. Judged
 /// over all blocks (no probes), the same runs read REPRODUCED far more often than α allows:
 /// the pooled ratio is a mixture, above the bound. Both at α = 0.05, over the quick looks
-/// grown to 16 (here 60 of 3,000 by level, 1,113 pooled; the bound is 186).
+/// grown to 16 (here 61 of 3,000 by level, 1,113 pooled; the bound is 186).
 #[test]
 fn per_level_verdicts_hold_alpha_where_pooled_blocks_do_not() {
     let runs = 3_000;
@@ -686,7 +686,7 @@ fn per_level_verdicts_hold_alpha_where_pooled_blocks_do_not() {
 /// Where the levels disagree (near 0.85, far 1.40), the claim is never REPRODUCED and is often
 /// found untestable here; where they agree (1.30 and 1.40) it is often REPRODUCED, never
 /// wrongly, though less often than over pooled blocks: judging per level costs power (here
-/// 237 and 225 of 500, against 499 pooled), the price of not letting the host's mix of the
+/// 237 and 227 of 500, against 499 pooled), the price of not letting the host's mix of the
 /// levels decide. At α = 0.001, over the quick looks grown to 16.
 #[test]
 fn levels_that_disagree_are_untestable_here_and_levels_that_agree_decide() {
