@@ -301,7 +301,7 @@ fn coherence_text(c: &Coherence) -> String {
         levels => {
             let each: Vec<String> = levels.iter().map(level).collect();
             format!(
-                "{head} {} levels, {}{taken}: the CPUs' distance changed under the run, so each level is judged on its own (METHODOLOGY.md, *Verdicts per CPU distance*)",
+                "{head} {} levels, {}{taken}: the CPUs' distance changed under the run, so each level is also judged on its own (METHODOLOGY.md, *Verdicts per CPU distance*)",
                 each.len(),
                 each.join("; ")
             )
@@ -357,7 +357,10 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.contains("each level is judged on its own"), "{text}");
+        assert!(
+            text.contains("each level is also judged on its own"),
+            "{text}"
+        );
         // One level: no verdict of its own; one replicate: no interval.
         let one = coherence_text(&Coherence {
             levels: vec![level(70.0, 1, &[0.1], None)],

@@ -272,15 +272,8 @@ pub(crate) fn derive(
                 return Err("a ratio claim without direction or min_effect".into());
             };
             outcome.coherence = coherence(&observed.replicates, direction, min_effect, confidence);
-            if let Some((by_level, interval)) = outcome
-                .coherence
-                .as_ref()
-                .and_then(|c| c.verdict(min_effect))
-            {
-                if interval.is_some() {
-                    outcome.interval = interval;
-                }
-                return Ok(by_level);
+            if let Some(reason) = outcome.coherence.as_ref().and_then(|c| c.disagreement()) {
+                return Ok(Verdict::NotTestable { reason });
             }
             Ok(verdict(
                 direction,
