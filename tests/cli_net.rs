@@ -178,12 +178,16 @@ fn a_node_process_that_dies_is_named_with_how_it_ended() {
 /// Fault runs: a node process killed mid-run, the others told (as a failure detector would),
 /// with 2 owners per key and no view change. Lock forwarding and Triangle acknowledge a put only
 /// once both owners hold it, so the survivors verify with no acknowledged write lost; their
-/// requests to the dead node fail at the reply timeout. (Key queue's replication to the dead
-/// backup is retried for ever without a view change, so its survivors never quiesce; see
-/// bench-replication's README.)
+/// requests to the dead node fail at the reply timeout. Key queue acknowledges before it
+/// replicates: its survivors stop replicating to the dead node when told, quiesce and verify,
+/// and a key whose newest acknowledged put died with its primary is counted, not failed.
 #[test]
-fn a_killed_node_loses_no_acknowledged_write_under_the_synchronous_protocols() {
-    for protocol in [ProtocolKind::LockForwarding, ProtocolKind::Triangle] {
+fn a_killed_node_is_survived_and_only_an_ack_before_replication_can_lose_a_write() {
+    for protocol in [
+        ProtocolKind::LockForwarding,
+        ProtocolKind::KeyQueue,
+        ProtocolKind::Triangle,
+    ] {
         let name = protocol.to_string();
         let mut cluster = three_nodes(protocol);
         let before = cluster.run(Duration::from_millis(200)).unwrap();
@@ -202,6 +206,9 @@ fn a_killed_node_loses_no_acknowledged_write_under_the_synchronous_protocols() {
         // all kept (those acknowledged to node 2's requesters died with their ack log).
         let survivors: Vec<RunFigures> = before.into_iter().filter(|f| f.node != 2).collect();
         assert_acked(report.verify.acked_writes, &[&survivors, &after], &name);
+        if protocol.owners_hold_acked_puts() {
+            assert_eq!(report.verify.lost_with_primary, 0, "{name}");
+        }
         assert_eq!(cluster.dead(), [2]);
     }
 }

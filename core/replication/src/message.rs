@@ -434,6 +434,10 @@ pub enum Input {
         /// The slot id from [`Output::Resume`].
         slot: u64,
     },
+    /// The failure detector reports that node `0`'s process is gone (net driver: killed).
+    /// JGroups' FD and VERIFY_SUSPECT would end in a view without it; the model has no view
+    /// change, so a protocol only stops waiting for the node where waiting would never end.
+    Left(NodeId),
 }
 
 /// An output of a node state machine, for its driver to carry out.

@@ -66,6 +66,15 @@ impl<T> Slab<T> {
         self.slots[i].1.take()
     }
 
+    /// The ids of the live values, in slot order.
+    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, v))| v.is_some())
+            .map(|(i, (generation, _))| ((*generation as u64) << 32) | i as u64)
+    }
+
     /// The number of live values.
     pub fn len(&self) -> usize {
         self.len

@@ -225,6 +225,12 @@ impl<P: WriteProtocol> NodeMachine for ProtocolNode<P> {
                     self.protocol.on_lock_granted(&mut self.base, now, op, out);
                 }
             }
+            Input::Left(node) => {
+                if let Some(gone) = self.base.gone.get_mut(usize::from(node)) {
+                    *gone = true;
+                    self.protocol.on_member_left(&mut self.base, now, node, out);
+                }
+            }
         }
         self.run(now, out);
         self.base.current_slot = None;

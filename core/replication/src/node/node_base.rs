@@ -52,6 +52,8 @@ pub struct NodeBase {
     pub(super) held: VecDeque<(NodeId, Msg)>,
     /// When the inbound path last became blocked (µs), while it is.
     pub(super) blocked_since: Option<u64>,
+    /// Per node, whether the failure detector reported it gone ([`crate::Input::Left`]).
+    pub(crate) gone: Vec<bool>,
 }
 
 impl NodeBase {
@@ -83,7 +85,13 @@ impl NodeBase {
             current_slot: None,
             held: VecDeque::new(),
             blocked_since: None,
+            gone: vec![false; cfg.nodes],
         })
+    }
+
+    /// Whether the failure detector reported `node` gone.
+    pub(crate) fn is_gone(&self, node: NodeId) -> bool {
+        self.gone.get(usize::from(node)).copied().unwrap_or(false)
     }
 
     /// Sends `msg`; a message to this node itself is looped back within the current input.

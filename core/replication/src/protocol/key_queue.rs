@@ -142,9 +142,18 @@ impl KeyQueueProtocol {
             let Some(key) = self.queue.pop() else { return };
             let entry = base.data.get(key);
             let owners = base.hash.owners(key);
+            let live = owners
+                .backups()
+                .iter()
+                .filter(|&&b| !base.is_gone(b))
+                .count();
+            if live == 0 {
+                // Every backup is gone: nothing to replicate to.
+                continue;
+            }
             let wid = self.in_flight.insert(Batch {
                 key,
-                pending: owners.backups().len() as u8,
+                pending: live as u8,
                 deadline: DeadlineKey::NONE,
             });
             let doublings = self
@@ -159,8 +168,10 @@ impl KeyQueueProtocol {
                 b.deadline = deadline;
             }
             for &b in owners.backups() {
-                let entry = entry.clone();
-                base.send(b, Msg::Replicate { wid, key, entry }, out);
+                if !base.is_gone(b) {
+                    let entry = entry.clone();
+                    base.send(b, Msg::Replicate { wid, key, entry }, out);
+                }
             }
         }
     }
@@ -271,6 +282,36 @@ impl WriteProtocol for KeyQueueProtocol {
         }
     }
 
+    /// A batch waiting on the gone node would wait for ever (it acks nothing, and a timed-out
+    /// batch is resent to it): each such batch is dropped and its key queued again, and the
+    /// worker sends keys to live backups only from now on. Upstream a new view would also give
+    /// the key a new owner and transfer its state to it; this model has no view change, so the
+    /// survivors keep fewer copies.
+    fn on_member_left(
+        &mut self,
+        base: &mut NodeBase,
+        now: u64,
+        node: NodeId,
+        out: &mut Vec<Output>,
+    ) {
+        let waiting: Vec<u64> = self
+            .in_flight
+            .ids()
+            .filter(|&wid| {
+                self.in_flight
+                    .get(wid)
+                    .is_some_and(|b| base.hash.owners(b.key).backups().contains(&node))
+            })
+            .collect();
+        for wid in waiting {
+            if let Some(b) = self.in_flight.remove(wid) {
+                base.timeouts.cancel(b.deadline);
+                self.queue.push(b.key);
+            }
+        }
+        self.pump(base, now, out);
+    }
+
     fn busy_reason(&self) -> Option<String> {
         if !self.queue.is_empty() || !self.in_flight.is_empty() {
             return Some(format!(
@@ -347,5 +388,50 @@ mod tests {
         assert_eq!(out, vec![], "no stagger, no reply yet");
         assert_eq!(backup.stats().staggered_gets, 0);
         assert!(backup.busy_reason().is_some(), "the get still waits");
+    }
+
+    /// A batch in flight to a backup the failure detector reports gone is not waited for: it
+    /// is dropped, its key has no live backup left, and the primary quiesces, as it does after
+    /// a later put of the key.
+    #[test]
+    fn a_gone_backup_is_not_waited_for() {
+        use crate::ClusterConfig;
+        use crate::message::{ClientOp, Input, Value};
+        let cfg = ClusterConfig {
+            nodes: 2,
+            keys: 16,
+            ..ClusterConfig::default()
+        };
+        let hash = cfg.hash().unwrap();
+        let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+        let mut primary = ProtocolKind::KeyQueue.new_node(0, &cfg).unwrap();
+        let replicates = |out: &[Output]| {
+            out.iter()
+                .filter(|o| {
+                    matches!(
+                        o,
+                        Output::Send {
+                            to: 1,
+                            msg: Msg::Replicate { .. }
+                        }
+                    )
+                })
+                .count()
+        };
+        let put = |tag| Input::Client {
+            requester: 0,
+            op: ClientOp::Put(key, Value::new(tag, 8)),
+        };
+        let mut out = Vec::new();
+        primary.handle(0, put(1), &mut out);
+        assert_eq!(replicates(&out), 1, "{out:?}");
+        assert!(primary.busy_reason().is_some());
+        out.clear();
+        primary.handle(1, Input::Left(1), &mut out);
+        assert_eq!(replicates(&out), 0, "{out:?}");
+        assert_eq!(primary.busy_reason(), None);
+        primary.handle(2, put(2), &mut out);
+        assert_eq!(replicates(&out), 0, "{out:?}");
+        assert_eq!(primary.busy_reason(), None);
     }
 }

@@ -43,6 +43,16 @@ impl StrategyKind for ProtocolKind {
 }
 
 impl ProtocolKind {
+    /// Whether every owner of a key holds a put before it is acknowledged
+    /// ([`WriteProtocol::OWNERS_HOLD_ACKED_PUTS`]).
+    pub fn owners_hold_acked_puts(self) -> bool {
+        match self {
+            ProtocolKind::LockForwarding => LockForwardingProtocol::OWNERS_HOLD_ACKED_PUTS,
+            ProtocolKind::KeyQueue => KeyQueueProtocol::OWNERS_HOLD_ACKED_PUTS,
+            ProtocolKind::Triangle => TriangleProtocol::OWNERS_HOLD_ACKED_PUTS,
+        }
+    }
+
     /// The state machine of member `node` of a cluster configured by `cfg`, running this
     /// protocol.
     pub fn new_node(

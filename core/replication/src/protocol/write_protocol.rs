@@ -41,7 +41,9 @@
 //!
 //! Contract every machine keeps (checked by `tests.rs` and the verifier):
 //! - after quiescence, every owner of a key holds the same entry (version and value);
-//! - a put acknowledged with version `v` is never lost: the owners end at `v` or a later version;
+//! - a put acknowledged with version `v` is never lost: the owners end at `v` or a later version
+//!   (with a killed node, `verify_survivors`: key queue, which acknowledges before it
+//!   replicates, may lose the newest put of a key whose primary died, and counts it);
 //! - versions of a key are given by its primary under the key lock, 1, 2, 3 ...;
 //! - every failure (lock timeout, reply timeout, pool rejection) is counted in [`NodeStats`];
 //! - the read guarantee above: a get started after a put of its key was acknowledged returns a
@@ -209,6 +211,18 @@ pub trait WriteProtocol: Send + Sized + 'static {
 
     /// A protocol deadline (`Backup` or `Repl`) expired.
     fn on_deadline(&mut self, base: &mut NodeBase, now: u64, d: Deadline, out: &mut Vec<Output>);
+
+    /// The failure detector reported `node` gone ([`crate::Input::Left`]; `base.is_gone` already
+    /// says so). By default nothing changes: a wait on the node ends at its deadline, as it
+    /// does for lock forwarding's backup replies and the triangle's acks.
+    fn on_member_left(
+        &mut self,
+        _base: &mut NodeBase,
+        _now: u64,
+        _node: NodeId,
+        _out: &mut Vec<Output>,
+    ) {
+    }
 
     /// Protocol state still in progress, for the quiescence check.
     fn busy_reason(&self) -> Option<String>;

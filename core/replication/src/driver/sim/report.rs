@@ -104,6 +104,7 @@ impl InFlight {
             Input::Timer => "timer",
             Input::Run { .. } => "run",
             Input::Resume { .. } => "resume",
+            Input::Left(_) => "left",
         };
         *self.queued_inputs.entry(kind).or_default() += 1;
     }

@@ -359,6 +359,11 @@ impl ThreadCluster {
     /// from now on, and errors of its connections no longer fail the run.
     pub fn peer_gone(&self, peer: NodeId) {
         self.shared.links.mark_gone(peer);
+        // And each hosted node's failure detector reports it ([`Input::Left`]).
+        for node in &self.nodes {
+            Stepper::new(Arc::clone(node), Arc::clone(&self.shared), self.cfg.seed)
+                .step(Input::Left(peer));
+        }
     }
 
     /// The history check of this process's requesters: `Ok` or its first violation.
