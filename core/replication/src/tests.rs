@@ -9,6 +9,19 @@ use super::workload::WorkloadConfig;
 use super::{ClusterConfig, NodeBase, NodeMachine, NodeStats, ProtocolKind, RejectionPolicy};
 use critsec_sync::kind::StrategyKind;
 
+/// A 2-node cluster of 16 keys, and the first key whose primary is node 0: for tests that
+/// drive one node's machine by hand.
+pub(crate) fn two_nodes_and_a_key_of_node_0() -> (ClusterConfig, crate::message::Key) {
+    let cfg = ClusterConfig {
+        nodes: 2,
+        keys: 16,
+        ..ClusterConfig::default()
+    };
+    let hash = cfg.hash().unwrap();
+    let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+    (cfg, key)
+}
+
 fn small(seed: u64) -> SimConfig {
     SimConfig {
         threads: 1,

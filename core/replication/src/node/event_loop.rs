@@ -384,13 +384,7 @@ mod tests {
     /// continued only on `Resume`; released slots are announced.
     #[test]
     fn real_slots_park_commands_and_hand_lock_grants_to_their_slot() {
-        let cfg = ClusterConfig {
-            nodes: 2,
-            keys: 16,
-            ..ClusterConfig::default()
-        };
-        let hash = cfg.hash().unwrap();
-        let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+        let (cfg, key) = crate::tests::two_nodes_and_a_key_of_node_0();
         let mut m = ProtocolKind::LockForwarding.new_node(0, &cfg).unwrap();
         m.use_real_slots();
         let put = |rid| Input::Message {

@@ -354,15 +354,8 @@ mod tests {
     /// container.
     #[test]
     fn a_backup_requesters_get_asks_the_primary_only_past_the_stagger() {
-        use crate::ClusterConfig;
         use crate::message::{ClientOp, Input};
-        let cfg = ClusterConfig {
-            nodes: 2,
-            keys: 16,
-            ..ClusterConfig::default()
-        };
-        let hash = cfg.hash().unwrap();
-        let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+        let (cfg, key) = crate::tests::two_nodes_and_a_key_of_node_0();
         let mut backup = ProtocolKind::KeyQueue.new_node(1, &cfg).unwrap();
         let mut out = Vec::new();
         let get = Input::Client {
@@ -395,15 +388,8 @@ mod tests {
     /// a later put of the key.
     #[test]
     fn a_gone_backup_is_not_waited_for() {
-        use crate::ClusterConfig;
         use crate::message::{ClientOp, Input, Value};
-        let cfg = ClusterConfig {
-            nodes: 2,
-            keys: 16,
-            ..ClusterConfig::default()
-        };
-        let hash = cfg.hash().unwrap();
-        let key = (0..16).find(|&k| hash.primary(k) == 0).unwrap();
+        let (cfg, key) = crate::tests::two_nodes_and_a_key_of_node_0();
         let mut primary = ProtocolKind::KeyQueue.new_node(0, &cfg).unwrap();
         let replicates = |out: &[Output]| {
             out.iter()

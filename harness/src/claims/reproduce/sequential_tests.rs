@@ -136,17 +136,23 @@ fn run_rng(seed: u64, run: usize) -> Rng {
 }
 
 /// Simulated runs as the members of one group: member `m` is run `m`, whose replicates come
-/// from its own seed.
+/// from its own seed, each drawn by `draw`.
 struct Simulated {
-    truth: Truth,
+    draw: Box<dyn Fn(&mut Rng) -> Paired>,
     rngs: Vec<Rng>,
     replicates: Vec<Vec<Paired>>,
 }
 
 impl Simulated {
+    /// Runs of `truth`'s replicates.
     fn new(truth: Truth, seed: u64, runs: usize) -> Simulated {
+        Simulated::drawing(move |rng| truth.replicate(rng), seed, runs)
+    }
+
+    /// Runs of the replicates `draw` makes.
+    fn drawing(draw: impl Fn(&mut Rng) -> Paired + 'static, seed: u64, runs: usize) -> Simulated {
         Simulated {
-            truth,
+            draw: Box::new(draw),
             rngs: (0..runs).map(|run| run_rng(seed, run)).collect(),
             replicates: vec![Vec::new(); runs],
         }
@@ -166,7 +172,7 @@ impl ReplicateSource for Simulated {
     ) -> Result<(), String> {
         for &m in undecided {
             while self.replicates[m].len() < n as usize {
-                let replicate = self.truth.replicate(&mut self.rngs[m]);
+                let replicate = (self.draw)(&mut self.rngs[m]);
                 self.replicates[m].push(replicate);
             }
         }
@@ -559,12 +565,11 @@ const FAR_NS: f64 = 316.0;
 /// each replicate runs near (55%), far (30%) or half of each (15%), with `near` and `far` its
 /// truths there; with `probed` false its blocks carry no probe, so the claim is judged over
 /// all of them, as before the probe.
+#[derive(Clone, Copy)]
 struct TwoLevels {
     near: Truth,
     far: Truth,
     probed: bool,
-    rngs: Vec<Rng>,
-    replicates: Vec<Vec<Paired>>,
 }
 
 impl TwoLevels {
@@ -593,50 +598,15 @@ impl TwoLevels {
     }
 }
 
-impl ReplicateSource for TwoLevels {
-    fn kind(&self) -> ReplicateKind {
-        ReplicateKind::ProcessPair
-    }
-
-    fn measure(
-        &mut self,
-        n: u32,
-        undecided: &[usize],
-        _: &mut dyn PairObserver,
-    ) -> Result<(), String> {
-        for &m in undecided {
-            while self.replicates[m].len() < n as usize {
-                let mut rng = Rng::new(self.rngs[m].next());
-                let replicate = self.replicate(&mut rng);
-                self.replicates[m].push(replicate);
-            }
-        }
-        Ok(())
-    }
-
-    fn observe(&self, member: usize, _metric: &str, _: Option<&str>) -> Result<Observed, String> {
-        Ok(Observed {
-            replicates: self.replicates[member].clone(),
-            unit: "ops/s".into(),
-            costs: Costs {
-                pair: 1.0,
-                block: 1.0,
-            },
-            exposure: None,
-        })
-    }
-}
-
 /// The verdicts of `runs` runs through the look loop on two levels with truths `near` and `far`.
 fn two_level_verdicts(near: f64, far: f64, probed: bool, alpha: f64, runs: usize) -> Vec<Verdict> {
     let claim = claim();
-    let mut source = TwoLevels {
+    let levels = TwoLevels {
         near: Truth::at(near),
         far: Truth::at(far),
         probed,
-        rngs: (0..runs).map(|run| run_rng(0x1e7e1, run)).collect(),
-        replicates: vec![Vec::new(); runs],
     };
+    let mut source = Simulated::drawing(move |rng| levels.replicate(rng), 0x1e7e1, runs);
     let mut outcomes = vec![ClaimOutcome::new(&claim); runs];
     let members: Vec<usize> = (0..runs).collect();
     let schedule = grown(&PairedSettings::quick(), alpha, 0.0);
@@ -656,7 +626,7 @@ fn two_level_verdicts(near: f64, far: f64, probed: bool, alpha: f64, runs: usize
 /// Where the levels do not differ (both at the bound, 1.05, the hardest case), a
 /// disagreement between them is found at most α of the time, and the verdicts, which are the
 /// all-block interval's, decide wrongly at most α of the time: NOT TESTABLE withholds a verdict,
-/// it never adds one. At α = 0.05 over the quick looks grown to 16 (here 0 and 93 of 3,000;
+/// it never adds one. At α = 0.05 over the quick looks grown to 16 (here 0 and 99 of 3,000;
 /// the bound is 186).
 #[test]
 fn levels_that_do_not_differ_are_rarely_found_to_disagree_and_verdicts_keep_alpha() {
@@ -672,7 +642,7 @@ fn levels_that_do_not_differ_are_rarely_found_to_disagree_and_verdicts_keep_alph
 
 /// The test of the detector: where the levels disagree (near 0.85, far 1.40), the claim is
 /// found NOT TESTABLE in many runs, where over all blocks alone it reads whatever the mix of
-/// levels gave (here 237 of 500 NOT TESTABLE; without the probes none, one NOT REPRODUCED and
+/// levels gave (here 235 of 500 NOT TESTABLE; without the probes none, one NOT REPRODUCED and
 /// 499 INCONCLUSIVE). Where the levels agree (1.30 and 1.40) the
 /// levels change nothing: the same runs decide alike with and without them. At α = 0.001, over
 /// the quick looks grown to 16.
