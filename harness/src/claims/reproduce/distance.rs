@@ -3,10 +3,10 @@
 //! blocks show the host moving the two CPUs between distances under the run.
 //!
 //! On such a machine a contended benchmark is several experiments, and its ratio may differ
-//! between them (METHODOLOGY.md, *Verdicts per CPU distance*): registry-snapshot-micro read 1.9
-//! at 28 ns, 1.0 at 66 ns and 0.74 at 320 ns in one run. The claim's verdict stays the one over
-//! all its blocks, which speaks of the mix of distances the run had; the levels add what the
-//! mix hides:
+//! between them (METHODOLOGY.md, *Verdicts per CPU distance*): registry-snapshot-micro's blocks
+//! read 1.78 at 28 ns, 1.01 at 66 ns and 0.80 at 320 ns in one run. The claim's verdict stays
+//! the one over all its blocks, which speaks of the mix of distances the run had; the levels add
+//! what the mix hides:
 //!
 //! - each level's interval is over the replicates with blocks there (each replicate's sides
 //!   averaged over those blocks), at the look's confidence (with k > 2 levels at α·2/k each);
