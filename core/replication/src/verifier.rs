@@ -222,10 +222,13 @@ pub fn verify_survivors(
             .filter_map(|&o| by_id[usize::from(o)].map(|n| (o, n.data.get(key))))
             .collect();
         let acked = acks.newest.get(key as usize).cloned().unwrap_or_default();
-        if !first.kind.owners_hold_acked_puts() && dead.contains(&owners.primary()) {
-            let kept = live.first().is_some_and(|(_, e)| {
-                live.iter().all(|(_, other)| other == e) && !older(e, &acked)
-            });
+        // A key with no live owner lost its writes to the kill itself, under any protocol: it
+        // fails below.
+        if !first.kind.owners_hold_acked_puts()
+            && dead.contains(&owners.primary())
+            && let Some((_, e)) = live.first()
+        {
+            let kept = live.iter().all(|(_, other)| other == e) && !older(e, &acked);
             if !kept {
                 report.lost_with_primary += 1;
                 continue;
@@ -431,6 +434,31 @@ mod tests {
         assert!(matches!(
             verify_survivors(alive, &[1 - primary], &acks),
             Err(VerifyError::AckedWriteLost { key: 0, .. })
+        ));
+        // With both owners of a key killed (a third node lives), its writes are lost to the
+        // kill, not to key queue's early acknowledgement: an error under key queue too.
+        let cfg = ClusterConfig {
+            nodes: 3,
+            keys: 16,
+            ..ClusterConfig::default()
+        };
+        let hash = cfg.hash().unwrap();
+        let key = (0..16)
+            .find(|&k| !hash.owners(k).all().contains(&2))
+            .unwrap();
+        let survivor = NodeSnapshot {
+            kind: ProtocolKind::KeyQueue,
+            id: 2,
+            busy: None,
+            data: DataContainer::new(cfg.keys),
+            sequences: (Vec::new(), Vec::new()),
+            hash,
+        };
+        let mut acks = AckLog::new(cfg.keys);
+        acks.record(key, &newer);
+        assert!(matches!(
+            verify_survivors(&[survivor], &[0, 1], &acks),
+            Err(VerifyError::AckedWriteLost { .. })
         ));
     }
 }
