@@ -258,8 +258,8 @@ fn pinned_text(replicates: &[Replicate]) -> Option<String> {
 }
 
 /// The coherence probes' levels over the claim's blocks, each with the claim's ratio over its
-/// blocks and, where the levels are the CPUs' distance, its verdict there
-/// ([`Coherence`]): whether the claim's threads ran on one machine or two, and what each said.
+/// blocks and, where there are several, its verdict at each ([`Coherence`]): whether the
+/// claim's threads ran on one machine or several, and what each said.
 fn coherence_text(c: &Coherence) -> String {
     let level = |l: &CoherenceLevel| {
         let iv = &l.interval;
@@ -273,7 +273,7 @@ fn coherence_text(c: &Coherence) -> String {
         } else {
             format!("{} replicates", iv.n)
         };
-        let judged = match (&l.verdict, c.by_level) {
+        let judged = match (&l.verdict, c.by_level()) {
             (Some(v), _) => format!(" at {}: {}", confidence_text(iv.confidence), v.label()),
             (None, true) if l.rare => ", too rare to judge (under a tenth of the blocks)".into(),
             (None, true) => ", not judged: seen in one replicate".into(),
@@ -343,7 +343,6 @@ mod tests {
         let far = level(316.0, 4, &[-0.1], None);
         let text = coherence_text(&Coherence {
             levels: vec![near.clone(), far.clone()],
-            by_level: true,
             taken: 2,
         });
         assert!(
@@ -364,7 +363,6 @@ mod tests {
         // One level: no verdict of its own; one replicate: no interval.
         let one = coherence_text(&Coherence {
             levels: vec![level(70.0, 1, &[0.1], None)],
-            by_level: false,
             taken: 0,
         });
         assert!(
@@ -382,7 +380,6 @@ mod tests {
         };
         let three = coherence_text(&Coherence {
             levels: vec![rare, near.clone(), far.clone()],
-            by_level: true,
             taken: 0,
         });
         assert!(
@@ -391,7 +388,6 @@ mod tests {
         );
         let busy = coherence_text(&Coherence {
             levels: Vec::new(),
-            by_level: false,
             taken: 3,
         });
         assert!(

@@ -122,7 +122,7 @@ pub struct Level {
 impl Levels {
     /// The level (its index) a round trip of `ns` belongs to.
     pub fn of(&self, ns: f64) -> usize {
-        self.cuts.iter().filter(|&&cut| ns > cut).count()
+        level_below(&self.cuts, ns)
     }
 
     /// Share of the samples that are not taken at level `index`.
@@ -130,6 +130,11 @@ impl Levels {
         let all: usize = self.levels.iter().map(|l| l.samples).sum();
         self.levels[index].samples as f64 / all.max(1) as f64
     }
+}
+
+/// The index of the level below `cuts` that a round trip of `ns` falls in.
+fn level_below(cuts: &[f64], ns: f64) -> usize {
+    cuts.iter().filter(|&&cut| ns > cut).count()
 }
 
 /// A round trip longer than this is no cache line's (a handover between sockets takes well under
@@ -215,7 +220,7 @@ pub fn levels(series: &[f64]) -> Option<Levels> {
         .collect();
     let mut members = vec![Vec::new(); groups.len()];
     for &ns in &sorted {
-        members[cuts.iter().filter(|&&cut| ns > cut).count()].push(ns);
+        members[level_below(&cuts, ns)].push(ns);
     }
     let levels: Vec<Level> = members
         .iter()

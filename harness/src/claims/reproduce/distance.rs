@@ -41,8 +41,6 @@ use super::outcome::{Verdict, verdict};
 pub struct Coherence {
     /// The levels, fastest first (none when every probe found a CPU taken).
     pub levels: Vec<CoherenceLevel>,
-    /// Whether there were several levels, each judged on its own.
-    pub by_level: bool,
     /// Blocks whose probe found a CPU taken by other work (above [`TAKEN_NS`]), counted at the
     /// level of the probe before them.
     #[serde(default)]
@@ -93,7 +91,6 @@ pub(crate) fn coherence(
     let Some(read) = levels(&probes) else {
         return Some(Coherence {
             levels: Vec::new(),
-            by_level: false,
             taken: probes.len(),
         });
     };
@@ -141,8 +138,8 @@ pub(crate) fn coherence(
     let probed: usize = per_level.iter().map(|(_, blocks)| blocks).sum();
     let rare = |blocks: usize| by_level && (blocks as f64) < RARE_SHARE * probed as f64;
     let judged = per_level.iter().filter(|(_, b)| !rare(*b)).count();
-    // A wrong verdict needs one level's interval to miss on one side, at most α/2 at each of
-    // k judged levels: beyond two, each level's α is 2α/k, so that the k keep to α.
+    // A wrong disagreement needs one level's interval to miss on one side, at most α/2 at each
+    // of k judged levels: beyond two, each level's α is 2α/k, so that the k keep to α.
     let level_confidence = 1.0 - (1.0 - confidence) * (2.0 / judged.max(1) as f64).min(1.0);
     let levels = read
         .levels
@@ -163,12 +160,16 @@ pub(crate) fn coherence(
         .collect();
     Some(Coherence {
         levels,
-        by_level,
         taken: read.taken,
     })
 }
 
 impl Coherence {
+    /// Whether the probes read several levels, so that each was judged on its own.
+    pub fn by_level(&self) -> bool {
+        self.levels.len() > 1
+    }
+
     /// Why the claim cannot be judged on this machine, if two judged levels decide it
     /// opposite ways: REPRODUCED at one, NOT REPRODUCED at another.
     pub(crate) fn disagreement(&self) -> Option<String> {
@@ -242,7 +243,7 @@ mod tests {
     #[test]
     fn levels_that_agree_are_each_judged_and_raise_nothing() {
         let c = judge(&run(6, 1.3, 1.2, 6));
-        assert!(c.by_level);
+        assert!(c.by_level());
         for l in &c.levels {
             assert_eq!(l.interval.confidence, 0.999, "{l:?}");
             assert_eq!((l.blocks, l.interval.n), (24, 6));
@@ -291,7 +292,7 @@ mod tests {
             r.blocks.push(replicate(1.0, &[(FAR, 0.5)]).blocks[0]);
         }
         let c = judge(&replicates);
-        assert!(c.by_level);
+        assert!(c.by_level());
         assert!(c.levels[1].rare && c.levels[1].verdict.is_none(), "{c:?}");
         assert_eq!(c.levels[1].blocks, 3);
         assert_eq!(c.disagreement(), None);
@@ -328,19 +329,19 @@ mod tests {
         ];
         let taken: Vec<Paired> = (0..6).map(|_| replicate(1.0, &one)).collect();
         let c = judge(&taken);
-        assert!(c.by_level);
+        assert!(c.by_level());
         assert_eq!(c.taken, 12);
         assert_eq!((c.levels[0].blocks, c.levels[1].blocks), (18, 18));
         let near = (1.3f64 * 2.0 + 0.5) / 3.0;
         assert!((c.levels[0].interval.ratio - near).abs() < 1e-9, "{c:?}");
         let c = judge(&run(6, 1.3, 1.3, 0));
-        assert_eq!((c.levels.len(), c.by_level, c.taken), (1, false, 0));
+        assert_eq!((c.levels.len(), c.by_level(), c.taken), (1, false, 0));
         assert_eq!(c.levels[0].verdict, None);
         // No probes, no levels; every probe taken, no level either.
         let unprobed = vec![Paired::unordered(None, 1.0, 2.0); 6];
         assert_eq!(coherence(&unprobed, Direction::Higher, 1.05, 0.999), None);
         let busy = vec![replicate(1.0, &[(6_000.0, 1.3)]); 3];
         let c = judge(&busy);
-        assert_eq!((c.levels.len(), c.by_level, c.taken), (0, false, 3));
+        assert_eq!((c.levels.len(), c.by_level(), c.taken), (0, false, 3));
     }
 }

@@ -49,8 +49,7 @@ impl Verdict {
 }
 
 /// Whether a claim needs no more replicates: it has a verdict more cannot change (a look that
-/// finds the CPUs' two distances deciding opposite ways, [`super::distance`], is one), or an
-/// error.
+/// finds the CPUs' distances deciding opposite ways, [`super::distance`], is one), or an error.
 pub(crate) fn settled(verdict: &Result<Verdict, String>) -> bool {
     verdict
         .as_ref()
@@ -276,7 +275,7 @@ pub struct ClaimOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub design: Option<Design>,
     /// The coherence probes' levels over a multi-threaded ratio claim's blocks, with its ratio
-    /// at each, and its verdict per level where the levels are the CPUs' distance.
+    /// at each, and its verdict at each where there are several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coherence: Option<Coherence>,
 }
