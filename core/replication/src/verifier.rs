@@ -41,6 +41,15 @@ impl AckLog {
         }
     }
 
+    /// Adds `acked` acknowledged puts, of which `newest` are the newest per key: what a node
+    /// process streamed since its last delta ([`Acked`](crate::driver::net::control::Acked)).
+    pub fn absorb(&mut self, acked: u64, newest: &[(Key, Versioned)]) {
+        for (key, entry) in newest {
+            self.record(*key, entry);
+        }
+        self.acked += acked.saturating_sub(newest.len() as u64);
+    }
+
     /// Merges another requester's log into this one.
     pub fn merge(&mut self, other: &AckLog) {
         self.acked += other.acked;

@@ -16,9 +16,9 @@ use super::NetError;
 use super::wire::{FrameReader, Hello, write_frame};
 use crate::driver::threads::{DriverStats, Progress};
 use crate::history::TimedOp;
-use crate::message::NodeId;
+use crate::message::{Key, NodeId, Versioned};
 use crate::node::NodeStats;
-use crate::verifier::{AckLog, NodeSnapshot};
+use crate::verifier::NodeSnapshot;
 use crate::workload::RequesterStats;
 
 /// What the coordinator tells a node process.
@@ -57,6 +57,11 @@ pub enum Event {
     },
     /// Connected to every other node.
     Connected,
+    /// Puts the node's requesters saw acknowledged since its last such event, sent every
+    /// [`ACK_FLUSH`] while a run goes on and once more before [`Event::Ran`]: so the writes
+    /// acknowledged to a node killed mid-run are checked up to its last flush. What it saw after
+    /// that died with it, as a client's knowledge dies with the client.
+    Acked(Acked),
     /// One run's figures.
     Ran(Box<RunFigures>),
     /// Where the node's messages stand.
@@ -90,6 +95,18 @@ pub struct RunFigures {
     pub requests_total: u64,
 }
 
+/// How often a running node process sends the coordinator its requesters' new acks.
+pub const ACK_FLUSH: Duration = Duration::from_millis(100);
+
+/// Acknowledged puts since a node process's last [`Event::Acked`].
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Acked {
+    /// How many puts were acknowledged.
+    pub count: u64,
+    /// The newest acknowledged entry of each key among them.
+    pub newest: Vec<(Key, Versioned)>,
+}
+
 /// A node's state at the end of a net run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FinalReport {
@@ -101,8 +118,6 @@ pub struct FinalReport {
     pub stats: NodeStats,
     /// What its threads did.
     pub driver: DriverStats,
-    /// The writes its requesters saw acknowledged.
-    pub acks: AckLog,
     /// Its requesters' history check: `Ok`, or the first violation.
     pub history: Result<(), String>,
     /// Gets that history check compared.

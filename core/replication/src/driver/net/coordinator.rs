@@ -81,6 +81,7 @@ impl Coordinator {
         let nodes = threads.cluster.nodes;
         let mut cluster = NetCluster {
             links: (0..nodes).map(|_| None).collect(),
+            acks: AckLog::new(threads.cluster.keys),
             started,
             reply_timeout: Duration::from_micros(threads.cluster.reply_timeout_us),
         };
@@ -153,6 +154,9 @@ impl Coordinator {
 pub struct NetCluster {
     /// Per node, its control connection (all `Some` once gathered).
     links: Vec<Option<Link>>,
+    /// The puts every node's requesters saw acknowledged, as the nodes streamed them
+    /// ([`Event::Acked`]), a killed node's among them.
+    acks: AckLog,
     started: Vec<Started>,
     reply_timeout: Duration,
 }
@@ -252,11 +256,7 @@ impl NetCluster {
             _ => None,
         })?;
         let keys = reports.first().map_or(0, |r| r.snapshot.data.keys());
-        let (mut acks, mut stats, mut driver) = (
-            AckLog::new(keys),
-            NodeStats::default(),
-            DriverStats::default(),
-        );
+        let (mut stats, mut driver) = (NodeStats::default(), DriverStats::default());
         let mut gets_checked = 0;
         for r in &reports {
             let fail = |what: String| NetError::Node { node: r.node, what };
@@ -264,7 +264,6 @@ impl NetCluster {
             if let Some(e) = &r.link_error {
                 return Err(fail(e.clone()));
             }
-            acks.merge(&r.acks);
             stats.add(&r.stats);
             driver.add(&r.driver);
             gets_checked += r.gets_checked;
@@ -284,9 +283,9 @@ impl NetCluster {
         let snapshots: Vec<_> = reports.into_iter().map(|r| r.snapshot).collect();
         let dead = self.dead();
         let verify = if dead.is_empty() {
-            verify_snapshots(&snapshots, &acks)
+            verify_snapshots(&snapshots, &self.acks)
         } else {
-            verify_survivors(&snapshots, &dead, &acks)
+            verify_survivors(&snapshots, &dead, &self.acks)
         }
         .map_err(|e| NetError::Verify(e.to_string()))?;
         Ok(NetReport {
@@ -307,10 +306,17 @@ impl NetCluster {
             .started
             .iter_mut()
             .find(|s| s.node == node)
-            .is_some_and(|s| s.child.kill().is_ok());
+            .is_some_and(|s| s.child.kill().is_ok() && s.child.wait().is_ok());
         if killed {
-            if let Some(slot) = self.links.get_mut(usize::from(node)) {
-                *slot = None;
+            // What it streamed before it died is still to be read: the acks it saw.
+            if let Some(mut link) = self.links.get_mut(usize::from(node)).and_then(Option::take) {
+                while let Ok(event) = link.stream.recv(Some(Duration::from_secs(1))) {
+                    match event {
+                        Some(Event::Acked(a)) => self.acks.absorb(a.count, &a.newest),
+                        Some(_) => {}
+                        None => break,
+                    }
+                }
             }
             self.broadcast(&Command::Gone(node))?;
         }
@@ -352,7 +358,14 @@ impl NetCluster {
                 continue;
             };
             let node = link.node;
-            let event = match link.next(wait) {
+            // Acks stream in while a run goes on, before its figures.
+            let event = loop {
+                match link.next(wait) {
+                    Ok(Event::Acked(a)) => self.acks.absorb(a.count, &a.newest),
+                    other => break other,
+                }
+            };
+            let event = match event {
                 Ok(e) => e,
                 Err(e) => return Err(self.explain(node, e)),
             };

@@ -9,18 +9,20 @@
 //! until told to exit or until the coordinator's connection ends. Any failure is said to the
 //! coordinator ([`Event::Failed`]) before the process gives up.
 
+use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use super::control::{Command, ControlStream, Event, FinalReport, RunFigures};
+use crossbeam::channel::{Receiver, Sender};
+
+use super::control::{ACK_FLUSH, Acked, Command, ControlStream, Event, FinalReport, RunFigures};
 use super::sockets::Bound;
 use super::wire::{Hello, WireError};
 use super::{NetError, cluster_digest};
 use crate::driver::threads::{ClusterClient, Split, ThreadCluster, ThreadsConfig};
 use crate::history::TimedOp;
-use crate::message::{ClientOp, NodeId, Outcome};
+use crate::message::{ClientOp, Key, NodeId, Outcome, Versioned};
 use crate::protocol::ProtocolKind;
-use crate::verifier::AckLog;
 use crate::workload::{OpGenerator, RequesterStats, WorkloadConfig, reply_matches};
 
 /// What a node process needs to know: the cluster's settings (the same on every node: the
@@ -99,7 +101,8 @@ fn serve_on(settings: &NodeSettings, control: &mut Control) -> Result<(), NetErr
                 millis,
             } => {
                 let settle = Duration::from_millis(settle_millis);
-                let figures = requesters.run(&cluster, settle, Duration::from_millis(millis));
+                let length = Duration::from_millis(millis);
+                let figures = requesters.run(&cluster, control, settle, length)?;
                 control.send(&Event::Ran(Box::new(figures)))?;
             }
             Command::Poll => control.send(&Event::Progress(cluster.progress()))?,
@@ -164,7 +167,6 @@ struct Requesters {
     value_size: usize,
     /// Per requester: its client, its op stream, and how many ops it may still do.
     each: Vec<(ClusterClient, OpGenerator, Option<u64>)>,
-    acks: AckLog,
     /// Every successful operation, timed, for the coordinator's history check across nodes.
     ops: Vec<TimedOp>,
     /// Operations ended (answered or failed) since the node started.
@@ -197,7 +199,6 @@ impl Requesters {
             node: settings.id,
             value_size: w.value_size as usize,
             each,
-            acks: AckLog::new(keys),
             ops: Vec::new(),
             ended: 0,
         })
@@ -212,28 +213,44 @@ impl Requesters {
     /// the window too, read at its edges. Messages per request are counted apart, over every
     /// slice since the node started ([`RunFigures::messages_total`]): the messages of a
     /// request straddling an edge would otherwise be counted without the request.
-    fn run(&mut self, cluster: &ThreadCluster, settle: Duration, length: Duration) -> RunFigures {
+    ///
+    /// Meanwhile this thread sends the coordinator the puts acknowledged so far, every
+    /// [`ACK_FLUSH`], and the rest before it returns ([`Event::Acked`]).
+    fn run(
+        &mut self,
+        cluster: &ThreadCluster,
+        control: &mut Control,
+        settle: Duration,
+        length: Duration,
+    ) -> Result<RunFigures, NetError> {
         let measured = Instant::now() + settle;
         let deadline = measured + length;
         let value_size = self.value_size;
-        let (parts, window) = std::thread::scope(|s| {
+        let (acked, acks) = crossbeam::channel::unbounded();
+        let (parts, window, flushed) = std::thread::scope(|s| {
             let handles: Vec<_> = self
                 .each
                 .iter_mut()
                 .map(|(client, ops, left)| {
-                    s.spawn(move || requester(client, ops, left, measured, deadline, value_size))
+                    let acked = acked.clone();
+                    s.spawn(move || {
+                        let until = (measured, deadline);
+                        requester(client, ops, left, until, value_size, &acked)
+                    })
                 })
                 .collect();
-            std::thread::sleep(measured.saturating_duration_since(Instant::now()));
+            let flushed = flush_until(measured, &acks, control);
             let before = cluster.stats().unwrap_or_default();
-            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+            let flushed = flushed.and_then(|()| flush_until(deadline, &acks, control));
             let window = cluster.stats().unwrap_or_default().since(&before);
             let parts: Vec<Requested> = handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_default())
                 .collect();
-            (parts, window)
+            (parts, window, flushed)
         });
+        flushed?;
+        flush(&acks, control)?;
         let mut figures = RunFigures {
             node: self.node,
             nanos: length.as_nanos() as u64,
@@ -247,18 +264,12 @@ impl Requesters {
             self.ended += part.ended;
             self.ops.extend(part.ops);
         }
-        for (client, ..) in &mut self.each {
-            self.acks.merge(&client.take_acks());
-        }
         figures.messages_total = cluster.stats().unwrap_or_default().messages_sent;
         figures.requests_total = self.ended;
-        figures
+        Ok(figures)
     }
 
     fn report(&mut self, cluster: &ThreadCluster) -> FinalReport {
-        for (client, ..) in &mut self.each {
-            self.acks.merge(&client.take_acks());
-        }
         let (snapshot, stats) = cluster
             .snapshots()
             .into_iter()
@@ -269,13 +280,47 @@ impl Requesters {
             snapshot,
             stats,
             driver: cluster.driver_stats(),
-            acks: self.acks.clone(),
             history: cluster.history(),
             gets_checked: cluster.gets_checked(),
             ops: std::mem::take(&mut self.ops),
             link_error: cluster.link_error(),
         }
     }
+}
+
+/// Sends the coordinator the acknowledged puts in `acks` every [`ACK_FLUSH`] until `until`.
+fn flush_until(
+    until: Instant,
+    acks: &Receiver<(Key, Versioned)>,
+    control: &mut Control,
+) -> Result<(), NetError> {
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        std::thread::sleep(left.min(ACK_FLUSH));
+        flush(acks, control)?;
+    }
+}
+
+/// Sends the coordinator the acknowledged puts waiting in `acks`, the newest of each key, if
+/// there are any.
+fn flush(acks: &Receiver<(Key, Versioned)>, control: &mut Control) -> Result<(), NetError> {
+    let mut count = 0;
+    let mut newest = BTreeMap::new();
+    for (key, entry) in acks.try_iter() {
+        count += 1;
+        let slot: &mut Versioned = newest.entry(key).or_default();
+        if entry.version > slot.version {
+            *slot = entry;
+        }
+    }
+    if count == 0 {
+        return Ok(());
+    }
+    let newest = newest.into_iter().collect();
+    control.send(&Event::Acked(Acked { count, newest }))
 }
 
 /// What one requester did in one run.
@@ -306,14 +351,14 @@ fn monotonic_ns() -> u64 {
 
 /// One requester's loop until `deadline` (or its op limit); its stats count the operations
 /// that end between `measured` and `deadline` (every reply is checked, and every operation
-/// timed for the history check, from the start).
+/// timed for the history check, from the start). Each acknowledged put goes to `acked`.
 fn requester(
     client: &mut ClusterClient,
     ops: &mut OpGenerator,
     left: &mut Option<u64>,
-    measured: Instant,
-    deadline: Instant,
+    (measured, deadline): (Instant, Instant),
     value_size: usize,
+    acked: &Sender<(Key, Versioned)>,
 ) -> Requested {
     let mut done = Requested::default();
     let Requested {
@@ -336,6 +381,10 @@ fn requester(
         match reply {
             Ok(outcome) => {
                 let us = (end - start).as_micros() as u64;
+                if let (ClientOp::Put(key, _), Outcome::Put(e)) = (&op, &outcome) {
+                    // The receiver lives until every requester has ended.
+                    let _ = acked.send((*key, e.clone()));
+                }
                 if let Outcome::Got(e) | Outcome::Put(e) = &outcome {
                     timed.push(TimedOp {
                         key: op.key(),
