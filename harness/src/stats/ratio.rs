@@ -22,13 +22,37 @@ pub struct RatioInterval {
     /// Standard deviation of the replicates' log-ratios (NaN over a single replicate).
     #[serde(with = "crate::format::nullable::f64_or_null")]
     pub log_sd: f64,
-    /// The interval's confidence level (per look, after any correction for repeated looks).
+    /// The interval's confidence level: one look's share of α, or the sum of the shares of
+    /// the looks whose intervals it combines ([`RatioInterval::combined`]).
     #[serde(default = "default_confidence")]
     pub confidence: f64,
 }
 
 fn default_confidence() -> f64 {
     CONFIDENCE
+}
+
+impl RatioInterval {
+    /// This look's interval combined with an `earlier` look's (itself perhaps combined): their
+    /// intersection where they overlap. The looks' α shares add up to at most the family's α, so
+    /// with that much confidence every look's interval covers the truth at once (a union bound),
+    /// and then so does the intersection (Jennison and Turnbull's repeated confidence
+    /// intervals): its confidence is one minus the sum of both α. Intervals that do not overlap
+    /// cannot both cover the truth; then their hull, which covers it if either does, is what is
+    /// left. The estimate, replicates and spread stay this look's.
+    pub fn combined(&self, earlier: &RatioInterval) -> RatioInterval {
+        let (low, high) = if self.low <= earlier.high && earlier.low <= self.high {
+            (self.low.max(earlier.low), self.high.min(earlier.high))
+        } else {
+            (self.low.min(earlier.low), self.high.max(earlier.high))
+        };
+        RatioInterval {
+            low,
+            high,
+            confidence: 1.0 - ((1.0 - self.confidence) + (1.0 - earlier.confidence)),
+            ..*self
+        }
+    }
 }
 
 /// The interval of the geometric mean of `ratios` at 99.9% (all must be positive and finite).
@@ -61,5 +85,35 @@ pub fn log_interval(logs: &[f64], confidence: f64) -> RatioInterval {
         n,
         log_sd: sd,
         confidence,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RatioInterval;
+
+    fn at(low: f64, high: f64, confidence: f64) -> RatioInterval {
+        RatioInterval {
+            ratio: (low * high).sqrt(),
+            low,
+            high,
+            n: 8,
+            log_sd: 0.1,
+            confidence,
+        }
+    }
+
+    #[test]
+    fn looks_combine_into_their_intersection_or_else_their_hull_at_the_summed_alpha() {
+        let earlier = at(1.0, 2.0, 0.9999);
+        let later = at(1.2, 2.5, 0.999);
+        let both = later.combined(&earlier);
+        assert_eq!((both.low, both.high), (1.2, 2.0));
+        assert!((both.confidence - 0.9989).abs() < 1e-12, "{both:?}");
+        // The estimate and the spread stay the later look's.
+        assert_eq!((both.ratio, both.n, both.log_sd), (later.ratio, 8, 0.1));
+        // Disjoint: at least one missed the truth; the hull covers it if either covers it.
+        let apart = at(2.2, 3.0, 0.999).combined(&earlier);
+        assert_eq!((apart.low, apart.high), (1.0, 3.0));
     }
 }

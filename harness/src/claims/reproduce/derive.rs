@@ -201,7 +201,8 @@ pub(crate) struct Observed {
 }
 
 /// Derives one claim's replicates, interval and verdict from what was `observed` of its
-/// `metric`, at `confidence`.
+/// `metric`, at `confidence`. The interval is combined with the one the claim's last look left
+/// ([`RatioInterval::combined`](crate::stats::ratio::RatioInterval::combined)), so it narrows with every look and a decided verdict stays.
 pub(crate) fn derive(
     outcome: &mut ClaimOutcome,
     observed: &Observed,
@@ -209,6 +210,7 @@ pub(crate) fn derive(
     confidence: f64,
 ) -> Result<Verdict, String> {
     let claim = outcome.claim.clone();
+    let earlier = outcome.interval.take();
     let values: Vec<&[BlockValue]> = observed
         .replicates
         .iter()
@@ -254,7 +256,8 @@ pub(crate) fn derive(
     };
     if ratio_defined {
         let means: Vec<f64> = outcome.replicates.iter().map(|r| r.log_ratio).collect();
-        outcome.interval = Some(log_interval(&means, confidence));
+        let this_look = log_interval(&means, confidence);
+        outcome.interval = Some(earlier.map_or(this_look, |e| this_look.combined(&e)));
         outcome.components = components(&logs);
         outcome.optimal_blocks = outcome
             .components

@@ -136,8 +136,12 @@ pub(crate) fn take_looks(
             source.replanned(*schedule.looks.last().expect("at least one look"));
         }
         let confidence = schedule.confidence_at(index);
-        for &m in &undecided {
+        for m in 0..members.len() {
             let outcome = &mut outcomes[members[m]];
+            let pending = undecided.contains(&m);
+            if !pending && !looks_on(outcome, &*source, m) {
+                continue;
+            }
             outcome.replicate_kind = source.kind();
             outcome.looks.push(look);
             if let Some(e) = source.missing(m) {
@@ -160,7 +164,9 @@ pub(crate) fn take_looks(
                 outcome.contender.verified_after = contender.after;
             }
         }
-        undecided.retain(|&m| !settled(&outcomes[members[m]].verdict));
+        undecided = (0..members.len())
+            .filter(|&m| !settled(&outcomes[members[m]].verdict))
+            .collect();
         let last = schedule.looks.len() - 1;
         // Not at the pilot: its spread, over a few replicates, is too rough to give up on.
         if index > 0
@@ -197,6 +203,24 @@ pub(crate) fn take_looks(
         });
     }
     true
+}
+
+/// Whether a decided ratio claim takes this look too: when its group measured on for others
+/// and it has replicates its last look did not see. Its interval then narrows
+/// ([`derive`] combines it with the earlier looks'), for no extra measurement, and its verdict
+/// stays: the combined interval lies inside the one that decided it, unless the two do not
+/// overlap (a chance within α), where their hull may leave it undecided.
+fn looks_on(outcome: &ClaimOutcome, source: &dyn ReplicateSource, member: usize) -> bool {
+    let decided = matches!(
+        outcome.verdict,
+        Ok(Verdict::Reproduced | Verdict::NotReproduced)
+    );
+    decided
+        && outcome.claim.kind == ClaimKind::Ratio
+        && source.missing(member).is_none()
+        && source
+            .observe(member, &outcome.claim.metric, None)
+            .is_ok_and(|o| o.replicates.len() > outcome.replicates.len())
 }
 
 /// Keeps in `outcome` what `source` says of `member`'s replicates beyond their values: its

@@ -19,7 +19,7 @@
 
 use crate::claims::claim::Claim;
 use crate::run::runner::Silent;
-use crate::stats::ratio::RatioInterval;
+use crate::stats::ratio::{RatioInterval, log_interval};
 use crate::stats::t_quantile;
 
 use super::PairObserver;
@@ -137,10 +137,16 @@ fn run_rng(seed: u64, run: usize) -> Rng {
 
 /// Simulated runs as the members of one group: member `m` is run `m`, whose replicates come
 /// from its own seed, each drawn by `draw`.
+/// Draws member `m`'s next replicate.
+type Draw = Box<dyn Fn(usize, &mut Rng) -> Paired>;
+
 struct Simulated {
-    draw: Box<dyn Fn(&mut Rng) -> Paired>,
+    draw: Draw,
     rngs: Vec<Rng>,
     replicates: Vec<Vec<Paired>>,
+    /// Whether every member is measured at every look, decided or not, as a group of rounds
+    /// measures every configuration for the claims it still has to decide.
+    all: bool,
 }
 
 impl Simulated {
@@ -152,9 +158,10 @@ impl Simulated {
     /// Runs of the replicates `draw` makes.
     fn drawing(draw: impl Fn(&mut Rng) -> Paired + 'static, seed: u64, runs: usize) -> Simulated {
         Simulated {
-            draw: Box::new(draw),
+            draw: Box::new(move |_, rng| draw(rng)),
             rngs: (0..runs).map(|run| run_rng(seed, run)).collect(),
             replicates: vec![Vec::new(); runs],
+            all: false,
         }
     }
 }
@@ -170,9 +177,10 @@ impl ReplicateSource for Simulated {
         undecided: &[usize],
         _observer: &mut dyn PairObserver,
     ) -> Result<(), String> {
-        for &m in undecided {
+        let all: Vec<usize> = (0..self.replicates.len()).collect();
+        for &m in if self.all { &all } else { undecided } {
             while self.replicates[m].len() < n as usize {
-                let replicate = (self.draw)(&mut self.rngs[m]);
+                let replicate = (self.draw)(m, &mut self.rngs[m]);
                 self.replicates[m].push(replicate);
             }
         }
@@ -245,8 +253,9 @@ fn quantiles(schedule: &LookSchedule) -> Vec<f64> {
 }
 
 /// One run of `truth` from `rng` through `schedule` (with its [`quantiles`]): at each look the
-/// interval [`crate::stats::ratio::log_interval`] gives over the replicates so far, and the
-/// verdict [`verdict`] gives; it stops at the first look that decides, as [`take_looks`] does.
+/// interval [`crate::stats::ratio::log_interval`] gives over the replicates so far, combined
+/// with the earlier looks' ([`RatioInterval::combined`]), and the verdict [`verdict`] gives; it
+/// stops at the first look that decides, as [`take_looks`] does.
 fn decide(
     schedule: &LookSchedule,
     quantiles: &[f64],
@@ -258,6 +267,7 @@ fn decide(
     let min_effect = claim.min_effect.expect("a ratio claim");
     let mut means: Vec<f64> = Vec::new();
     let mut looks = Vec::new();
+    let mut earlier: Option<RatioInterval> = None;
     for (k, &look) in schedule.looks.iter().enumerate() {
         while means.len() < look as usize {
             means.push(truth.replicate(&mut rng).log_ratio());
@@ -268,7 +278,7 @@ fn decide(
         let mean = means.iter().sum::<f64>() / n as f64;
         let sd = (means.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
         let half = quantiles[k] * sd / (n as f64).sqrt();
-        let interval = RatioInterval {
+        let this_look = RatioInterval {
             ratio: mean.exp(),
             low: (mean - half).exp(),
             high: (mean + half).exp(),
@@ -276,6 +286,8 @@ fn decide(
             log_sd: sd,
             confidence: schedule.confidence_at(k),
         };
+        let interval = earlier.map_or(this_look, |e| this_look.combined(&e));
+        earlier = Some(interval);
         let verdict = verdict(direction, min_effect, &interval);
         if verdict.decided() || k + 1 == schedule.looks.len() {
             return Ended {
@@ -369,7 +381,7 @@ fn all_alpha_at_every_look(looks: &[u32], alpha: f64) -> LookSchedule {
 }
 
 /// The runs' shortcut decides as the look loop does, run by run, to the last bit of every
-/// interval; and the loop's intervals carry the confidence of the look that gave them.
+/// interval; and the loop's intervals carry the confidence of the looks that gave them.
 #[test]
 fn the_simulated_runs_decide_exactly_as_the_look_loop_does() {
     let claim = claim();
@@ -384,10 +396,11 @@ fn the_simulated_runs_decide_exactly_as_the_look_loop_does() {
                 let by_shortcut =
                     decide(&schedule, &quantiles, &claim, truth, run_rng(0x5eed, run));
                 assert_eq!(&by_shortcut, by_loop, "looks {looks:?}, run {run}");
-                assert_eq!(
-                    by_loop.interval.confidence,
-                    schedule.confidence_at(by_loop.looks.len() - 1)
-                );
+                // One minus the α of every look taken, summed as the intervals were combined.
+                let spent = (1..by_loop.looks.len()).fold(schedule.confidence_at(0), |c, k| {
+                    1.0 - ((1.0 - schedule.confidence_at(k)) + (1.0 - c))
+                });
+                assert_eq!(by_loop.interval.confidence, spent);
                 ended_early += usize::from(by_loop.looks.len() < looks.len());
             }
             // Both kinds of run occur: decided before the last look, and looked at to the last.
@@ -397,6 +410,64 @@ fn the_simulated_runs_decide_exactly_as_the_look_loop_does() {
                     "{ended_early}"
                 );
             }
+        }
+    }
+}
+
+/// A claim decided at the pilot, in a group that measures on for a claim still undecided,
+/// takes the later looks too: its verdict stays, its interval narrows to the intersection of its
+/// looks' (at the summed confidence), and it counts every replicate. A claim decided alone stops
+/// where it decided.
+#[test]
+fn a_claim_decided_at_the_pilot_narrows_with_its_group_s_later_looks_and_keeps_its_verdict() {
+    let claim = claim();
+    let quiet = Truth {
+        offset_sd: 0.01,
+        drift_sd: 0.005,
+        noise_sd: 0.002,
+        ..Truth::at(1.5)
+    };
+    let at_the_bound = Truth::at(THRESHOLD);
+    let draws = [quiet, at_the_bound];
+    let schedule = LookSchedule::spending(PairedSettings::quick().looks(), 0.001, None);
+    let pilot = schedule.looks[0];
+    let last = *schedule.looks.last().unwrap();
+    for all in [false, true] {
+        let mut source = Simulated::drawing(|_| unreachable!(), 7, 2);
+        source.draw = Box::new(move |m, rng| draws[m].replicate(rng));
+        source.all = all;
+        let mut outcomes = vec![ClaimOutcome::new(&claim); 2];
+        assert!(take_looks(
+            &mut source,
+            &mut outcomes,
+            &[0, 1],
+            &schedule,
+            &mut Silent
+        ));
+        let decided = &outcomes[0];
+        assert_eq!(decided.verdict, Ok(Verdict::Reproduced), "{decided:?}");
+        assert!(outcomes[1].verdict.as_ref().is_ok_and(|v| !v.decided()));
+        let iv = decided.interval.unwrap();
+        if all {
+            assert_eq!(decided.looks, schedule.looks);
+            assert_eq!(iv.n, last as usize);
+            let pilot_only = log_interval(
+                &source.replicates[0][..pilot as usize]
+                    .iter()
+                    .map(Paired::log_ratio)
+                    .collect::<Vec<_>>(),
+                schedule.confidence_at(0),
+            );
+            assert!(
+                iv.low >= pilot_only.low && iv.high <= pilot_only.high,
+                "{iv:?} within {pilot_only:?}"
+            );
+            assert!(iv.high / iv.low < pilot_only.high / pilot_only.low);
+            assert!((iv.confidence - (1.0 - 0.001)).abs() < 1e-12, "{iv:?}");
+        } else {
+            assert_eq!(decided.looks, [pilot]);
+            assert_eq!(iv.n, pilot as usize);
+            assert_eq!(iv.confidence, schedule.confidence_at(0));
         }
     }
 }
