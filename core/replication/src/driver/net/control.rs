@@ -133,9 +133,24 @@ pub struct FinalReport {
 /// frame theirs ([`wire`](super::wire)), [`Command`]s one way and [`Event`]s the other.
 #[derive(Debug)]
 pub(super) struct ControlStream {
-    reader: FrameReader<BufReader<TcpStream>>,
-    writer: TcpStream,
+    reader: ControlReader,
+    writer: ControlWriter,
+}
+
+/// The reading half of a [`ControlStream`].
+pub(super) type ControlReader = FrameReader<BufReader<TcpStream>>;
+
+/// The writing half of a [`ControlStream`].
+#[derive(Debug)]
+pub(super) struct ControlWriter {
+    stream: TcpStream,
     buf: Vec<u8>,
+}
+
+impl ControlWriter {
+    pub(super) fn send(&mut self, frame: &impl Serialize) -> Result<(), NetError> {
+        Ok(write_frame(&mut self.stream, frame, &mut self.buf)?)
+    }
 }
 
 impl ControlStream {
@@ -143,23 +158,25 @@ impl ControlStream {
         stream.set_nodelay(true)?;
         Ok(ControlStream {
             reader: FrameReader::new(BufReader::new(stream.try_clone()?)),
-            writer: stream,
-            buf: Vec::new(),
+            writer: ControlWriter {
+                stream,
+                buf: Vec::new(),
+            },
         })
     }
 
-    pub(super) fn send(&mut self, frame: &impl Serialize) -> Result<(), NetError> {
-        Ok(write_frame(&mut self.writer, frame, &mut self.buf)?)
+    /// Its halves, for a reader on a thread of its own (the coordinator's links).
+    pub(super) fn split(self) -> (ControlReader, ControlWriter) {
+        (self.reader, self.writer)
     }
 
-    /// The next frame, waiting at most `wait` (`None`: for ever); `None` where the other end
-    /// closed the connection between two frames.
-    pub(super) fn recv<T: DeserializeOwned>(
-        &mut self,
-        wait: Option<Duration>,
-    ) -> Result<Option<T>, NetError> {
-        self.writer
-            .set_read_timeout(wait.map(|w| w.max(Duration::from_millis(1))))?;
+    pub(super) fn send(&mut self, frame: &impl Serialize) -> Result<(), NetError> {
+        self.writer.send(frame)
+    }
+
+    /// The next frame, waiting for ever; `None` where the other end closed the connection
+    /// between two frames.
+    pub(super) fn recv<T: DeserializeOwned>(&mut self) -> Result<Option<T>, NetError> {
         Ok(self.reader.next_as()?)
     }
 }

@@ -13,7 +13,9 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use super::control::{Command, ControlStream, Event, FinalReport, RunFigures};
+use crossbeam::channel::{Receiver, RecvTimeoutError};
+
+use super::control::{Command, ControlStream, ControlWriter, Event, FinalReport, RunFigures};
 use super::wire::Hello;
 use super::{NetError, cluster_digest};
 use crate::driver::threads::{DriverStats, Progress, ThreadsConfig};
@@ -310,13 +312,11 @@ impl NetCluster {
         if killed {
             // What it streamed before it died is still to be read: the acks it saw.
             if let Some(mut link) = self.links.get_mut(usize::from(node)).and_then(Option::take) {
-                while let Ok(event) = link.stream.recv(Some(Duration::from_secs(1))) {
-                    match event {
-                        Some(Event::Acked(a)) => self.acks.absorb(a.count, &a.newest),
-                        Some(_) => {}
-                        None => break,
+                link.drain(|e| {
+                    if let Event::Acked(a) = e {
+                        self.acks.absorb(a.count, &a.newest);
                     }
-                }
+                });
             }
             self.broadcast(&Command::Gone(node))?;
         }
@@ -486,33 +486,63 @@ fn wait_briefly(child: &mut Child) -> Option<std::process::ExitStatus> {
 }
 
 /// The coordinator's end of one node's control connection; its errors name the node once it
-/// has joined.
+/// has joined. A thread of its own reads the node's events as they come, so a node streaming
+/// its acks never waits for the coordinator to read them (a blocked write would delay the
+/// node's reading of its counters at a window's edge).
 #[derive(Debug)]
 struct Link {
     node: Option<NodeId>,
-    stream: ControlStream,
+    commands: ControlWriter,
+    /// The node's events in order; the reader's last item is the end of the connection
+    /// (`Ok(None)`) or its error.
+    events: Receiver<Result<Option<Event>, NetError>>,
 }
 
 impl Link {
     fn new(stream: TcpStream) -> Result<Self, NetError> {
+        let (mut reader, commands) = ControlStream::new(stream)?.split();
+        let (sender, events) = crossbeam::channel::unbounded();
+        std::thread::Builder::new()
+            .name("critsec-control".into())
+            .spawn(move || {
+                loop {
+                    let item: Result<Option<Event>, NetError> =
+                        reader.next_as().map_err(NetError::from);
+                    let end = !matches!(item, Ok(Some(_)));
+                    if sender.send(item).is_err() || end {
+                        break;
+                    }
+                }
+            })?;
         Ok(Link {
             node: None,
-            stream: ControlStream::new(stream)?,
+            commands,
+            events,
         })
     }
 
     fn send(&mut self, command: &Command) -> Result<(), NetError> {
-        self.stream.send(command).map_err(|e| self.fail(e))
+        self.commands.send(command).map_err(|e| self.fail(e))
     }
 
     /// The node's next event within `wait`.
     fn next(&mut self, wait: Duration) -> Result<Event, NetError> {
-        match self.stream.recv(Some(wait)) {
-            Ok(Some(e)) => Ok(e),
-            Ok(None) => Err(self.fail(NetError::protocol(
-                "its control connection closed".to_string(),
-            ))),
-            Err(e) => Err(self.fail(e)),
+        let closed = || NetError::protocol("its control connection closed".to_string());
+        match self.events.recv_timeout(wait) {
+            Ok(Ok(Some(e))) => Ok(e),
+            Ok(Ok(None)) | Err(RecvTimeoutError::Disconnected) => Err(self.fail(closed())),
+            Ok(Err(e)) => Err(self.fail(e)),
+            Err(RecvTimeoutError::Timeout) => Err(self.fail(NetError::Timeout {
+                what: format!("an answer within {} ms", wait.as_millis()),
+            })),
+        }
+    }
+
+    /// Reads the rest of what a dead node sent, each event to `seen`, until its connection's
+    /// end (or a second without news).
+    fn drain(&mut self, mut seen: impl FnMut(Event)) {
+        while let Ok(Ok(Some(e))) = self.events.recv_timeout(Duration::from_secs(1)) {
+            seen(e);
         }
     }
 

@@ -151,7 +151,7 @@ impl Control {
     /// The next command; the coordinator closing the connection is an error (it never leaves
     /// without saying exit).
     fn next(&mut self) -> Result<Command, NetError> {
-        match self.0.recv(None)? {
+        match self.0.recv()? {
             Some(c) => Ok(c),
             None => Err(NetError::Wire(WireError::Io(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
@@ -288,7 +288,8 @@ impl Requesters {
     }
 }
 
-/// Sends the coordinator the acknowledged puts in `acks` every [`ACK_FLUSH`] until `until`.
+/// Sends the coordinator the acknowledged puts in `acks` every [`ACK_FLUSH`] until `until`,
+/// and returns at `until` without sending, so the caller reads its counters at the edge.
 fn flush_until(
     until: Instant,
     acks: &Receiver<(Key, Versioned)>,
@@ -300,7 +301,9 @@ fn flush_until(
             return Ok(());
         }
         std::thread::sleep(left.min(ACK_FLUSH));
-        flush(acks, control)?;
+        if Instant::now() < until {
+            flush(acks, control)?;
+        }
     }
 }
 
