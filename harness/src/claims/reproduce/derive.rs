@@ -202,7 +202,8 @@ pub(crate) struct Observed {
 
 /// Derives one claim's replicates, interval and verdict from what was `observed` of its
 /// `metric`, at `confidence`. The interval is combined with the one the claim's last look left
-/// ([`RatioInterval::combined`](crate::stats::ratio::RatioInterval::combined)), so it narrows with every look and a decided verdict stays.
+/// ([`RatioInterval::combined`](crate::stats::ratio::RatioInterval::combined)), so it narrows
+/// with every look and a decided verdict stays.
 pub(crate) fn derive(
     outcome: &mut ClaimOutcome,
     observed: &Observed,

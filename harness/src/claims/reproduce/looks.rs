@@ -139,13 +139,15 @@ pub(crate) fn take_looks(
         for m in 0..members.len() {
             let outcome = &mut outcomes[members[m]];
             let pending = undecided.contains(&m);
-            if !pending && !looks_on(outcome, &*source, m) {
+            if !pending && !looks_on(outcome) {
                 continue;
             }
-            outcome.replicate_kind = source.kind();
-            outcome.looks.push(look);
             if let Some(e) = source.missing(m) {
-                outcome.verdict = Err(e);
+                if pending {
+                    outcome.replicate_kind = source.kind();
+                    outcome.looks.push(look);
+                    outcome.verdict = Err(e);
+                }
                 continue;
             }
             let metric = outcome.claim.metric.clone();
@@ -153,9 +155,16 @@ pub(crate) fn take_looks(
                 ClaimKind::Count => outcome.claim.exposure.clone(),
                 ClaimKind::Ratio => None,
             };
-            outcome.verdict = source
-                .observe(m, &metric, exposure.as_deref())
-                .and_then(|observed| derive(outcome, &observed, &metric, confidence));
+            let observed = source.observe(m, &metric, exposure.as_deref());
+            // A decided claim looks again only at replicates its last look did not see.
+            let grown = |o: &Observed| o.replicates.len() > outcome.replicates.len();
+            if !pending && !observed.as_ref().is_ok_and(grown) {
+                continue;
+            }
+            outcome.replicate_kind = source.kind();
+            outcome.looks.push(look);
+            outcome.verdict =
+                observed.and_then(|observed| derive(outcome, &observed, &metric, confidence));
             record_replicates(&*source, m, outcome);
             if let Some([baseline, contender]) = source.verified(m) {
                 outcome.baseline.verified_before = baseline.before;
@@ -205,22 +214,18 @@ pub(crate) fn take_looks(
     true
 }
 
-/// Whether a decided ratio claim takes this look too: when its group measured on for others
-/// and it has replicates its last look did not see. Its interval then narrows
-/// ([`derive`] combines it with the earlier looks'), for no extra measurement, and its verdict
-/// stays: the combined interval lies inside the one that decided it, unless the two do not
-/// overlap (a chance within α), where their hull may leave it undecided.
-fn looks_on(outcome: &ClaimOutcome, source: &dyn ReplicateSource, member: usize) -> bool {
-    let decided = matches!(
-        outcome.verdict,
-        Ok(Verdict::Reproduced | Verdict::NotReproduced)
-    );
-    decided
-        && outcome.claim.kind == ClaimKind::Ratio
-        && source.missing(member).is_none()
-        && source
-            .observe(member, &outcome.claim.metric, None)
-            .is_ok_and(|o| o.replicates.len() > outcome.replicates.len())
+/// Whether a decided claim may take a later look: a ratio claim decided either way, which
+/// looks again when its group measured on for others and left it replicates its last look did
+/// not see. Its interval then narrows ([`derive`] combines it with the earlier looks'), for no
+/// extra measurement, and its verdict stays: the combined interval lies inside the one that
+/// decided it, unless the two do not overlap (a chance within α), where their hull may leave it
+/// undecided.
+fn looks_on(outcome: &ClaimOutcome) -> bool {
+    outcome.claim.kind == ClaimKind::Ratio
+        && matches!(
+            outcome.verdict,
+            Ok(Verdict::Reproduced | Verdict::NotReproduced)
+        )
 }
 
 /// Keeps in `outcome` what `source` says of `member`'s replicates beyond their values: its
