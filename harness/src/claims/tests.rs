@@ -361,8 +361,9 @@ fn seeded_looks(first_seed: &str) -> (Vec<super::reproduce::ClaimOutcome>, u64) 
 fn a_later_seed_look_runs_only_the_seeds_not_yet_run() {
     let (rerun, ran_all) = seeded_looks("");
     let (continued, ran) = seeded_looks("0");
-    // Three arms (the baseline is shared) of 3 seeds; then the undecided claim's two arms to 8.
-    assert_eq!(ran_all, 3 * 3 + 2 * 8);
+    // Three arms (the baseline is shared) of 3 seeds; then the undecided claim's two arms to 5,
+    // and to 8: from seed 0 at each look when the scenario cannot start elsewhere.
+    assert_eq!(ran_all, 3 * 3 + 2 * 5 + 2 * 8);
     assert_eq!(ran, 3 * 3 + 2 * 5);
     for (a, b) in rerun.iter().zip(&continued) {
         assert_eq!(a.looks, b.looks);
@@ -378,7 +379,7 @@ fn an_undecided_seeded_claim_runs_on_to_the_last_seed_look() {
     assert_eq!(out[0].looks, vec![3], "{:?}", out[0]);
     assert_eq!(out[0].verdict, Ok(Verdict::Reproduced));
     let later = &out[1];
-    assert_eq!(later.looks, vec![3, 8], "{later:?}");
+    assert_eq!(later.looks, vec![3, 5, 8], "{later:?}");
     assert_eq!(
         later.replicates.iter().map(|r| r.seed).collect::<Vec<_>>(),
         (0..8).map(Some).collect::<Vec<_>>()

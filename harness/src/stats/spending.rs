@@ -160,7 +160,12 @@ mod tests {
         for (got, want) in full.iter().zip(want) {
             assert!(close(*got, want, 1e-5), "{full:?}");
         }
-        for looks in [&[5, 8][..], &[10, 15, 20, 25, 30], &[3, 8], &[10, 30]] {
+        for looks in [
+            &[5, 8][..],
+            &[10, 15, 20, 25, 30],
+            &[3, 5, 8],
+            &[10, 20, 30],
+        ] {
             let alphas = look_alphas(looks, 0.001);
             assert!(close(alphas.iter().sum(), 0.001, 1e-12), "{alphas:?}");
         }
