@@ -337,11 +337,11 @@ fn deterministic_scenarios_replicate_over_seeds() {
     assert_eq!(o.verdict, Ok(Verdict::Reproduced));
 }
 
-/// Seeds have looks too (quick: 3, then 8): a seeded claim of twice the baseline give or take
+/// Seeds have looks too (quick: 3, 5 and 8): a seeded claim of twice the baseline give or take
 /// e^{±0.1} from seed to seed against a claimed 1.5 is undecided at 3 seeds (99.9999923%, t
-/// with 2 degrees of freedom) and decided at 8; a decided one in the same group stops at 3.
-/// With `first_seed` set, the second look runs only seeds 3..8 of each arm it continues, and
-/// the replicates are those of a full rerun.
+/// with 2 degrees of freedom) and at 5, and decided at 8; a decided one in the same group stops
+/// at 3. With `first_seed` set, a later look runs only the seeds each arm it continues lacks,
+/// and the replicates are those of a full rerun.
 fn seeded_looks(first_seed: &str) -> (Vec<super::reproduce::ClaimOutcome>, u64) {
     let seeded = |id: &str, cont: &str, spread: &str| {
         ratio(id, "100", cont, "")
