@@ -6,9 +6,9 @@
 //! round, the mean log ratio contender/baseline of the claim's metric; the estimate is the mean
 //! over rounds, its interval a Student t with P - 1 degrees of freedom, mapped back with `exp`.
 //! Deterministic simulations replicate over seeds instead: one iteration per seed, no warmup,
-//! no ABBA, looks at `seeds`, halfway and `max_seeds`. A claim whose sides are programs replicates over
-//! invocations of both. Claims that share a configuration are measured together and derive
-//! their verdicts from the same rounds.
+//! no ABBA, looks at `seeds`, halfway and `max_seeds`. A claim whose sides are programs
+//! replicates over invocations of both. Claims that share a configuration are measured together
+//! and derive their verdicts from the same rounds.
 //!
 //! Verdicts, for a ratio claim "contender/baseline >= m" (`higher`; `lower` mirrors it):
 //! REPRODUCED when the whole interval is >= m, NOT REPRODUCED when it is entirely below m,
