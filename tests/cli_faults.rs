@@ -269,7 +269,9 @@ fn ctrl_c_during_reproduce_keeps_the_verdicts_completed_so_far() {
         .expect("running critsec");
     // Progress lines go to stderr, one per replicate: wait until `done` has its 5 pairs, the
     // first look, where a 2x ratio with 1% noise is decided (a claim still undecided at a look
-    // when the signal lands is reported as interrupted, not with its provisional verdict).
+    // when the signal lands is reported as interrupted, not with its provisional verdict). Its
+    // interval there is wider than the precision goal, so the signal lands in a look taken for
+    // precision alone, which must leave the verdict it has.
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut seen = String::new();
     loop {

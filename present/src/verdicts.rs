@@ -177,6 +177,9 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                     if !d.ended.is_empty() {
                         let _ = writeln!(out, "  ended:     {}", d.ended);
                     }
+                    if !d.for_precision.is_empty() {
+                        let _ = writeln!(out, "  precision: {}", d.for_precision);
+                    }
                 }
                 if let Some(pinned) = pinned_text(&o.replicates) {
                     let _ = writeln!(out, "  pinned:    {pinned}");

@@ -444,7 +444,8 @@ fn an_undecided_pilot_measures_on_to_the_next_look_and_stops_at_the_last() {
 /// After the pilot the last look moves out to what the budget affords (a budget of a day: to
 /// the most, 16), with looks every 3 rounds before it, spending the α the
 /// pilot left by the same shape: `later` is decided at 11 (at 8 the look now spends little), and
-/// `never`, whose estimate sits on the bound, stops with it, since 16 rounds could not decide it.
+/// `never`, whose estimate sits on the bound, stops with it, since 16 rounds could not decide it
+/// (without a precision goal, which would keep the group going for `later`).
 #[test]
 fn the_last_look_moves_out_to_what_the_budget_affords() {
     let swung = |id: &str, cont: &str| {
@@ -453,11 +454,11 @@ fn the_last_look_moves_out_to_what_the_budget_affords() {
             &format!("score='{cont}', swing='0.1'}}"),
         )
     };
-    let out = run_with(
-        &(swung("later", "200") + &swung("never", "150")),
-        &unhurried(),
-    )
-    .0;
+    let settings = PairedSettings {
+        precision: None,
+        ..unhurried()
+    };
+    let out = run_with(&(swung("later", "200") + &swung("never", "150")), &settings).0;
     let later = &out[0];
     let design = later.design.as_ref().expect("a design");
     assert_eq!(design.looks, vec![5, 8, 11, 14, 16], "{design:?}");
@@ -475,6 +476,66 @@ fn the_last_look_moves_out_to_what_the_budget_affords() {
     assert!(design.ended.is_empty(), "{design:?}");
     let ended = &never.design.as_ref().expect("a design").ended;
     assert!(ended.contains("stopped at 11"), "{ended}");
+}
+
+/// A group whose claims are all decided takes its next looks while a decided interval is wider
+/// than the precision goal: `decided` (a spread of e^{±0.02} between processes) is decided at
+/// the pilot, where its interval at 99.997% is wide, and narrows look by look until it meets the
+/// goal; its verdict stays, and the design says which looks were for precision. Without a goal
+/// the group stops at the pilot.
+#[test]
+fn a_decided_group_measures_on_until_its_intervals_meet_the_precision_goal() {
+    let text =
+        ratio("decided", "100", "200", "").replace("score='200'}", "score='200', swing='0.02'}");
+    let half_width = |o: &super::reproduce::ClaimOutcome| {
+        let r = o.interval.expect("an interval");
+        (r.high / r.low).ln() / 2.0
+    };
+    let stopping = PairedSettings {
+        precision: None,
+        ..unhurried()
+    };
+    let at_the_pilot = &run_with(&text, &stopping).0[0];
+    assert_eq!(
+        at_the_pilot.verdict,
+        Ok(Verdict::Reproduced),
+        "{at_the_pilot:?}"
+    );
+    assert_eq!(at_the_pilot.looks, vec![5], "{at_the_pilot:?}");
+    let design = at_the_pilot.design.as_ref().expect("a design");
+    assert!(design.for_precision.is_empty(), "{design:?}");
+    let wide = half_width(at_the_pilot);
+    let goal = 0.05;
+    assert!(wide > goal, "{at_the_pilot:?}");
+
+    let precise = &run_with(
+        &text,
+        &PairedSettings {
+            precision: Some(goal),
+            ..unhurried()
+        },
+    )
+    .0[0];
+    assert_eq!(precise.verdict, Ok(Verdict::Reproduced), "{precise:?}");
+    let narrow = half_width(precise);
+    assert!(narrow <= goal, "{precise:?}");
+    let looks = &precise.looks;
+    assert!(looks.len() > 1 && looks[0] == 5, "{precise:?}");
+    let design = precise.design.as_ref().expect("a design");
+    // It stopped at the first look that met the goal, before the last planned one.
+    assert!(looks.last() < design.looks.last(), "{design:?}");
+    let later: Vec<String> = looks[1..].iter().map(u32::to_string).collect();
+    assert!(
+        design.for_precision.contains(&format!(
+            "the looks at {} were taken for precision alone",
+            later.join(", ")
+        )) && design
+            .for_precision
+            .contains("decided had an interval wider than x/÷ 1.051"),
+        "{design:?}"
+    );
+    // The pilot's replicates are the same ones: going on only added to them.
+    assert_eq!(precise.replicates[..5], at_the_pilot.replicates[..]);
 }
 
 /// A command side running `sh -c script` (the script sees `$CRITSEC_REPLICATE`; `$0` is the
@@ -717,8 +778,16 @@ fn identical_replicates_of_a_program_are_flagged() {
     let flags = &out[0].flags;
     assert!(!flags.is_empty(), "{:?}", out[0]);
     assert_eq!(flags.len(), 1, "{flags:?}");
+    // Every replicate after the first, however many the precision goal took.
+    let repeats: Vec<String> = (2..=out[0].replicates.len())
+        .map(|r| r.to_string())
+        .collect();
+    assert!(repeats.len() >= 4, "{:?}", out[0]);
     assert!(
-        flags[0].starts_with("the contender's replicates 2, 3, 4, 5 repeat"),
+        flags[0].starts_with(&format!(
+            "the contender's replicates {} repeat",
+            repeats.join(", ")
+        )),
         "{flags:?}"
     );
 }

@@ -1,7 +1,8 @@
 //! Repeated looks, written once for every kind of replicate: measure a group up to the next
 //! look, derive each undecided claim's verdict from its replicates so far, and stop when every
-//! claim is decided, the budget is spent (only between looks: the first look is always taken),
-//! or the run is interrupted.
+//! claim is decided (and, where the schedule has a precision goal, every decided ratio claim's
+//! interval is as narrow as the goal), the budget is spent (only between looks: the first look
+//! is always taken), or the run is interrupted.
 //!
 //! What a replicate is, how it is run, and what counts as its failure belong to the
 //! [`ReplicateSource`]: rounds of fresh processes ([`super::rounds`]), seeds of a simulation
@@ -84,8 +85,8 @@ pub(crate) trait ReplicateSource {
 /// look at its own confidence, and leaves each member's verdict of its deciding (or last) look
 /// in its outcome, with the design the looks followed ([`Design`]). After the pilot the looks
 /// are planned again from its measured cost ([`LookSchedule::after_pilot`]); the group stops
-/// early when every undecided claim is [`futile`]. Whether the measurements ended without
-/// failing the group.
+/// early when every undecided claim is [`futile`] and no decided one is [`imprecise`]. Whether
+/// the measurements ended without failing the group.
 pub(crate) fn take_looks(
     source: &mut dyn ReplicateSource,
     outcomes: &mut [ClaimOutcome],
@@ -98,6 +99,10 @@ pub(crate) fn take_looks(
     // a pilot that takes longer than the budget (a JVM per invocation) still gets a second look.
     let mut budget_end = None;
     let mut undecided: Vec<usize> = (0..members.len()).collect();
+    // Decided claims that go on for precision, and the looks taken for them alone.
+    let mut narrowing: Vec<usize> = Vec::new();
+    let mut for_precision: Vec<u32> = Vec::new();
+    let mut imprecise_ids = String::new();
     let started = Instant::now();
     let (mut why, mut replicate_seconds) = (String::new(), 0.0);
     let mut ended = String::new();
@@ -105,13 +110,31 @@ pub(crate) fn take_looks(
     while index < schedule.looks.len() {
         let look = schedule.looks[index];
         let over_budget = budget_end.is_some_and(|end| Instant::now() >= end);
-        if index > 0 && (undecided.is_empty() || over_budget || interrupted()) {
+        let done = undecided.is_empty() && narrowing.is_empty();
+        if index > 0 && (done || over_budget || interrupted()) {
             if over_budget && !undecided.is_empty() {
                 ended = format!("the budget ran out before the look at {look}");
             }
             break;
         }
-        if let Err(e) = source.measure(look, &undecided, observer) {
+        if undecided.is_empty() && !narrowing.is_empty() {
+            if for_precision.is_empty() {
+                let ids: Vec<&str> = narrowing
+                    .iter()
+                    .map(|&m| outcomes[members[m]].claim.id.as_str())
+                    .collect();
+                imprecise_ids = ids.join(", ");
+            }
+            for_precision.push(look);
+        }
+        let wanted: Vec<usize> = undecided.iter().chain(&narrowing).copied().collect();
+        if let Err(e) = source.measure(look, &wanted, observer) {
+            // Interrupted in a look for precision alone: every claim keeps the verdict and the
+            // interval it had, as it would between looks.
+            if undecided.is_empty() && interrupted() {
+                for_precision.pop();
+                break;
+            }
             // What was measured before the failure is kept in the record (never a verdict).
             for (m, &i) in members.iter().enumerate() {
                 let outcome = &mut outcomes[i];
@@ -176,11 +199,18 @@ pub(crate) fn take_looks(
         undecided = (0..members.len())
             .filter(|&m| !settled(&outcomes[members[m]].verdict))
             .collect();
+        narrowing = match schedule.precision {
+            Some(goal) => (0..members.len())
+                .filter(|&m| imprecise(&outcomes[members[m]], goal))
+                .collect(),
+            None => Vec::new(),
+        };
         let last = schedule.looks.len() - 1;
         // Not at the pilot: its spread, over a few replicates, is too rough to give up on.
         if index > 0
             && index < last
             && !undecided.is_empty()
+            && narrowing.is_empty()
             && undecided.iter().all(|&m| {
                 futile(
                     &outcomes[members[m]],
@@ -197,6 +227,18 @@ pub(crate) fn take_looks(
         }
         index += 1;
     }
+    let for_precision = match (for_precision.as_slice(), schedule.precision) {
+        ([], _) | (_, None) => String::new(),
+        (looks, Some(goal)) => {
+            let looks: Vec<String> = looks.iter().map(u32::to_string).collect();
+            format!(
+                "the looks at {} were taken for precision alone: every claim was decided, and \
+                 {imprecise_ids} had an interval wider than x/÷ {:.3}",
+                looks.join(", "),
+                goal.exp()
+            )
+        }
+    };
     for &i in members {
         outcomes[i].design = Some(Design {
             looks: schedule.looks.clone(),
@@ -209,6 +251,7 @@ pub(crate) fn take_looks(
             } else {
                 ended.clone()
             },
+            for_precision: for_precision.clone(),
         });
     }
     true
@@ -226,6 +269,17 @@ fn looks_on(outcome: &ClaimOutcome) -> bool {
             outcome.verdict,
             Ok(Verdict::Reproduced | Verdict::NotReproduced)
         )
+}
+
+/// Whether a decided `outcome` would take a later look for precision: a claim that looks on
+/// ([`looks_on`]) whose interval's log half-width is wider than `goal`. The looks' α is spent
+/// by plan whatever stops them, and its combined interval never widens, so going on can only
+/// narrow it; a claim the goal does not concern (a count, an exact ratio) never asks.
+fn imprecise(outcome: &ClaimOutcome, goal: f64) -> bool {
+    looks_on(outcome)
+        && outcome
+            .interval
+            .is_some_and(|r| (r.high / r.low).ln() / 2.0 > goal)
 }
 
 /// Keeps in `outcome` what `source` says of `member`'s replicates beyond their values: its

@@ -294,6 +294,11 @@ pub struct Design {
     /// Why the looks ended before the last planned look with this claim undecided, in words
     /// (empty when they did not, or when it was decided).
     pub ended: String,
+    /// Which looks were taken for precision alone (every claim of the group decided, one
+    /// interval still wider than the goal), in words; empty when none was. Absent in files
+    /// written before.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub for_precision: String,
 }
 
 /// A process far from the others of its side.

@@ -22,6 +22,12 @@ use crate::stats::spending::{look_alphas, look_alphas_after};
 
 use super::outcome::{ClaimOutcome, ReplicateKind, Verdict};
 
+/// The quick main job's precision goal: a log half-width of 0.05 (x/÷ 1.051), the few percent
+/// a JMH user expects of a single-threaded ratio.
+pub const QUICK_PRECISION: f64 = 0.05;
+/// Full mode's: 0.02 (x/÷ 1.020).
+pub const FULL_PRECISION: f64 = 0.02;
+
 /// How long and how often claims are measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairedSettings {
@@ -65,6 +71,13 @@ pub struct PairedSettings {
     /// files written before it existed read `false`.
     #[serde(default)]
     pub pin_single_threaded: bool,
+    /// The log half-width a decided ratio claim's interval should reach: a group of process
+    /// pairs or programs whose claims are all decided takes its next look, within the budget,
+    /// while one of them is wider (a verdict of 7.7 [5.7, 10.3] decides, but tells a reviewer
+    /// little). Seeds keep to their decisions: their cost is the simulation's. Verdict files
+    /// written before it existed read `None`: a group stopped once every claim was decided.
+    #[serde(default)]
+    pub precision: Option<f64>,
 }
 
 impl PairedSettings {
@@ -87,6 +100,7 @@ impl PairedSettings {
             max_seeds: 8,
             seed: 0,
             pin_single_threaded: true,
+            precision: Some(QUICK_PRECISION),
         }
     }
 
@@ -107,6 +121,7 @@ impl PairedSettings {
             max_seeds: 30,
             seed: 0,
             pin_single_threaded: true,
+            precision: Some(FULL_PRECISION),
         }
     }
 
@@ -151,9 +166,9 @@ impl PairedSettings {
 
     /// The looks of a group of `claims` measured as `kind`: process pairs at [`Self::looks`]
     /// within the budget of every claim, the last look moved out after the pilot to what the
-    /// budget affords, up to `most_pairs`; seeds at [`Self::seed_looks`] with no budget (a
-    /// simulation's seeds are cheap). Either way the looks spend α = 0.001 by the
-    /// O'Brien-Fleming-type function ([`LookSchedule::spending`]).
+    /// budget affords, up to `most_pairs`, and taken for [`Self::precision`] too; seeds at
+    /// [`Self::seed_looks`] with no budget, for decisions only. Either way the looks spend
+    /// α = 0.001 by the O'Brien-Fleming-type function ([`LookSchedule::spending`]).
     pub(crate) fn schedule(&self, kind: GroupKind, claims: usize) -> LookSchedule {
         let alpha = 1.0 - CONFIDENCE;
         match kind {
@@ -176,6 +191,7 @@ impl PairedSettings {
                     step: self.look_every.max(1),
                     alpha,
                 });
+                schedule.precision = self.precision;
                 schedule
             }
         }
@@ -194,6 +210,9 @@ pub(crate) struct LookSchedule {
     /// How the looks after the pilot may be planned again from its measured cost (`None`:
     /// they stay as planned).
     pub growth: Option<Growth>,
+    /// The log half-width below which a decided ratio claim needs no further look (`None`: a
+    /// group stops once every claim is decided).
+    pub precision: Option<f64>,
 }
 
 /// How far a schedule's last look may move out after the pilot.
@@ -242,6 +261,7 @@ impl LookSchedule {
             confidence,
             budget,
             growth: None,
+            precision: None,
         }
     }
 

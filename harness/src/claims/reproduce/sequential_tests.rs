@@ -367,6 +367,7 @@ fn bonferroni(looks: &[u32], alpha: f64) -> LookSchedule {
         looks: looks.to_vec(),
         budget: None,
         growth: None,
+        precision: None,
     }
 }
 
@@ -377,6 +378,7 @@ fn all_alpha_at_every_look(looks: &[u32], alpha: f64) -> LookSchedule {
         looks: looks.to_vec(),
         budget: None,
         growth: None,
+        precision: None,
     }
 }
 
