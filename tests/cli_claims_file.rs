@@ -300,6 +300,61 @@ fn flags_that_do_nothing_for_programs_are_refused() {
     }
 }
 
+/// `--precision` sets how narrow a decided interval should get before its group stops: by
+/// default a claim decided at its pilot with an interval wider than x/÷ 1.051 measures on; with
+/// `--precision 0` it stops at the pilot; a goal that is not a finite number >= 0 is refused.
+#[test]
+fn the_precision_goal_is_a_flag_and_zero_stops_at_the_decision() {
+    let d = dir("precision");
+    let file = d.join("claims.toml");
+    // Processes differ by 2% (a JVM's fork-to-fork spread): at 5 pairs and 99.997% the
+    // interval of a 3x ratio is about x/÷ 1.3.
+    let steady = side("--lines --mean 100 -i 5 --offset-sd 0.02 --seed 1", "lines");
+    let fast = side("--lines --mean 300 -i 5 --offset-sd 0.02 --seed 2", "lines");
+    std::fs::write(&file, claim("prog", &steady, &fast, "")).unwrap();
+    let run = |extra: &[&str]| {
+        let json = d.join("verdicts.json");
+        let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+            .args(["reproduce", "--pairs", "5", "--seed", "7", "--claims"])
+            .arg(&file)
+            .arg("--json")
+            .arg(&json)
+            .args(extra)
+            .output()
+            .expect("running critsec");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let outcome = v["outcomes"][0].clone();
+        assert!(outcome["verdict"]["Ok"] == "Reproduced", "{outcome}");
+        (outcome, v["settings"]["precision"].clone())
+    };
+    let (stopped, goal) = run(&["--precision", "0"]);
+    assert_eq!(stopped["looks"], serde_json::json!([5]), "{stopped}");
+    assert!(goal.is_null(), "{goal}");
+    let (went_on, goal) = run(&[]);
+    assert_eq!(goal, serde_json::json!(0.05));
+    let looks = went_on["looks"].as_array().expect("looks");
+    assert!(looks.len() > 1, "{went_on}");
+    assert!(
+        went_on["design"]["for_precision"]
+            .as_str()
+            .is_some_and(|w| w.contains("taken for precision alone")),
+        "{went_on}"
+    );
+    for bad in ["-0.1", "NaN", "inf"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+            .args(["reproduce", "--claims"])
+            .arg(&file)
+            .arg(format!("--precision={bad}"))
+            .output()
+            .expect("running critsec");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains("--precision"), "{bad}: {err}");
+    }
+}
+
 /// `critsec ab`'s output, after checking that it succeeded and its table's row `ab` reads
 /// REPRODUCED (and `also`).
 fn ab_reproduced(o: &Output, also: &str) -> String {

@@ -52,6 +52,10 @@ pub struct AbArgs {
     /// Seed of the launch orders (printed, so any run can be replayed).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// The log half-width the decided interval should reach, as `reproduce --precision` (0: stop
+    /// at the decision, saving JVM starts).
+    #[arg(long, value_name = "LOG_HALF_WIDTH")]
+    pub precision: Option<f64>,
     /// Write the verdict as JSON here (atomically).
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -95,6 +99,7 @@ pub fn run(args: &AbArgs) -> anyhow::Result<ExitCode> {
         timeout: None,
         // Programs run as invocations, never in rounds: nothing to pin.
         no_pin: false,
+        precision: args.precision,
     })
 }
 

@@ -61,6 +61,11 @@ pub struct ReproduceArgs {
     /// round's are pinned to one CPU after their setup: METHODOLOGY.md, *CPU affinity*).
     #[arg(long)]
     pub no_pin: bool,
+    /// The log half-width a decided claim's interval should reach: its group measures on,
+    /// within its budget, while one is wider (default 0.05 quick, 0.02 full: x/÷ 1.051 and
+    /// 1.020; 0 stops a group once its claims are decided). METHODOLOGY.md, *Looks for precision*.
+    #[arg(long, value_name = "LOG_HALF_WIDTH")]
+    pub precision: Option<f64>,
 }
 
 pub(super) struct Progress {
@@ -146,6 +151,15 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
         }
         settings.min_pairs = p;
         settings.max_pairs = settings.max_pairs.max(p);
+    }
+    if let Some(p) = args.precision {
+        if !(p.is_finite() && p >= 0.0) {
+            return Err(UsageError(format!(
+                "--precision {p}: a log half-width is a finite number >= 0 (0: none)"
+            ))
+            .into());
+        }
+        settings.precision = (p > 0.0).then_some(p);
     }
     settings.seed = args.seed.unwrap_or_else(PairedSettings::clock_seed);
     settings.pin_single_threaded = !args.no_pin;
