@@ -288,16 +288,22 @@ fn flags_that_do_nothing_for_programs_are_refused() {
     let fast = side("--lines --mean 300 -i 5", "lines");
     std::fs::write(&file, claim("prog", &steady, &fast, "")).unwrap();
     for flag in [["-r", "500ms"], ["--timeout", "30s"]] {
-        let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
-            .args(["reproduce", "--claims"])
-            .arg(&file)
-            .args(flag)
-            .output()
-            .expect("running critsec");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{flag:?}: {err}");
+        let err = refused(&file, &flag);
         assert!(err.contains("`prog`") && err.contains("timeout_s"), "{err}");
     }
+}
+
+/// `critsec reproduce --claims FILE ARGS...`'s error output, after checking that it exited 2.
+fn refused(file: &std::path::Path, args: &[&str]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["reproduce", "--claims"])
+        .arg(file)
+        .args(args)
+        .output()
+        .expect("running critsec");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    err
 }
 
 /// `--precision` sets how narrow a decided interval should get before its group stops: by
@@ -343,14 +349,7 @@ fn the_precision_goal_is_a_flag_and_zero_stops_at_the_decision() {
         "{went_on}"
     );
     for bad in ["-0.1", "NaN", "inf"] {
-        let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
-            .args(["reproduce", "--claims"])
-            .arg(&file)
-            .arg(format!("--precision={bad}"))
-            .output()
-            .expect("running critsec");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        let err = refused(&file, &[&format!("--precision={bad}")]);
         assert!(err.contains("--precision"), "{bad}: {err}");
     }
 }
