@@ -83,10 +83,12 @@ impl WorkerSource for ThreadsTrial {
         let slot = Arc::clone(&self.slots[index % self.slots.len()]);
         Box::new(ThreadsWorker {
             client: self.cluster.client(node).ok(),
-            ops: OpGenerator::new(
+            ops: OpGenerator::requester(
                 &self.setup.workload,
                 self.setup.cluster.keys,
-                self.setup.seed ^ (index as u64 + 1),
+                self.setup.seed,
+                index,
+                self.slots.len(),
             ),
             slot,
             trial: self,

@@ -121,6 +121,21 @@ impl OpGenerator {
         self
     }
 
+    /// Requester `index` of `requesters` in a driver that gives each requester a generator of
+    /// its own (the threads and net drivers): its own stream, drawn from `seed` and its index,
+    /// and tags no other requester writes, so a reply carrying another requester's value to the
+    /// same key can never pass for the put's own.
+    pub fn requester(
+        cfg: &WorkloadConfig,
+        keys: u32,
+        seed: u64,
+        index: usize,
+        requesters: usize,
+    ) -> Self {
+        let writers = u32::try_from(requesters).unwrap_or(u32::MAX);
+        OpGenerator::new(cfg, keys, seed ^ (index as u64 + 1)).writer(index as u32, writers)
+    }
+
     /// The same generator as writer `index` of `writers` drawing side by side: its puts' tags
     /// count `index + writers`, `index + 2 * writers`, ..., so no two writers write the same
     /// value.
@@ -339,6 +354,32 @@ mod tests {
         assert!(h.quantile(0.999) >= 9_900);
         for v in [0u64, 1, 31, 32, 33, 1000, 123_456] {
             assert!(bucket_high(bucket(v)) >= v, "{v}");
+        }
+    }
+
+    /// The threads and net drivers' requesters: before they counted tags from 0 each, so two
+    /// requesters' puts to one key wrote equal values, and an ack carrying the other's value
+    /// matched.
+    #[test]
+    fn requesters_of_a_cluster_never_write_the_same_value() {
+        let cfg = WorkloadConfig {
+            read_pct: 0,
+            ..WorkloadConfig::default()
+        };
+        let requesters = 6;
+        let mut seen = std::collections::HashSet::new();
+        for index in 0..requesters {
+            let mut g = OpGenerator::requester(&cfg, 3, 11, index, requesters);
+            for _ in 0..500 {
+                let ClientOp::Put(_, v) = g.next_op() else {
+                    panic!("read_pct 0 draws puts only")
+                };
+                assert!(
+                    seen.insert(v.tag()),
+                    "requester {index} repeated tag {:x}",
+                    v.tag()
+                );
+            }
         }
     }
 

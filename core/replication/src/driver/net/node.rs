@@ -187,11 +187,12 @@ impl Requesters {
                     node: settings.id,
                     what: e.to_string(),
                 })?;
-                // Requester r of node n draws the stream the threads driver's requester
-                // n + r * nodes draws (its workers are spread over nodes round robin).
-                let index =
-                    u64::from(r) * settings.threads.cluster.nodes as u64 + u64::from(settings.id);
-                let ops = OpGenerator::new(w, keys, settings.threads.seed ^ (index + 1));
+                // Requester r of node n is the threads driver's requester n + r * nodes (its
+                // workers are spread over nodes round robin): the same stream and tags.
+                let nodes = settings.threads.cluster.nodes;
+                let index = r as usize * nodes + usize::from(settings.id);
+                let requesters = w.requesters_per_node as usize * nodes;
+                let ops = OpGenerator::requester(w, keys, settings.threads.seed, index, requesters);
                 Ok((client, ops, w.ops_limit(r)))
             })
             .collect::<Result<Vec<_>, NetError>>()?;
