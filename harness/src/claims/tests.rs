@@ -529,9 +529,10 @@ fn a_decided_group_measures_on_until_its_intervals_meet_the_precision_goal() {
         design.for_precision.contains(&format!(
             "the looks at {} were taken for precision alone",
             later.join(", ")
-        )) && design
-            .for_precision
-            .contains("decided had an interval wider than x/÷ 1.051"),
+        )) && design.for_precision.contains(&format!(
+            "before the look at {} decided had an interval wider than x/÷ 1.051",
+            later[0]
+        )),
         "{design:?}"
     );
     // The pilot's replicates are the same ones: going on only added to them.

@@ -233,8 +233,9 @@ pub(crate) fn take_looks(
             let looks: Vec<String> = looks.iter().map(u32::to_string).collect();
             format!(
                 "the looks at {} were taken for precision alone: every claim was decided, and \
-                 {imprecise_ids} had an interval wider than x/÷ {:.3}",
+                 before the look at {} {imprecise_ids} had an interval wider than x/÷ {:.3}",
                 looks.join(", "),
+                looks[0],
                 goal.exp()
             )
         }
