@@ -352,6 +352,17 @@ fn the_precision_goal_is_a_flag_and_zero_stops_at_the_decision() {
         let err = refused(&file, &[&format!("--precision={bad}")]);
         assert!(err.contains("--precision"), "{bad}: {err}");
     }
+    // `ab` refuses it before it writes the claim file it would run.
+    let out = d.join("ab.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["ab", "--precision=-0.1", "--claims-out"])
+        .arg(&out)
+        .args(["true", "true"])
+        .output()
+        .expect("running critsec");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--precision") && !out.exists(), "{err}");
 }
 
 /// `critsec ab`'s output, after checking that it succeeded and its table's row `ab` reads

@@ -54,7 +54,7 @@ pub struct AbArgs {
     pub seed: Option<u64>,
     /// The log half-width the decided interval should reach, as `reproduce --precision` (0: stop
     /// at the decision, saving JVM starts).
-    #[arg(long, value_name = "LOG_HALF_WIDTH")]
+    #[arg(long, value_name = "LOG_HALF_WIDTH", value_parser = super::reproduce::precision_goal)]
     pub precision: Option<f64>,
     /// Write the verdict as JSON here (atomically).
     #[arg(long = "json", value_name = "FILE")]

@@ -64,8 +64,17 @@ pub struct ReproduceArgs {
     /// The log half-width a decided claim's interval should reach: its group measures on,
     /// within its budget, while one is wider (default 0.05 quick, 0.02 full: x/÷ 1.051 and
     /// 1.020; 0 stops a group once its claims are decided). METHODOLOGY.md, *Looks for precision*.
-    #[arg(long, value_name = "LOG_HALF_WIDTH")]
+    #[arg(long, value_name = "LOG_HALF_WIDTH", value_parser = precision_goal)]
     pub precision: Option<f64>,
+}
+
+/// `--precision`'s value, refused when parsing the command line (so `ab` writes no claim file
+/// for a run that cannot start): a log half-width is a finite number >= 0.
+pub(super) fn precision_goal(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        _ => Err("a log half-width is a finite number >= 0 (0: none)".into()),
+    }
 }
 
 pub(super) struct Progress {
@@ -153,12 +162,6 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
         settings.max_pairs = settings.max_pairs.max(p);
     }
     if let Some(p) = args.precision {
-        if !(p.is_finite() && p >= 0.0) {
-            return Err(UsageError(format!(
-                "--precision {p}: a log half-width is a finite number >= 0 (0: none)"
-            ))
-            .into());
-        }
         settings.precision = (p > 0.0).then_some(p);
     }
     settings.seed = args.seed.unwrap_or_else(PairedSettings::clock_seed);
