@@ -536,6 +536,167 @@ fn ab_judges_existing_result_files_with_forks_as_replicates() {
     assert!(out.contains("-f 2 or more"), "{out}");
 }
 
+/// Writes a fake JMH result of 5 forks at `mean` in `modes` (`-bm`) into `d/name`.
+fn jmh_file(d: &std::path::Path, name: &str, mean: &str, modes: &str) -> PathBuf {
+    let path = d.join(name);
+    let o = Command::new(FAKE)
+        .args([
+            "-f", "5", "-wi", "1", "-i", "3", "--mean", mean, "-bm", modes,
+        ])
+        .args(["--offset-sd", "0.01", "--seed", "9", "-rf", "json", "-rff"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    path
+}
+
+/// `critsec ab --results` on two files with `flags` before them.
+fn ab_results(flags: &[&str], base: &PathBuf, cont: &PathBuf) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["ab", "--jmh", "run"])
+        .args(flags)
+        .args(["--results", "--"])
+        .arg(base)
+        .arg(cont)
+        .output()
+        .unwrap()
+}
+
+/// A time per operation improves downwards: two `avgt` files whose contender is 20% slower are
+/// judged against "at most 1/1.05", from the files' mode, and the claim says so; `--higher`
+/// contradicting the mode is a usage error; a 20% faster contender reproduces.
+#[test]
+fn ab_results_take_the_direction_from_the_jmh_mode() {
+    let d = dir("ab-avgt");
+    let main = jmh_file(&d, "main.json", "100", "avgt");
+    let slower = jmh_file(&d, "slower.json", "120", "avgt");
+    let faster = jmh_file(&d, "faster.json", "80", "avgt");
+    let o = ab_results(&[], &main, &slower);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("at most 0.9524x the baseline's (lower is better)")
+            && out
+                .lines()
+                .any(|l| l.starts_with("ab ") && l.contains("NOT REPRODUCED")),
+        "{out}"
+    );
+    ab_reproduced(&ab_results(&[], &main, &faster), "<= 0.9524");
+    let o = ab_results(&["--higher"], &main, &faster);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--higher contradicts") && err.contains("lower is better"),
+        "{err}"
+    );
+}
+
+/// `--lower --min-effect 1.05` claims "at most 0.9524": a contender 4% slower on a lower-is-
+/// better metric does not reproduce it, whatever the files' mode says nothing of (a secondary
+/// metric has no direction in JMH's layout, so the flag decides).
+#[test]
+fn ab_lower_claims_at_most_the_inverse() {
+    let d = dir("ab-lower");
+    let main = jmh_file(&d, "main.json", "100", "thrpt");
+    let slower = jmh_file(&d, "slower.json", "104", "thrpt");
+    let o = ab_results(&["--lower", "--metric", "primary"], &main, &slower);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a thrpt file contradicts --lower: {err}"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args([
+            "ab",
+            "--lines",
+            "--lower",
+            "--min-effect",
+            "1.05",
+            "--seed",
+            "3",
+        ])
+        .arg("--claims-out")
+        .arg(d.join("ab.toml"))
+        .arg("--")
+        .arg(format!("{FAKE} --lines -i 5 --mean 100 --seed 3"))
+        .arg(format!("{FAKE} --lines -i 5 --mean 104 --seed 3"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("at most 0.9524x")
+            && out
+                .lines()
+                .any(|l| l.starts_with("ab ") && l.contains("NOT REPRODUCED")),
+        "{out}"
+    );
+}
+
+/// One benchmark run in two modes (`-bm thrpt,avgt`) is judged in the mode the side selects;
+/// without one, the error lists both entries with their modes and names `mode`.
+#[test]
+fn ab_selects_a_mode_of_a_benchmark_run_in_two() {
+    let d = dir("ab-modes");
+    let main = jmh_file(&d, "main.json", "100", "thrpt,avgt");
+    let pr = jmh_file(&d, "pr.json", "150", "thrpt,avgt");
+    let o = ab_results(&[], &main, &pr);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("`mode`")
+            && out.contains("org.example.FakeBench.run thrpt")
+            && out.contains("org.example.FakeBench.run avgt"),
+        "{out}"
+    );
+    ab_reproduced(&ab_results(&["--mode", "thrpt"], &main, &pr), ">= 1.05");
+    let o = ab_results(&["--mode", "avgt"], &main, &pr);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success()
+            && out
+                .lines()
+                .any(|l| l.starts_with("ab ") && l.contains("NOT REPRODUCED")),
+        "{out}"
+    );
+}
+
+/// A command side whose JMH run is in a time mode, under a claim that says higher is better, is
+/// an error naming the mode's direction (not a verdict read the wrong way); a path that merely
+/// contains "-rf" is no result flag.
+#[test]
+fn ab_commands_in_a_time_mode_must_say_lower() {
+    let d = dir("ab-cmd-avgt");
+    let fake = format!("{FAKE} -f 1 -i 3 -bm avgt --mean 100 --seed 3");
+    let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["ab", "--jmh", "run", "--seed", "3", "--claims-out"])
+        .arg(d.join("ab.toml"))
+        .args([
+            "--",
+            &format!("{fake} --benchmark org.pr-rfid.B.run"),
+            &fake,
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("where lower is better") && out.contains("--lower"),
+        "{out}"
+    );
+}
+
 /// Each replicate's pinned CPU in the verdict file, per claim.
 fn cpus(v: &serde_json::Value, i: usize) -> Vec<Option<u64>> {
     v["outcomes"][i]["replicates"]

@@ -16,7 +16,7 @@ use critsec_harness::format::{meta_path, write_atomically};
 use critsec_harness::run::environment::{Machine, git_commit, now_utc};
 
 use crate::plot::{latency_percentiles, throughput_vs_threads};
-use crate::processes::over_processes;
+use crate::processes::{OverProcesses, over_processes};
 use crate::publication::{PlotSpec, Publication};
 use crate::ratio_plot::{
     crossings, ratio_over_parameter, ratios_from_entries, values_from_entries,
@@ -25,6 +25,7 @@ use crate::ratio_plot::{
 use crate::verdicts::{ratio_cell, replicates, verdict_cell};
 
 use crate::table::{fmt_num, md_escape};
+use critsec_harness::Direction;
 use critsec_harness::claims::reproduce::{ClaimOutcome, SideRecord, Verdict};
 use critsec_harness::format::jmh::JmhEntry;
 
@@ -111,39 +112,51 @@ pub fn series_markdown(entries: &[JmhEntry], series: &str) -> String {
                 .or_default()
                 .insert(col, e);
         }
-        let unit = rows
-            .values()
-            .flat_map(|r| r.values())
-            .next()
+        let first = rows.values().flat_map(|r| r.values()).next();
+        let unit = first
             .map(|e| e.primary_metric.score_unit.clone())
             .unwrap_or_default();
-        let higher_better = unit.contains("/s") || unit.starts_with("ops/");
-        let _ = writeln!(out, "#### `{bench}` ({unit}, by `{series}`)\n");
-        let _ = writeln!(out, "| params | threads | {} |", columns.join(" | "));
+        // Which way is better comes from the mode (throughput up, times down), not the unit.
+        let higher_better = first.and_then(|e| e.better()) != Some(Direction::Lower);
+        let _ = writeln!(
+            out,
+            "#### `{}` ({}, by `{}`)\n",
+            md_escape(bench),
+            md_escape(&unit),
+            md_escape(series)
+        );
+        let headers: Vec<String> = columns.iter().map(|c| md_escape(c)).collect();
+        let _ = writeln!(out, "| params | threads | {} |", headers.join(" | "));
         let _ = writeln!(out, "|---|---|{}", "---|".repeat(columns.len()));
         for ((params, threads), cells) in rows {
-            let scores: Vec<f64> = cells
-                .values()
-                .map(|e| e.primary_metric.score.0)
-                .filter(|s| s.is_finite() && *s > 0.0)
+            // Each cell's score and interval are one estimator's: the geometric mean over its
+            // processes with the interval over them, or, from one fork, JMH's score alone.
+            let scored: BTreeMap<&String, (f64, Option<OverProcesses>)> = cells
+                .iter()
+                .map(|(c, e)| {
+                    let over = over_processes(&e.primary_metric);
+                    let score = over.map_or(e.primary_metric.score.0, |p| p.level);
+                    (c, (score, over))
+                })
                 .collect();
+            let scores = scored
+                .values()
+                .map(|(s, _)| *s)
+                .filter(|s| s.is_finite() && *s > 0.0);
             let best = if higher_better {
-                scores.iter().cloned().fold(f64::MIN, f64::max)
+                scores.fold(f64::MIN, f64::max)
             } else {
-                scores.iter().cloned().fold(f64::MAX, f64::min)
+                scores.fold(f64::MAX, f64::min)
             };
             let cells: Vec<String> = columns
                 .iter()
-                .map(|c| match cells.get(c) {
-                    Some(e) => {
-                        let s = e.primary_metric.score.0;
+                .map(|c| match scored.get(c) {
+                    Some((s, over)) => {
                         let ratio = if higher_better { best / s } else { s / best };
-                        // The interval over processes (forks), as verdicts have it; JMH's
-                        // error over iterations would leave out what differs between them.
-                        let interval = over_processes(&e.primary_metric)
+                        let interval = over
                             .map(|p| format!(" [{}, {}]", fmt_num(p.low), fmt_num(p.high)))
                             .unwrap_or_default();
-                        format!("{}{} ({:.2})", fmt_num(s), interval, ratio)
+                        format!("{}{} ({:.2})", fmt_num(*s), interval, ratio)
                     }
                     None => "-".into(),
                 })
@@ -151,7 +164,11 @@ pub fn series_markdown(entries: &[JmhEntry], series: &str) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} |",
-                if params.is_empty() { "-" } else { &params },
+                if params.is_empty() {
+                    "-".to_string()
+                } else {
+                    md_escape(&params)
+                },
                 threads,
                 cells.join(" | ")
             );
@@ -356,7 +373,7 @@ pub fn write_report(
         let _ = writeln!(md, "## Runs\n");
         let _ = writeln!(
             md,
-            "Cells: score [99.9% interval over processes, when it ran in two forks or more], and in parentheses the ratio to the best cell of the row (1.00 = best). `-`: not measured.\n"
+            "Cells: the geometric mean over processes [its 99.9% interval], when it ran in two forks or more (JMH's score from one fork), and in parentheses the ratio to the best cell of the row (1.00 = best). `-`: not measured.\n"
         );
     }
     for (path, entries, meta) in &loaded {
@@ -554,6 +571,34 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("| cores=10 | 8 | 50.000 (1.00) | - |"), "{md}");
+    }
+
+    #[test]
+    fn a_cell_s_score_and_interval_are_one_estimator_s() {
+        // JMH's score is the plain mean (100) of iterations whose forks' geometric means are
+        // both 86.6: the cell shows 86.6 inside its own interval, not 100 outside it.
+        let json = r#"[{"benchmark":"b.run","mode":"thrpt","threads":1,"params":{"strategy":"a"},
+            "primaryMetric":{"score":100.0,"scoreError":1.0,"scoreConfidence":[0,0],"scoreUnit":"ops/s","rawData":[[50.0,150.0],[50.0,150.0]]}}]"#;
+        let md = series_markdown(&read_entries(json, "t.json").unwrap(), "strategy");
+        assert!(
+            md.contains("| - | 1 | 86.603 [86.603, 86.603] (1.00) |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn param_values_cannot_break_the_table() {
+        let json = r#"[{"benchmark":"b.run","mode":"avgt","threads":1,"params":{"strategy":"a|b","q":"x|y\nz"},
+            "primaryMetric":{"score":5.0,"scoreError":1.0,"scoreConfidence":[0,0],"scoreUnit":"ns/op","rawData":[[5.0]]}},
+            {"benchmark":"b.run","mode":"avgt","threads":1,"params":{"strategy":"c","q":"x|y\nz"},
+            "primaryMetric":{"score":10.0,"scoreError":1.0,"scoreConfidence":[0,0],"scoreUnit":"ns/op","rawData":[[10.0]]}}]"#;
+        let md = series_markdown(&read_entries(json, "t.json").unwrap(), "strategy");
+        assert!(md.contains("| params | threads | a\\|b | c |"), "{md}");
+        // Lower is better in avgt: 5 ns is the best, 10 ns twice it.
+        assert!(
+            md.contains("| q=x\\|y z | 1 | 5.000 (1.00) | 10.000 (2.00) |"),
+            "{md}"
+        );
     }
 
     #[test]

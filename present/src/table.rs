@@ -113,7 +113,9 @@ impl Table {
 
 /// Text made safe for one Markdown table cell: pipes and asterisks escaped, line breaks folded.
 pub fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('*', "\\*").replace('\n', " ")
+    s.replace('|', "\\|")
+        .replace('*', "\\*")
+        .replace(['\n', '\r'], " ")
 }
 
 /// Formats a number for tables: 4 significant digits, thousands grouped where large.
@@ -128,8 +130,9 @@ pub fn fmt_num(v: f64) -> String {
             "-INF".into()
         };
     }
+    // Each branch starts where the one below would round up into it (99.9996 is `100.0`).
     let a = v.abs();
-    if a >= 1e4 {
+    if a >= 9_999.95 {
         let s = format!("{:.0}", v);
         let (sign, digits) = s.strip_prefix('-').map(|d| ("-", d)).unwrap_or(("", &s));
         let mut out = String::new();
@@ -140,9 +143,9 @@ pub fn fmt_num(v: f64) -> String {
             out.push(c);
         }
         format!("{sign}{out}")
-    } else if a >= 100.0 {
+    } else if a >= 99.999_5 {
         format!("{v:.1}")
-    } else if a >= 1.0 {
+    } else if a >= 0.999_95 {
         format!("{v:.3}")
     } else if a == 0.0 {
         "0".into()
@@ -177,6 +180,9 @@ mod tests {
         assert_eq!(fmt_num(7_013_249.176), "7,013,249");
         assert_eq!(fmt_num(-12_345.0), "-12,345");
         assert_eq!(fmt_num(123.456), "123.5");
+        assert_eq!(fmt_num(99.99995), "100.0");
+        assert_eq!(fmt_num(9_999.96), "10,000");
+        assert_eq!(fmt_num(0.99996), "1.000");
         assert_eq!(fmt_num(1.23456), "1.235");
         assert_eq!(fmt_num(0.000123), "0.0001");
         assert_eq!(fmt_num(f64::NAN), "NaN");

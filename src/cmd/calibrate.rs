@@ -88,9 +88,6 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    if args.runs == 0 || args.rounds < 2 {
-        return Err(UsageError("--runs must be at least 1 and --rounds at least 2".into()).into());
-    }
     let slices = args
         .slices
         .iter()
@@ -110,6 +107,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
         base: PairedSettings::quick()
             .with_seed(args.seed.unwrap_or_else(PairedSettings::clock_seed)),
     };
+    plan.check().map_err(UsageError)?;
     println!(
         "# critsec calibrate: {} A/A claim(s) x {} slice length(s) x {} run(s) of {} rounds, {}",
         selected.len(),

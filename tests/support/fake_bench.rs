@@ -6,6 +6,8 @@
 //!
 //! value = mean × FAKE_BENCH_FACTOR × exp(offset_sd · z_fork + noise_sd · z_iteration)
 //!
+//! `-bm M1,M2` writes one entry per JMH mode (`thrpt` alone by default; a time mode's unit is
+//! `ns/op` unless `--unit` says otherwise) with the same values, as a run of several modes would.
 //! `-p NAME=V1,V2` writes one entry per value, in that order, as JMH runs a `@Param`'s values
 //! (each value's forks its own processes), and `--factor-of V=X` multiplies value V's mean by X;
 //! `--count FILE` appends a line to FILE per invocation, so a test can count them.
@@ -27,7 +29,9 @@ struct Args {
     offset_sd: f64,
     noise_sd: f64,
     benchmark: String,
-    unit: String,
+    unit: Option<String>,
+    /// `-bm`: the modes, one entry each.
+    modes: Vec<String>,
     fail: Option<i32>,
     garbage: bool,
     fault: Option<String>,
@@ -49,7 +53,8 @@ fn parse() -> Result<Args, String> {
         offset_sd: 0.0,
         noise_sd: 0.01,
         benchmark: "org.example.FakeBench.run".into(),
-        unit: "ops/s".into(),
+        unit: None,
+        modes: vec!["thrpt".into()],
         fail: None,
         garbage: false,
         fault: None,
@@ -83,7 +88,8 @@ fn parse() -> Result<Args, String> {
             "--offset-sd" => a.offset_sd = num(value()?)?,
             "--noise-sd" => a.noise_sd = num(value()?)?,
             "--benchmark" => a.benchmark = value()?,
-            "--unit" => a.unit = value()?,
+            "--unit" => a.unit = Some(value()?),
+            "-bm" => a.modes = value()?.split(',').map(str::to_string).collect(),
             "--fail" => a.fail = Some(num(value()?)? as i32),
             "--garbage" => a.garbage = true,
             "--die" | "--panic" | "--hang" => a.fault = Some(flag.clone()),
@@ -208,7 +214,7 @@ fn main() {
     let forks = &entries[0].1;
     if let Some(fault) = &a.fault {
         // Mid-run: one value is out, the rest never comes.
-        println!("{},{}", forks[0][0], a.unit);
+        println!("{},{}", forks[0][0], a.unit_of("thrpt"));
         let _ = std::io::stdout().flush();
         match fault.as_str() {
             // SAFETY: kill(2) on our own pid with a constant signal.
@@ -224,13 +230,17 @@ fn main() {
     if a.lines {
         let mut out = std::io::stdout().lock();
         for v in forks.iter().flatten() {
-            let _ = writeln!(out, "{v},{}", a.unit);
+            let _ = writeln!(out, "{v},{}", a.unit_of("thrpt"));
         }
         return;
     }
     let entry: Vec<serde_json::Value> = entries
         .iter()
-        .map(|(value, forks)| jmh_entry(&a, value.as_deref(), forks))
+        .flat_map(|(value, forks)| {
+            a.modes
+                .iter()
+                .map(|mode| jmh_entry(&a, mode, value.as_deref(), forks))
+        })
         .collect();
     let text = serde_json::to_string_pretty(&entry).expect("json");
     match &a.result {
@@ -244,15 +254,24 @@ fn main() {
     }
 }
 
-/// One entry of JMH's JSON layout: `value` of the `-p` parameter (none without `-p`).
-fn jmh_entry(a: &Args, value: Option<&str>, forks: &[Vec<f64>]) -> serde_json::Value {
+impl Args {
+    /// The unit a `mode` entry reports: `--unit`, or JMH's default for the mode.
+    fn unit_of(&self, mode: &str) -> String {
+        self.unit
+            .clone()
+            .unwrap_or_else(|| if mode == "thrpt" { "ops/s" } else { "ns/op" }.to_string())
+    }
+}
+
+/// One entry of JMH's JSON layout in `mode`: `value` of the `-p` parameter (none without `-p`).
+fn jmh_entry(a: &Args, mode: &str, value: Option<&str>, forks: &[Vec<f64>]) -> serde_json::Value {
     let all: Vec<f64> = forks.iter().flatten().copied().collect();
     let n = all.len() as f64;
     let mean = all.iter().sum::<f64>() / n;
     let mut entry = serde_json::json!({
         "jmhVersion": "1.37",
         "benchmark": a.benchmark,
-        "mode": "thrpt",
+        "mode": mode,
         "threads": 1,
         "forks": a.forks,
         "jvm": "critsec-fake-bench",
@@ -265,7 +284,7 @@ fn jmh_entry(a: &Args, value: Option<&str>, forks: &[Vec<f64>]) -> serde_json::V
             "scoreError": "NaN",
             "scoreConfidence": [mean, mean],
             "scorePercentiles": {},
-            "scoreUnit": a.unit,
+            "scoreUnit": a.unit_of(mode),
             "rawData": forks,
         },
         "secondaryMetrics": {},

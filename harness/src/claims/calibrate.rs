@@ -39,6 +39,30 @@ pub struct CalibrationPlan {
 }
 
 impl CalibrationPlan {
+    /// Whether the plan can run: every slice at least 1 ms and no longer than the time per
+    /// side (each side runs at least one slice), at least one run of two rounds.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(bad) = self
+            .slices
+            .iter()
+            .find(|s| **s < Duration::from_millis(1) || **s > self.per_side)
+        {
+            return Err(format!(
+                "a slice length must be at least 1 ms and at most the time per side ({} ms); \
+                 {} ms is not",
+                self.per_side.as_millis(),
+                bad.as_secs_f64() * 1e3
+            ));
+        }
+        if self.slices.is_empty() {
+            return Err("give at least one slice length".into());
+        }
+        if self.runs == 0 || self.rounds < 2 {
+            return Err("--runs must be at least 1 and --rounds at least 2".into());
+        }
+        Ok(())
+    }
+
     /// Slices per side per round for `slice`: `per_side / slice`, even and at least 2 (the
     /// blocks alternate their order, so an even count balances it).
     pub fn slices_per_round(&self, slice: Duration) -> u32 {
@@ -167,6 +191,28 @@ pub fn calibrate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_whose_slices_cannot_run_is_refused() {
+        let plan = |slices: &[u64], per_side: u64| CalibrationPlan {
+            slices: slices.iter().map(|&ms| Duration::from_millis(ms)).collect(),
+            per_side: Duration::from_millis(per_side),
+            rounds: 5,
+            runs: 3,
+            pin: vec![true],
+            base: PairedSettings::quick(),
+        };
+        assert!(plan(&[20, 50, 200], 400).check().is_ok());
+        let e = plan(&[20, 0], 400).check().unwrap_err();
+        assert!(
+            e.contains("at least 1 ms") && e.contains("0 ms is not"),
+            "{e}"
+        );
+        let e = plan(&[500], 400).check().unwrap_err();
+        assert!(e.contains("500 ms is not"), "{e}");
+        assert!(plan(&[], 400).check().is_err());
+        assert!(plan(&[20], 0).check().is_err());
+    }
 
     fn plan() -> CalibrationPlan {
         CalibrationPlan {

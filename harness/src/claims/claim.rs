@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::direction::Direction;
 
 use crate::claims::command::{CommandSide, OutputFormat};
+use crate::format::jmh::JMH_MODES;
 use crate::run::scenario::Params;
 
 /// One side of a claim: parameter values and environment overrides on top of the shared ones.
@@ -98,6 +99,10 @@ pub struct Claim {
     /// Command sides: the benchmark both must report (JMH's name, or a label for lines).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub benchmark: Option<String>,
+    /// Command sides reading JMH results: the mode of the entry both read (`thrpt`, `avgt`,
+    /// `sample`, `ss`), for a result that holds the benchmark in several (`-bm thrpt,avgt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
     /// `primary`, or the name of a secondary metric.
     #[serde(default = "primary")]
     pub metric: String,
@@ -154,6 +159,12 @@ fn one() -> String {
 struct ClaimFile {
     #[serde(default)]
     claim: Vec<toml::Value>,
+}
+
+/// A claims file as written: what [`Claim::file_text`] serialises.
+#[derive(Serialize)]
+struct ClaimFileOut<'a> {
+    claim: &'a [Claim],
 }
 
 /// Why a claims file could not be read.
@@ -257,6 +268,11 @@ impl Claim {
         Ok(claims)
     }
 
+    /// `claims` as a claims file that [`Claim::parse_file`] reads back as they are.
+    pub fn file_text(claims: &[Claim]) -> String {
+        toml::to_string(&ClaimFileOut { claim: claims }).expect("a claim serialises to TOML")
+    }
+
     /// The claim's own consistency: the fields its kind needs, and no others.
     fn check(&self) -> Result<(), String> {
         match self.kind {
@@ -297,6 +313,20 @@ impl Claim {
                 if !plain(&self.baseline) || !plain(&self.contender) || !self.scenario.is_empty() {
                     return Err("a command side sets only `command` (its program, args, env, cwd, output) and, for JMH, `params`; the claim names no scenario".into());
                 }
+                if let Some(mode) = &self.mode {
+                    if !JMH_MODES.contains(&mode.as_str()) {
+                        return Err(format!(
+                            "`mode = \"{mode}\"` is not a JMH mode; JMH's are {}",
+                            JMH_MODES.join(", ")
+                        ));
+                    }
+                    if a.output != OutputFormat::Jmh || b.output != OutputFormat::Jmh {
+                        return Err(
+                            "`mode` selects a JMH entry; a side with `output = \"lines\"` has none"
+                                .into(),
+                        );
+                    }
+                }
                 // Params pick one @Param combination out of a JMH result; lines have none.
                 for (side, command) in [(&self.baseline, a), (&self.contender, b)] {
                     let selects = !side.params.is_empty() || !self.params.is_empty();
@@ -306,6 +336,9 @@ impl Claim {
                 }
             }
             (None, None) => {
+                if self.mode.is_some() {
+                    return Err("`mode` selects the JMH entry of command sides; a scenario's mode is the run's (`-bm`)".into());
+                }
                 let named = |s: &Side| s.scenario.is_some() || !self.scenario.is_empty();
                 if !named(&self.baseline) || !named(&self.contender) {
                     return Err("a claim needs a `scenario`, or a `command` on both sides".into());

@@ -10,6 +10,7 @@ use std::fmt;
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::direction::Direction;
 use crate::run::result::BenchmarkResult;
 use crate::run::settings::format_duration;
 use crate::stats::{PERCENTILE_LEVELS, Summary, level_key};
@@ -152,7 +153,20 @@ pub struct JmhEntry {
     pub secondary_metrics: BTreeMap<String, JmhMetric>,
 }
 
+/// JMH's benchmark modes as its result files name them.
+pub const JMH_MODES: [&str; 4] = ["thrpt", "avgt", "sample", "ss"];
+
 impl JmhEntry {
+    /// Which way its primary score improves, from its mode: throughput up, the times of
+    /// `avgt`, `sample` and `ss` down; `None` for a mode JMH does not have.
+    pub fn better(&self) -> Option<Direction> {
+        match self.mode.as_str() {
+            "thrpt" => Some(Direction::Higher),
+            "avgt" | "sample" | "ss" => Some(Direction::Lower),
+            _ => None,
+        }
+    }
+
     /// What identifies the same benchmark across runs: name, mode, threads, parameters.
     pub fn key(&self) -> JmhKey {
         JmhKey {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use rand::Rng;
 
 use crate::claims::claim::{Claim, Role};
-use crate::claims::command::{Invocation, OutputFormat, Selection, invoke};
+use crate::claims::command::{Invocation, OutputFormat, Selection, direction_conflict, invoke};
 use crate::claims::measure::round_rng;
 use crate::run::runner::interrupted;
 
@@ -28,8 +28,9 @@ struct InvocationPair {
     sides: [Invocation; 2],
     /// Wall seconds of both invocations.
     seconds: f64,
-    /// The failures that were run again, in words.
-    retried: Vec<String>,
+    /// The failures that were run again, and the processes an invocation left running, in
+    /// words.
+    notes: Vec<String>,
 }
 
 /// A replicate's blocks: with JMH's `-f N` (N processes per invocation) on both sides, fork k
@@ -126,13 +127,13 @@ impl<'a> Invocations<'a> {
     /// `index`-th replicate, and reads each role's result, checking it reports what the first
     /// did and only values the claim can take: each iteration's, before they become one mean. A
     /// transient failure (the program failed, or gave no usable result) is run again, up to
-    /// [`RETRIES`] times, each recorded in `retried`; then the error says which replicate and
+    /// [`RETRIES`] times, each recorded in `notes`; then the error says which replicate and
     /// side failed, and how often.
     fn invoke(
         &mut self,
         roles: &[Role],
         index: usize,
-        retried: &mut Vec<String>,
+        notes: &mut Vec<String>,
     ) -> Result<Vec<Invocation>, String> {
         let which = match roles {
             [one] => one.name(),
@@ -151,10 +152,15 @@ impl<'a> Invocations<'a> {
         let mut attempt = 0;
         let invocations = loop {
             match invoke(command, which, index, &selects, &self.claim.metric) {
-                Ok(invocations) => break invocations,
+                Ok(invoked) => {
+                    if let Some(left) = invoked.left_behind {
+                        notes.push(format!("replicate {}'s {which} {left}", index + 1));
+                    }
+                    break invoked.results;
+                }
                 Err(failure) if failure.transient && attempt < RETRIES && !interrupted() => {
                     attempt += 1;
-                    retried.push(format!(
+                    notes.push(format!(
                         "replicate {}'s {which} failed and was run again: {failure}",
                         index + 1
                     ));
@@ -199,6 +205,9 @@ impl<'a> Invocations<'a> {
         index: usize,
         inv: Invocation,
     ) -> Result<Invocation, String> {
+        if let Some(conflict) = direction_conflict(self.claim, &inv) {
+            return Err(format!("{which} command `{label}`: {conflict}"));
+        }
         if let Some((i, v)) = inv
             .values
             .iter()
@@ -253,15 +262,15 @@ impl ReplicateSource for Invocations<'_> {
             let mut rng = round_rng(self.run_seed, self.group, index / 2);
             let baseline_first = rng.random_bool(0.5) == (index % 2 == 0);
             let started = Instant::now();
-            let mut retried = Vec::new();
+            let mut notes = Vec::new();
             let mut one = |s: &mut Self, role: Role| {
-                s.invoke(&[role], index, &mut retried)
+                s.invoke(&[role], index, &mut notes)
                     .map(|mut v| v.remove(0))
             };
             let (baseline_first, baseline, contender) = if self.shared {
                 // One invocation: the sides ran in the order of their entries in its result.
                 let [b, c]: [Invocation; 2] = self
-                    .invoke(&Role::BOTH, index, &mut retried)?
+                    .invoke(&Role::BOTH, index, &mut notes)?
                     .try_into()
                     .expect("one result per side");
                 (b.position < c.position, b, c)
@@ -276,7 +285,7 @@ impl ReplicateSource for Invocations<'_> {
                 baseline_first,
                 sides: [baseline, contender],
                 seconds: started.elapsed().as_secs_f64(),
-                retried,
+                notes,
             });
             observer.replicate_done(&self.ids, self.pairs.len() as u32, self.planned);
         }
@@ -287,7 +296,7 @@ impl ReplicateSource for Invocations<'_> {
     /// bit (a cached result file, or a program that does not run the benchmark, whose
     /// "replicates" are one measurement counted many times), and the failures run again.
     fn flags(&self, _: usize) -> Vec<String> {
-        let retried = self.pairs.iter().flat_map(|p| p.retried.iter().cloned());
+        let notes = self.pairs.iter().flat_map(|p| p.notes.iter().cloned());
         let bits = |i: &Invocation| i.values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         Role::BOTH
             .into_iter()
@@ -309,7 +318,7 @@ impl ReplicateSource for Invocations<'_> {
                 })
             })
             .chain(self.shared_order())
-            .chain(retried)
+            .chain(notes)
             .collect()
     }
 

@@ -6,7 +6,7 @@
 //! alternates the sides, and the verdict says so in its flags.
 
 use crate::claims::claim::{Claim, Role};
-use crate::claims::command::{Invocation, Selection, parse_jmh};
+use crate::claims::command::{Invocation, Selection, direction_conflict, parse_jmh};
 
 use super::PairObserver;
 use super::derive::{Costs, Observed, Paired, admissible, needs};
@@ -95,6 +95,9 @@ pub fn judge_recorded(
         let params = claim.resolved(role).params.0;
         let run = parse_jmh(text, &Selection::of(claim, &params), &claim.metric)
             .map_err(|e| format!("{origin}: {e}"))?;
+        if let Some(conflict) = direction_conflict(claim, &run) {
+            return Err(format!("{origin}: {conflict}"));
+        }
         if let Some(v) = run.values.iter().find(|v| !admissible(claim.kind, **v)) {
             return Err(format!(
                 "{origin}: the {} reported {} = {v}; {}",
