@@ -1,6 +1,6 @@
 //! The scenarios and claims this binary knows: the harness self-tests and the four bench crates.
 
-use critsec_harness::run::selftest;
+use critsec_harness::selftest;
 use critsec_harness::{Catalog, Claim, ClaimError};
 
 /// Every scenario, self-tests first, then one bench crate after another.

@@ -7,6 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+#[path = "architecture/imports.rs"]
+mod imports;
+
 /// `cargo metadata` of the workspace (our packages only).
 fn metadata() -> serde_json::Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -237,4 +240,112 @@ fn every_path_the_architecture_map_names_exists() {
         missing.is_empty(),
         "ARCHITECTURE.md names paths that do not exist: {missing:?}"
     );
+}
+
+/// Our packages' code names (`critsec_harness`) and source folders, the fuzz targets' crate
+/// (its own workspace) included.
+fn our_crates() -> Vec<(String, PathBuf)> {
+    let meta = metadata();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut crates: Vec<(String, PathBuf)> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let manifest = PathBuf::from(p["manifest_path"].as_str().unwrap());
+            (
+                p["name"].as_str().unwrap().replace('-', "_"),
+                manifest.parent().unwrap().to_path_buf(),
+            )
+        })
+        .collect();
+    crates.push(("critsec_fuzz".into(), root.join("fuzz")));
+    crates
+}
+
+/// Files that import each other in a loop are one piece that cannot be read, tested or moved
+/// apart: no such circle of more than three files, in any crate (test code left out).
+#[test]
+fn no_import_circle_spans_more_than_three_files() {
+    let mut found = Vec::new();
+    let mut crates = 0;
+    for (name, dir) in our_crates() {
+        let src = dir.join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        crates += 1;
+        let krate = imports::Crate::read(&src);
+        for circle in imports::circles(&krate.imports()) {
+            if circle.len() > 3 {
+                let files: Vec<String> = circle.iter().map(|f| krate.name(f)).collect();
+                found.push(format!("{name}: {}", files.join(", ")));
+            }
+        }
+    }
+    assert!(crates >= 12, "only {crates} crates read");
+    assert!(
+        found.is_empty(),
+        "import circles of more than three files:\n{}",
+        found.join("\n")
+    );
+}
+
+/// A crate's surface is what its root and its modules one deep export: no file reaches deeper
+/// into another crate of ours (`critsec_harness::run::settings::X`), so a crate may move what is
+/// inside its modules without breaking another.
+#[test]
+fn no_crate_reaches_more_than_one_module_deep_into_another() {
+    let crates = our_crates();
+    let mut found = Vec::new();
+    let mut files = 0;
+    for (own, dir) in &crates {
+        for file in imports::rust_files(dir) {
+            // A crate nested in another's folder (the fuzz targets) is its own.
+            let owner = crates
+                .iter()
+                .filter(|(_, d)| file.starts_with(d))
+                .max_by_key(|(_, d)| d.components().count())
+                .map(|(n, _)| n);
+            // The checker's own examples are not paths of ours.
+            if owner != Some(own)
+                || file
+                    .parent()
+                    .is_some_and(|d| d.ends_with("tests/architecture"))
+            {
+                continue;
+            }
+            files += 1;
+            let code = imports::code_of(&std::fs::read_to_string(&file).unwrap());
+            for (other, _) in crates.iter().filter(|(n, _)| n != own) {
+                for path in imports::too_deep(&code, other) {
+                    found.push(format!("{}: {path}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(files >= 100, "only {files} files read");
+    found.sort();
+    found.dedup();
+    assert!(
+        found.is_empty(),
+        "paths deeper than one module into another crate:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+#[ignore]
+fn print_imports() {
+    let name = std::env::var("CRATE").unwrap();
+    for (n, dir) in our_crates() {
+        if n != name {
+            continue;
+        }
+        let k = imports::Crate::read(&dir.join("src"));
+        for (f, to) in k.imports() {
+            let to: Vec<String> = to.iter().map(|t| k.name(t)).collect();
+            println!("{} -> {}", k.name(&f), to.join(", "));
+        }
+    }
 }

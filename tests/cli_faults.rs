@@ -91,7 +91,7 @@ fn a_fork_killed_panicking_or_closing_its_pipe_is_an_error_row_and_the_others_go
     // A worker's panic ends its fork at once (not at the timeout), its message in the row.
     let panic = row(&out, "panic");
     assert!(
-        panic.contains("of the fork panicked at harness/src/run/selftest.rs")
+        panic.contains("of the fork panicked at harness/src/selftest.rs")
             && panic.contains("a worker panicked mid-iteration"),
         "{out}"
     );

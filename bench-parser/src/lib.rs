@@ -43,6 +43,6 @@ mod tests {
             ids.iter().any(|i| i.starts_with("parser-vs-tantivy")),
             "{ids:?}"
         );
-        critsec_harness::claims::validate::check_claim_file(scenarios(), &claims).unwrap();
+        critsec_harness::claims::check_claim_file(scenarios(), &claims).unwrap();
     }
 }

@@ -66,6 +66,6 @@ mod tests {
             assert!(ids.contains(&id), "missing claim {id}");
         }
         assert!(ids.iter().any(|id| id.starts_with("registry-snapshot")));
-        critsec_harness::claims::validate::check_claim_file(scenarios(), &claims).unwrap();
+        critsec_harness::claims::check_claim_file(scenarios(), &claims).unwrap();
     }
 }

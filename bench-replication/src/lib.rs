@@ -34,7 +34,7 @@ mod tests {
         let claims = claims().unwrap();
         assert!(claims.iter().any(|c| c.id.starts_with("ISPN-dist-sync")));
         assert!(claims.iter().any(|c| c.id.starts_with("ISPN-numowners1")));
-        critsec_harness::claims::validate::check_claim_file(scenarios(), &claims).unwrap();
+        critsec_harness::claims::check_claim_file(scenarios(), &claims).unwrap();
     }
 
     /// `net-claims.toml` (run with `critsec reproduce --claims`) names the scenario with every
@@ -59,6 +59,6 @@ mod tests {
                 Some("net")
             );
         }
-        critsec_harness::claims::validate::check_claim_file(scenarios(), &claims).unwrap();
+        critsec_harness::claims::check_claim_file(scenarios(), &claims).unwrap();
     }
 }

@@ -42,6 +42,6 @@ mod tests {
     fn claims_parse_and_name_valid_scenarios_and_parameters() {
         let claims = claims().unwrap();
         assert_eq!(claims.len(), 4);
-        critsec_harness::claims::validate::check_claim_file(scenarios(), &claims).unwrap();
+        critsec_harness::claims::check_claim_file(scenarios(), &claims).unwrap();
     }
 }

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use critsec_harness::claims::command::{Selection, parse_jmh};
-use critsec_harness::format::jmh::read_entries;
+use critsec_harness::claims::{EntrySelection, parse_jmh};
+use critsec_harness::format::read_entries;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -21,15 +21,16 @@ fuzz_target!(|data: &[u8]| {
             assert!(m.contains("fuzz.json") && m.contains("line"), "error names no place: {m}");
         }
     }
-    // What a command side does with the same file: pick the entry (by name and @Param values),
+    // What a command side does with the same file: pick the entry (by name, mode and @Param values),
     // take its iterations fork by fork.
-    if let Ok(run) = parse_jmh(&text, &Selection::default(), "primary") {
+    if let Ok(run) = parse_jmh(&text, &EntrySelection::default(), "primary") {
         assert_eq!(run.forks.iter().sum::<usize>(), run.values.len());
         let _ = run.fork_means();
     }
     let params = BTreeMap::from([("impl".to_string(), "chm".to_string())]);
-    let select = Selection {
+    let select = EntrySelection {
         benchmark: Some("bench"),
+        mode: Some("avgt"),
         params: Some(&params),
     };
     let _ = parse_jmh(&text, &select, "gc.alloc.rate");

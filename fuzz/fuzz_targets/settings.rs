@@ -6,10 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use critsec_harness::claims::command::parse_lines;
-use critsec_harness::run::runner::param_product;
-use critsec_harness::run::selftest;
-use critsec_harness::run::settings::{Mode, parse_duration, resolve_threads};
+use critsec_harness::claims::parse_lines;
+use critsec_harness::run::{Mode, param_product, parse_duration, resolve_threads};
+use critsec_harness::selftest;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -32,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         3 => {
-            let _ = parse_lines(&s, "fuzz");
+            let _ = parse_lines(s.as_bytes(), "fuzz");
         }
         _ => {
             // `-p NAME=V1,V2` as the CLI splits it, against every self-test scenario.

@@ -2,7 +2,7 @@
 //! any text. Reading must not panic; an error must name the file.
 #![no_main]
 
-use critsec_harness::format::verdict::VerdictFile;
+use critsec_harness::claims::VerdictFile;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

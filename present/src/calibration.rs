@@ -1,7 +1,7 @@
 //! The table of `critsec calibrate`: per A/A claim and design, how often the intervals covered
 //! 1, how wide they were, and where the variance of a round's ratio came from.
 
-use critsec_harness::claims::calibrate::CalibrationRow;
+use critsec_harness::claims::CalibrationRow;
 
 use crate::table::{Align, Table};
 

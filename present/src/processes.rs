@@ -7,9 +7,9 @@
 //! the forks' log levels, mapped back with `exp`: never below zero, and as wide either way in
 //! ratio terms.
 
-use critsec_harness::format::jmh::JmhMetric;
+use critsec_harness::format::JmhMetric;
 use critsec_harness::stats::CONFIDENCE;
-use critsec_harness::stats::ratio::log_interval;
+use critsec_harness::stats::log_interval;
 
 /// A score's interval over its processes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -56,7 +56,7 @@ pub fn over_processes(metric: &JmhMetric) -> Option<OverProcesses> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critsec_harness::format::jmh::JmhNumber;
+    use critsec_harness::format::JmhNumber;
 
     fn metric(forks: &[&[f64]]) -> JmhMetric {
         JmhMetric {

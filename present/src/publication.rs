@@ -9,13 +9,13 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use critsec_harness::RunSettings;
-use critsec_harness::claims::reproduce::{PairedSettings, reproduce_claims};
-use critsec_harness::format::meta::{RunMeta, write_run};
-use critsec_harness::format::verdict::VerdictFile;
+use critsec_harness::claims::VerdictFile;
+use critsec_harness::claims::{PairedSettings, reproduce_claims};
 use critsec_harness::format::write_atomically;
-use critsec_harness::run::environment::{Machine, git_commit, hazards, machine, now_utc};
-use critsec_harness::run::runner::{Selection, Silent, interrupted, plan};
-use critsec_harness::run::settings::available_cores;
+use critsec_harness::format::{RunMeta, write_run};
+use critsec_harness::run::available_cores;
+use critsec_harness::run::{Machine, git_commit, hazards, machine, now_utc};
+use critsec_harness::run::{Selection, Silent, interrupted, plan};
 use critsec_harness::{Catalog, Claim, Launcher, TrialSpec};
 
 /// The publication set shipped with critsec.

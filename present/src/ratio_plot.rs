@@ -17,7 +17,7 @@ use crate::plot::axes::{Axis, compact};
 use crate::plot::select::param;
 use crate::plot::style::{FONT, PALETTE, chart_on, draw_line, draw_mesh, finish, titled_page};
 use crate::plot::{PlotError, draw_err};
-use critsec_harness::format::jmh::JmhEntry;
+use critsec_harness::format::JmhEntry;
 use plotters::prelude::*;
 
 /// One point: the value (a ratio, or a metric's score) at axis value `x` and its interval.
@@ -342,7 +342,7 @@ fn over_parameter(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critsec_harness::format::jmh::read_entries;
+    use critsec_harness::format::read_entries;
 
     fn point(x: f64, value: f64, half: f64) -> SweepPoint {
         SweepPoint {

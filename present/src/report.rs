@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use critsec_harness::claims::reproduce::PairedSettings;
-use critsec_harness::format::jmh::read_entries;
-use critsec_harness::format::meta::RunMeta;
-use critsec_harness::format::verdict::{VerdictFile, VerdictReadError};
-use critsec_harness::format::{meta_path, write_atomically};
-use critsec_harness::run::environment::{Machine, git_commit, now_utc};
+use critsec_harness::claims::PairedSettings;
+use critsec_harness::claims::{VerdictFile, VerdictReadError};
+use critsec_harness::format::RunMeta;
+use critsec_harness::format::read_entries;
+use critsec_harness::format::write_atomically;
+use critsec_harness::run::{Machine, git_commit, now_utc};
 
 use crate::plot::{latency_percentiles, throughput_vs_threads};
 use crate::processes::{OverProcesses, over_processes};
@@ -26,8 +26,8 @@ use crate::verdicts::{ratio_cell, replicates, verdict_cell};
 
 use crate::table::{fmt_num, md_escape};
 use critsec_harness::Direction;
-use critsec_harness::claims::reproduce::{ClaimOutcome, SideRecord, Verdict};
-use critsec_harness::format::jmh::JmhEntry;
+use critsec_harness::claims::{ClaimOutcome, SideRecord, Verdict};
+use critsec_harness::format::JmhEntry;
 
 /// The verdicts as a Markdown table, then the source's figure next to ours for each claim.
 pub fn verdict_markdown(outcomes: &[ClaimOutcome]) -> String {
@@ -212,11 +212,6 @@ fn write(path: &Path, contents: &[u8]) -> Result<(), ReportError> {
     })
 }
 
-/// The run's metadata file next to a run file, if it is there and readable.
-fn read_meta(path: &Path) -> Option<RunMeta> {
-    serde_json::from_str(&std::fs::read_to_string(meta_path(path)).ok()?).ok()
-}
-
 /// The entries whose parameters have the values `fix` names.
 fn fixed(entries: &[JmhEntry], fix: &[(String, String)]) -> Vec<JmhEntry> {
     entries
@@ -336,7 +331,7 @@ pub fn write_report(
             .map_err(|e| ReportError::Run(format!("cannot read {}: {e}", path.display())))?;
         let entries = read_entries(&text, &path.display().to_string())
             .map_err(|e| ReportError::Run(e.to_string()))?;
-        loaded.push((path, entries, read_meta(path)));
+        loaded.push((path, entries, RunMeta::read_beside(path).ok().flatten()));
     }
     let mut md = String::new();
     let _ = writeln!(md, "# critsec report\n");
@@ -531,10 +526,10 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critsec_harness::claims::claim::Claim;
-    use critsec_harness::claims::reproduce::{BlockValue, ProgramRecord, Replicate};
-    use critsec_harness::format::jmh::read_entries;
-    use critsec_harness::stats::ratio::RatioInterval;
+    use critsec_harness::claims::Claim;
+    use critsec_harness::claims::{BlockValue, ProgramRecord, Replicate};
+    use critsec_harness::format::read_entries;
+    use critsec_harness::stats::RatioInterval;
 
     /// An entry of two forks whose levels are `score` · (1 ± 0.001), or of one fork.
     fn entry(strategy: &str, threads: u64, score: f64) -> String {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use critsec_harness::run::environment::{Hazard, Machine};
+use critsec_harness::run::{Hazard, Machine};
 use critsec_harness::stats::Summary;
 use critsec_harness::{BenchmarkResult, Params, RunSettings, Scenario};
 

@@ -3,9 +3,7 @@
 
 use std::fmt::Write as _;
 
-use critsec_harness::claims::reproduce::{
-    ClaimOutcome, Coherence, CoherenceLevel, Replicate, Verdict,
-};
+use critsec_harness::claims::{ClaimOutcome, Coherence, CoherenceLevel, Replicate, Verdict};
 
 use crate::table::{Align, Table, fmt_num};
 
@@ -129,7 +127,7 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                     );
                 }
                 if let Some(c) = &o.counts {
-                    let rate = |r: &Option<critsec_harness::stats::poisson::RateInterval>| {
+                    let rate = |r: &Option<critsec_harness::stats::RateInterval>| {
                         r.map(|r| {
                             format!(
                                 " ({} per 1,000 ops, 99.9% [{}, {}])",
@@ -342,8 +340,8 @@ fn confidence_text(confidence: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::{coherence_text, confidence_text, duration_text, ratio_text};
-    use critsec_harness::claims::reproduce::{Coherence, CoherenceLevel, Verdict};
-    use critsec_harness::stats::ratio::log_interval;
+    use critsec_harness::claims::{Coherence, CoherenceLevel, Verdict};
+    use critsec_harness::stats::log_interval;
 
     fn level(ns: f64, blocks: usize, logs: &[f64], verdict: Option<Verdict>) -> CoherenceLevel {
         CoherenceLevel {

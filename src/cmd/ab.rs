@@ -14,12 +14,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use critsec_harness::claims::claim::ClaimKind;
-use critsec_harness::claims::command::{CommandSide, OutputFormat, Selection, parse_jmh};
-use critsec_harness::claims::reproduce::{PairedSettings, judge_recorded};
-use critsec_harness::format::verdict::VerdictFile;
+use critsec_harness::claims::ClaimKind;
+use critsec_harness::claims::VerdictFile;
+use critsec_harness::claims::{CommandSide, EntrySelection, OutputFormat, parse_jmh};
+use critsec_harness::claims::{PairedSettings, judge_recorded};
 use critsec_harness::format::write_atomically;
-use critsec_harness::run::environment::{git_commit, machine, now_utc};
+use critsec_harness::run::{git_commit, machine, now_utc};
 use critsec_harness::{Claim, Direction, Side};
 use critsec_present::verdicts::render;
 
@@ -143,7 +143,7 @@ fn judge_files(args: &AbArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| UsageError(format!("cannot read the JMH result file {path}: {e}")))
     };
     let (baseline, contender) = (read(&args.baseline)?, read(&args.contender)?);
-    let select = Selection {
+    let select = EntrySelection {
         benchmark: args.jmh.as_deref(),
         mode: args.mode.as_deref(),
         params: None,

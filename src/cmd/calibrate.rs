@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use critsec_harness::Claim;
-use critsec_harness::claims::calibrate::{CalibrationPlan, calibrate};
-use critsec_harness::claims::reproduce::PairedSettings;
-use critsec_harness::claims::validate::validate_claim;
-use critsec_harness::run::runner::{Launcher, interrupted};
-use critsec_harness::run::settings::parse_duration;
+use critsec_harness::claims::PairedSettings;
+use critsec_harness::claims::validate_claim;
+use critsec_harness::claims::{CalibrationPlan, calibrate};
+use critsec_harness::run::parse_duration;
+use critsec_harness::run::{Launcher, interrupted};
 use critsec_present::calibration::render;
 use critsec_present::run_table::machine_words;
 
@@ -114,7 +114,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
         plan.slices.len(),
         plan.runs,
         plan.rounds,
-        machine_words(&critsec_harness::run::environment::machine())
+        machine_words(&critsec_harness::run::machine())
     );
     println!("# seed {} (run n uses seed + n)", plan.base.seed);
     install_interrupt_handler();

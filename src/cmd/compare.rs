@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use critsec_harness::format::jmh::read_entries;
-use critsec_harness::format::meta::RunMeta;
-use critsec_harness::format::{meta_path, write_atomically};
+use critsec_harness::format::RunMeta;
+use critsec_harness::format::read_entries;
+use critsec_harness::format::write_atomically;
 use critsec_present::compare::{Format, Run, compare, render};
 
 use super::UsageError;
@@ -113,18 +113,10 @@ fn labels(files: &[PathBuf]) -> Vec<String> {
 /// `None` for a real JMH file. One that cannot be read is said on stderr, not fatal: the
 /// comparison goes on with those metrics neutral.
 fn read_meta(json: &Path) -> Option<RunMeta> {
-    let path = meta_path(json);
-    let text = std::fs::read_to_string(&path).ok()?;
-    match serde_json::from_str(&text) {
-        Ok(meta) => Some(meta),
-        Err(e) => {
-            eprintln!(
-                "note: {} is not a run's metadata ({e}); its secondary metrics compare as neutral",
-                path.display()
-            );
-            None
-        }
-    }
+    RunMeta::read_beside(json).unwrap_or_else(|e| {
+        eprintln!("note: {e}; its secondary metrics compare as neutral");
+        None
+    })
 }
 
 #[cfg(test)]

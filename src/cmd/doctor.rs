@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use critsec_harness::run::affinity::allowed_cpus;
-use critsec_harness::run::coherence::{levels, round_trips};
-use critsec_harness::run::environment::{git_commit, hazards, machine};
-use critsec_harness::run::settings::{available_cores, parse_duration};
+use critsec_harness::run::allowed_cpus;
+use critsec_harness::run::{available_cores, parse_duration};
+use critsec_harness::run::{cache_line_round_trips, coherence_levels};
+use critsec_harness::run::{git_commit, hazards, machine};
 
 use super::UsageError;
 
@@ -66,14 +66,16 @@ fn coherence(length: Duration) {
         return;
     };
     let samples = (length.as_nanos() / SAMPLE.as_nanos()).max(1) as usize;
-    let series = match round_trips([first, last], samples, SAMPLE) {
+    let series = match cache_line_round_trips([first, last], samples, SAMPLE) {
         Ok(s) => s,
         Err(e) => {
             println!("coherence   not measured: {e}");
             return;
         }
     };
-    let Some(l) = levels(&series) else { return };
+    let Some(l) = coherence_levels(&series) else {
+        return;
+    };
     let head = format!(
         "coherence   a cache line's round trip between CPUs {first} and {last}, {samples} samples of {} ms:",
         SAMPLE.as_millis()

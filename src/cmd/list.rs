@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use critsec_harness::Scenario;
-use critsec_harness::run::runner::{did_you_mean, matches};
+use critsec_harness::run::{did_you_mean, matches};
 use critsec_present::run_table::scenario_listing;
 
 use super::UsageError;

@@ -20,10 +20,10 @@ pub struct UsageError(pub String);
 pub fn exit_code_of(e: &anyhow::Error) -> u8 {
     if e.chain().any(|c| {
         c.is::<UsageError>()
-            || c.is::<critsec_harness::run::runner::PlanError>()
-            || c.is::<critsec_harness::run::settings::SettingsError>()
+            || c.is::<critsec_harness::run::PlanError>()
+            || c.is::<critsec_harness::run::SettingsError>()
             || c.is::<critsec_harness::ClaimError>()
-            || c.is::<critsec_harness::claims::validate::InvalidClaim>()
+            || c.is::<critsec_harness::claims::InvalidClaim>()
     }) {
         2
     } else {

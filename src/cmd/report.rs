@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use critsec_harness::claims::reproduce::PairedSettings;
-use critsec_harness::run::environment::{machine, now_utc};
+use critsec_harness::claims::PairedSettings;
+use critsec_harness::run::{machine, now_utc};
 use critsec_present::publication::{Publication, folder_name};
 use critsec_present::report::{run_folder, write_report};
 

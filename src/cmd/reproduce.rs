@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use critsec_harness::Claim;
-use critsec_harness::claims::reproduce::{PairObserver, PairedSettings, reproduce_claims};
-use critsec_harness::claims::validate::validate_claim;
-use critsec_harness::format::verdict::VerdictFile;
+use critsec_harness::claims::VerdictFile;
+use critsec_harness::claims::validate_claim;
+use critsec_harness::claims::{PairObserver, PairedSettings, reproduce_claims};
 use critsec_harness::format::write_atomically;
-use critsec_harness::run::environment::{git_commit, hazards, machine, now_utc};
-use critsec_harness::run::runner::{Launcher, did_you_mean, interrupted};
-use critsec_harness::run::settings::{available_cores, parse_duration};
+use critsec_harness::run::{Launcher, did_you_mean, interrupted};
+use critsec_harness::run::{available_cores, parse_duration};
+use critsec_harness::run::{git_commit, hazards, machine, now_utc};
 use critsec_present::run_table::{hazard_lines, machine_words};
 use critsec_present::verdicts::{render, time_table};
 

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use critsec_harness::format::meta::{RunMeta, write_run};
-use critsec_harness::run::environment::{hazards, machine, now_utc};
-use critsec_harness::run::runner::{Launcher, Observer, Selection, interrupted, plan};
-use critsec_harness::run::settings::{Mode, RunSettings, parse_duration};
+use critsec_harness::format::{RunMeta, write_run};
+use critsec_harness::run::{Launcher, Observer, Selection, interrupted, plan};
+use critsec_harness::run::{Mode, RunSettings, parse_duration};
+use critsec_harness::run::{hazards, machine, now_utc};
 use critsec_harness::{BenchmarkResult, IterationResult, TrialSpec};
 use critsec_present::run_table::{header, table, verify_lines};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -201,7 +201,7 @@ pub fn install_interrupt_handler() {
         if interrupted() {
             std::process::exit(130);
         }
-        critsec_harness::run::runner::request_interrupt();
+        critsec_harness::run::request_interrupt();
         eprintln!(
             "\ncritsec: interrupted; finishing with the results completed so far (Ctrl-C again to abort)"
         );
@@ -211,7 +211,7 @@ pub fn install_interrupt_handler() {
 /// The `--timeout` of `run` and `reproduce`: how long a fork may overrun before it is killed.
 pub fn fork_timeout(flag: Option<&str>) -> anyhow::Result<std::time::Duration> {
     match flag {
-        None => Ok(critsec_harness::run::fork::DEFAULT_TIMEOUT),
+        None => Ok(critsec_harness::run::DEFAULT_TIMEOUT),
         Some(d) => {
             let t = parse_duration(d)?;
             if t.is_zero() {

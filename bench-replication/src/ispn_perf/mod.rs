@@ -11,7 +11,7 @@
 //! this process coordinates them, scores each iteration from the nodes' own counts and clocks,
 //! and verifies the quiescent cluster from their reports.
 
-use critsec_harness::run::settings::resolve_threads;
+use critsec_harness::run::resolve_threads;
 use critsec_harness::{
     CheckFailed, Choice, GroupSpec, Iterations, Metric, ParamSpec, Params, Probe, Scenario,
     ScenarioError, Trial,

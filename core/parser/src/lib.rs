@@ -38,6 +38,7 @@ mod parser_base;
 mod predictive_parser;
 mod query_parser;
 mod render;
+mod strategies;
 
 #[cfg(test)]
 mod tests;

@@ -3,10 +3,10 @@
 //! request handlers, and the count of created cores. The registry operations that use them are
 //! written once, in `state_access.rs`.
 
-use super::core::{CloseTally, Core};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::mdc::{MAX_MDC_PUTS, MDC_KEYS, MdcEntries, MdcKind};
+use super::solr_core::{CloseTally, Core};
 use critsec_sync::primitive::{Arc, AtomicU64, Ordering};
 use std::collections::HashMap;
 use std::fmt;

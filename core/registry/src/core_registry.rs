@@ -22,9 +22,9 @@
 //! - Names are listed in registration order; a `swap` keeps both names' positions.
 
 use super::container::{Container, RequestHandler};
-use super::core::{Core, CoreId};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
+use super::solr_core::{Core, CoreId};
 use critsec_sync::primitive::Arc;
 use std::fmt;
 use std::ops::Deref;

@@ -1,6 +1,6 @@
 //! Errors of the core registry: one enum, each variant holding the bad value and what is valid.
 
-use super::core::CoreId;
+use super::solr_core::CoreId;
 
 /// Why a registry operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

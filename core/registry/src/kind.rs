@@ -1,10 +1,7 @@
-//! The registry strategies by kind: each strategy's id and how to build it.
+//! The registry strategies by kind: each strategy's id (a leaf: the strategies name themselves
+//! by it; `strategies.rs` builds them).
 
 use critsec_sync::kind::StrategyKind;
-
-use crate::container::RegistryConfig;
-use crate::core_registry::CoreRegistry;
-use crate::{JdkRwLockRegistry, MutexRegistry, RwLockRegistry, SnapshotRegistry};
 
 /// The registry strategies, as the command line and benchmark parameters name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,18 +30,6 @@ impl StrategyKind for RegistryKind {
             RegistryKind::RwLock => "rwlock",
             RegistryKind::JdkRwLock => "jdk-rwlock",
             RegistryKind::Snapshot => "snapshot",
-        }
-    }
-}
-
-impl RegistryKind {
-    /// An empty registry of this strategy.
-    pub fn build(self, config: RegistryConfig) -> Box<dyn CoreRegistry> {
-        match self {
-            RegistryKind::Mutex => Box::new(MutexRegistry::new(config)),
-            RegistryKind::RwLock => Box::new(RwLockRegistry::new(config)),
-            RegistryKind::JdkRwLock => Box::new(JdkRwLockRegistry::new(config)),
-            RegistryKind::Snapshot => Box::new(SnapshotRegistry::new(config)),
         }
     }
 }

@@ -27,7 +27,6 @@
 #![deny(missing_docs)]
 
 mod container;
-mod core;
 mod core_registry;
 mod descriptor;
 mod error;
@@ -39,15 +38,14 @@ mod name_map;
 mod registry_state;
 mod rwlock_registry;
 mod snapshot_registry;
+mod solr_core;
 mod state_access;
+mod strategies;
 mod transient_cache;
 
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-#[cfg(loom)]
-pub use self::core::RefCountMutant;
-pub use self::core::{CloseTally, Core, CoreId};
 pub use container::{CONTAINER_HANDLERS, Container, LoadHook, RegistryConfig, RequestHandler};
 pub use core_registry::{CoreHandle, CoreRegistry};
 pub use descriptor::{CloudDescriptor, CoreDescriptor, TRANSIENT_PROPERTY};
@@ -57,3 +55,6 @@ pub use mdc::{MAX_MDC_PUTS, MDC_KEYS, Mdc, MdcEntries, MdcKind, NODE_KEY};
 pub use mutex_registry::MutexRegistry;
 pub use rwlock_registry::{JdkRwLockRegistry, RwLockRegistry};
 pub use snapshot_registry::SnapshotRegistry;
+#[cfg(loom)]
+pub use solr_core::RefCountMutant;
+pub use solr_core::{CloseTally, Core, CoreId};

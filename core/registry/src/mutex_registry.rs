@@ -13,10 +13,10 @@
 //! ([`CoreRegistry`](super::CoreRegistry)) is the shared implementation in `state_access.rs`.
 
 use super::container::{Container, RegistryConfig};
-use super::core::{Core, CoreId};
 use super::error::RegistryError;
 use super::kind::RegistryKind;
 use super::registry_state::{Claim, RegistryState};
+use super::solr_core::{Core, CoreId};
 use super::state_access::{Lookup, StateAccess, release_evicted};
 use super::transient_cache::EvictionPolicy;
 use critsec_sync::primitive::Arc;

@@ -6,11 +6,11 @@
 //! [`Maps`] holds what readers need (loaded cores and resident descriptors); it is cloned whole to
 //! publish a snapshot, so the snapshot strategy's readers use the same read helpers.
 
-use super::core::{Core, CoreId};
 use super::core_registry::CoreHandle;
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::name_map::NameMap;
+use super::solr_core::{Core, CoreId};
 use super::state_access::Lookup;
 use super::transient_cache::{EvictionPolicy, TransientCores};
 use critsec_sync::primitive::Arc;

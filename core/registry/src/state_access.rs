@@ -11,12 +11,12 @@
 //! allocation on the way to its lock.
 
 use super::container::Container;
-use super::core::{Core, CoreId};
 use super::core_registry::{CoreHandle, CoreRegistry};
 use super::descriptor::CoreDescriptor;
 use super::error::RegistryError;
 use super::kind::RegistryKind;
 use super::registry_state::{Maps, RegistryState};
+use super::solr_core::{Core, CoreId};
 use super::transient_cache::EvictionPolicy;
 use critsec_sync::kind::StrategyKind;
 use critsec_sync::primitive::Arc;

@@ -32,8 +32,8 @@
 //! PR #1155 ran maintenance on its own thread (a reader under the read lock cannot take the write
 //! lock the handler needs) and kept evicted-but-referenced cores in an overflow map.
 
-use super::core::Core;
 use super::name_map::NameMap;
+use super::solr_core::Core;
 use critsec_sync::primitive::{Arc, AtomicU64, Ordering};
 
 /// What the eviction handler does with a core it must not close yet.

@@ -25,6 +25,7 @@ mod lookup_cache;
 mod per_reader_cache;
 mod per_segment_cache;
 mod pruned_cache;
+mod strategies;
 mod uid;
 
 #[cfg(all(test, not(loom)))]

@@ -81,7 +81,32 @@ impl BenchmarkMeta {
     }
 }
 
+/// Why the metadata beside a run could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{path} is not a run's metadata ({message})")]
+pub struct MetaReadError {
+    /// The metadata file.
+    pub path: String,
+    /// The parser's message.
+    pub message: String,
+}
+
 impl RunMeta {
+    /// The metadata beside the run file `json` (`run.json` → `run.meta.json`): `Ok(None)` when
+    /// there is none (a real JMH file), an error when there is one that does not parse.
+    pub fn read_beside(json: &Path) -> Result<Option<RunMeta>, MetaReadError> {
+        let path = meta_path(json);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(None);
+        };
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| MetaReadError {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })
+    }
+
     /// The metadata of a run of `results` that started at `created`, read from this process and
     /// machine now (command line, machine, git commit, interruption), so that every command
     /// that saves a run records the same things.

@@ -1,15 +1,18 @@
-//! Every on-disk format critsec reads or writes, in one place (as rebar's `format/`): JMH's
-//! `-rf json` layout ([`jmh`]), a run's sibling metadata file ([`meta`]) and the verdict file of
-//! `critsec reproduce` ([`verdict`]). Every file is written whole or not at all
-//! ([`write_atomically`]).
+//! The on-disk formats of a run, in one place (as rebar's `format/`): JMH's `-rf json` layout
+//! ([`jmh`]) and a run's sibling metadata file ([`meta`]). Every file is written whole or not at
+//! all ([`write_atomically`]). The formats of claims live with them: the claims file in
+//! `claims/claim.rs`, the verdict file in `claims/reproduce/verdict_file.rs`.
 
 use std::io::Write as _;
 use std::path::Path;
 
-pub mod jmh;
-pub mod meta;
-pub mod nullable;
-pub mod verdict;
+pub(crate) mod jmh;
+pub(crate) mod meta;
+
+pub use jmh::{
+    JMH_MODES, JmhEntry, JmhKey, JmhMetric, JmhNumber, benchmark_name, read_entries, to_entry,
+};
+pub use meta::{MetaReadError, RunMeta, write_run};
 
 /// Writes `contents` to `path` atomically: a temporary file in the same directory, flushed, then
 /// renamed over the target, so a reader (or an interrupted run) never sees a truncated file.

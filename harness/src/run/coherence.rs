@@ -25,7 +25,11 @@ const BATCH: u64 = 1_000;
 /// for `samples` consecutive periods of `each`, and returns each period's mean round trip in
 /// ns (the line's trip there and back). Both threads are its own, so the caller's affinity is
 /// untouched.
-pub fn round_trips(cpus: [usize; 2], samples: usize, each: Duration) -> io::Result<Vec<f64>> {
+pub fn cache_line_round_trips(
+    cpus: [usize; 2],
+    samples: usize,
+    each: Duration,
+) -> io::Result<Vec<f64>> {
     if cpus[0] == cpus[1] {
         // Two spinning threads on one CPU would time the scheduler's slices, not the line.
         return Err(io::Error::new(
@@ -154,7 +158,7 @@ const GAP_FACTOR: f64 = 1.3;
 /// samples, or 2% of them) joins its nearer neighbour, and neighbours whose medians lie less
 /// than [`LEVEL_FACTOR`] apart join each other, smaller into larger. Samples above [`TAKEN_NS`]
 /// are counted, not levelled. `None` when no sample is a level's.
-pub fn levels(series: &[f64]) -> Option<Levels> {
+pub fn coherence_levels(series: &[f64]) -> Option<Levels> {
     let mut sorted: Vec<f64> = series
         .iter()
         .copied()
@@ -256,7 +260,7 @@ mod tests {
     #[test]
     fn a_steady_series_is_one_level() {
         let series = [60.0, 75.0, 58.0, 110.0, 70.0, 66.0, 80.0];
-        let l = levels(&series).unwrap();
+        let l = coherence_levels(&series).unwrap();
         assert_eq!(l.levels.len(), 1, "{l:?}");
         assert_eq!((l.switches, l.taken), (0, 0));
         assert_eq!(l.levels[0].median_ns, 70.0);
@@ -269,7 +273,7 @@ mod tests {
         let mut series = vec![60.0; 10];
         series.extend([320.0, 330.0, 60.0, 325.0, 318.0, 322.0]);
         series.extend([55.0, 58.0, 330.0, 57.0, 59.0, 61.0]);
-        let l = levels(&series).unwrap();
+        let l = coherence_levels(&series).unwrap();
         assert_eq!(l.switches, 2, "{l:?}");
         assert_eq!(l.levels.len(), 2);
         assert_eq!(
@@ -288,7 +292,7 @@ mod tests {
         let mut series = vec![28.0, 29.0, 27.0, 30.0, 28.0];
         series.extend([64.0, 66.0, 70.0, 91.0, 113.0, 62.0, 67.0, 185.0]);
         series.extend([310.0, 325.0, 320.0, 442.0, 318.0, 6_000.0, 4_500.0]);
-        let l = levels(&series).unwrap();
+        let l = coherence_levels(&series).unwrap();
         let medians: Vec<f64> = l.levels.iter().map(|l| l.median_ns).collect();
         assert_eq!(medians, [28.0, 67.0, 320.0], "{l:?}");
         assert_eq!(
@@ -298,12 +302,12 @@ mod tests {
         assert_eq!(l.taken, 2);
         assert_eq!((l.of(113.0), l.of(185.0), l.of(30.0)), (1, 2, 0));
         // Every sample taken: no level.
-        assert_eq!(levels(&[6_000.0, 2_000.0]), None);
+        assert_eq!(coherence_levels(&[6_000.0, 2_000.0]), None);
     }
 
     #[test]
     fn nothing_to_read_in_an_empty_series() {
-        assert_eq!(levels(&[]), None);
+        assert_eq!(coherence_levels(&[]), None);
     }
 
     #[cfg(target_os = "linux")]
@@ -312,10 +316,10 @@ mod tests {
         let cpus = super::super::affinity::allowed_cpus();
         let pair = [cpus[0], *cpus.last().unwrap()];
         if pair[0] == pair[1] {
-            assert!(round_trips(pair, 1, Duration::from_millis(1)).is_err());
+            assert!(cache_line_round_trips(pair, 1, Duration::from_millis(1)).is_err());
             return;
         }
-        let series = round_trips(pair, 3, Duration::from_millis(2)).unwrap();
+        let series = cache_line_round_trips(pair, 3, Duration::from_millis(2)).unwrap();
         assert_eq!(series.len(), 3);
         assert!(
             series.iter().all(|&ns| ns > 0.0 && ns.is_finite()),

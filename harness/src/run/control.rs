@@ -166,11 +166,6 @@ impl Control {
         spin_until(|| self.reported.load(Ordering::Acquire) >= n);
     }
 
-    /// Number of workers that have reported the current iteration.
-    pub fn reported(&self) -> usize {
-        self.reported.load(Ordering::Acquire)
-    }
-
     /// Parks a worker until an iteration after `last` starts; `None` means exit.
     fn wait_for_start(&self, last: u64) -> Option<u64> {
         let mut g = self.idle.lock().unwrap_or_else(|e| e.into_inner());

@@ -6,19 +6,25 @@
 //! [`ratio`] is the log-ratio interval of paired A/B runs, [`hierarchy`] its variance components
 //! (within and between process pairs), [`poisson`] the exact rate interval of count claims,
 //! [`spending`] how repeated looks share α, [`welch`] the significance test of
-//! `critsec compare`.
+//! `critsec compare`, [`nullable`] how a statistic that is not a number is written to JSON.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-pub mod hierarchy;
-pub mod outlier;
-pub mod poisson;
-pub mod ratio;
-pub mod spending;
-pub mod welch;
+pub(crate) mod hierarchy;
+pub(crate) mod nullable;
+pub(crate) mod outlier;
+pub(crate) mod poisson;
+pub(crate) mod ratio;
+pub(crate) mod spending;
+pub(crate) mod welch;
+
+pub use hierarchy::{VarianceComponents, components};
+pub use poisson::RateInterval;
+pub use ratio::{RatioInterval, log_interval};
+pub use welch::{Significance, SignificanceTest, welch};
 
 /// Confidence level of every interval we print.
 pub const CONFIDENCE: f64 = 0.999;

@@ -13,13 +13,13 @@ pub struct RateInterval {
     /// Operations they happened in.
     pub exposure: f64,
     /// Events per `per` operations.
-    #[serde(with = "crate::format::nullable::f64_or_null")]
+    #[serde(with = "crate::stats::nullable::f64_or_null")]
     pub rate: f64,
     /// Lower bound of the interval, per `per` operations.
-    #[serde(with = "crate::format::nullable::f64_or_null")]
+    #[serde(with = "crate::stats::nullable::f64_or_null")]
     pub low: f64,
     /// Upper bound of the interval, per `per` operations.
-    #[serde(with = "crate::format::nullable::f64_or_null")]
+    #[serde(with = "crate::stats::nullable::f64_or_null")]
     pub high: f64,
     /// The rate's denominator (1,000 operations).
     pub per: f64,

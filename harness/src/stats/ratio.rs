@@ -9,18 +9,18 @@ use super::{CONFIDENCE, t_quantile};
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RatioInterval {
     /// exp(mean of log-ratios).
-    #[serde(with = "crate::format::nullable::f64_or_null")]
+    #[serde(with = "crate::stats::nullable::f64_or_null")]
     pub ratio: f64,
     /// Lower bound of the interval.
-    #[serde(with = "crate::format::nullable::f64_or_null")]
+    #[serde(with = "crate::stats::nullable::f64_or_null")]
     pub low: f64,
     /// Upper bound of the interval (infinite over a single replicate).
-    #[serde(with = "crate::format::nullable::f64_or_null")]
+    #[serde(with = "crate::stats::nullable::f64_or_null")]
     pub high: f64,
     /// Number of replicates (process pairs, or seeds) the interval is over.
     pub n: usize,
     /// Standard deviation of the replicates' log-ratios (NaN over a single replicate).
-    #[serde(with = "crate::format::nullable::f64_or_null")]
+    #[serde(with = "crate::stats::nullable::f64_or_null")]
     pub log_sd: f64,
     /// The interval's confidence level: one look's share of α, or the sum of the shares of
     /// the looks whose intervals it combines ([`RatioInterval::combined`]).
@@ -56,7 +56,8 @@ impl RatioInterval {
 }
 
 /// The interval of the geometric mean of `ratios` at 99.9% (all must be positive and finite).
-pub fn ratio_interval(ratios: &[f64]) -> RatioInterval {
+#[cfg(test)]
+pub(crate) fn ratio_interval(ratios: &[f64]) -> RatioInterval {
     let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
     log_interval(&logs, CONFIDENCE)
 }

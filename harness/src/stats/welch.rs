@@ -7,7 +7,7 @@ use super::t_quantile;
 /// Which test decided a significance mark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Test {
+pub enum SignificanceTest {
     /// Welch's unequal-variance t-test on the iteration scores.
     Welch,
     /// Welch's test on the fork means, when both sides have two forks or more.
@@ -22,7 +22,7 @@ pub enum Test {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Significance {
     /// The test used.
-    pub test: Test,
+    pub test: SignificanceTest,
     /// Whether the difference is significant at 99.9%; `None` when untestable.
     pub significant: Option<bool>,
     /// Welch's t statistic (contender minus baseline).
@@ -37,7 +37,7 @@ impl Significance {
     /// No test applies: fewer than two iterations on a side and no interval.
     pub fn untestable() -> Significance {
         Significance {
-            test: Test::None,
+            test: SignificanceTest::None,
             significant: None,
             t: None,
             df: None,
@@ -75,7 +75,7 @@ pub fn welch(a: &[f64], b: &[f64], confidence: f64) -> Option<Significance> {
     };
     let critical = t_quantile(confidence, df);
     Some(Significance {
-        test: Test::Welch,
+        test: SignificanceTest::Welch,
         significant: Some(t.abs() > critical),
         t: Some(t),
         df: Some(df),
@@ -100,7 +100,7 @@ mod tests {
         let a = [10.0, 12.0, 14.0, 16.0, 18.0];
         let b = [30.0, 32.0, 34.0, 36.0, 38.0];
         let s = welch(&a, &b, CONFIDENCE).unwrap();
-        assert_eq!(s.test, Test::Welch);
+        assert_eq!(s.test, SignificanceTest::Welch);
         assert!(close(s.t.unwrap(), 10.0, 1e-12));
         assert!(close(s.df.unwrap(), 8.0, 1e-12));
         assert!(close(s.critical.unwrap(), 5.0413, 1e-3), "{:?}", s.critical);

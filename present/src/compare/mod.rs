@@ -22,11 +22,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use critsec_harness::format::jmh::{JmhEntry, JmhKey, JmhMetric, benchmark_name};
-use critsec_harness::format::meta::RunMeta;
-use critsec_harness::stats::hierarchy::components;
-use critsec_harness::stats::welch::{Significance, Test, welch};
+use critsec_harness::format::RunMeta;
+use critsec_harness::format::{JmhEntry, JmhKey, JmhMetric, benchmark_name};
+use critsec_harness::stats::components;
 use critsec_harness::stats::{CONFIDENCE, t_quantile};
+use critsec_harness::stats::{Significance, SignificanceTest, welch};
 use critsec_harness::{Direction, Mode};
 
 use crate::table::fmt_num;
@@ -36,7 +36,7 @@ use crate::table::fmt_num;
 pub struct Run {
     /// How the run is named in the output.
     pub label: String,
-    /// Its entries, as read by [`critsec_harness::format::jmh::read_entries`].
+    /// Its entries, as read by [`critsec_harness::format::read_entries`].
     pub entries: Vec<JmhEntry>,
     /// Which way each secondary metric improves, per benchmark, as the run's producer recorded
     /// it (our `.meta.json`); empty for a real JMH file.
@@ -264,7 +264,7 @@ pub fn significance(base: &Value, contender: &Value) -> Significance {
         && let Some(s) = welch(&base.fork_means, &contender.fork_means, CONFIDENCE)
     {
         return Significance {
-            test: Test::WelchForks,
+            test: SignificanceTest::WelchForks,
             ..s
         };
     }
@@ -276,7 +276,7 @@ pub fn significance(base: &Value, contender: &Value) -> Significance {
             let disjoint =
                 base.score + eb < contender.score - ec || contender.score + ec < base.score - eb;
             Significance {
-                test: Test::Intervals,
+                test: SignificanceTest::Intervals,
                 significant: Some(disjoint),
                 ..Significance::untestable()
             }

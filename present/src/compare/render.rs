@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use critsec_harness::stats::welch::{Significance, Test};
+use critsec_harness::stats::{Significance, SignificanceTest};
 
 use super::{Change, CompareError, Comparison, Value, Versus, direction_name};
 use crate::table::{Align, Color, Table, fmt_num, md_escape};
@@ -71,7 +71,7 @@ fn mark(s: &Significance) -> &'static str {
     match (s.test, s.significant) {
         (_, None) => "?",
         (_, Some(false)) => "",
-        (Test::Welch | Test::WelchForks, Some(true)) => "*",
+        (SignificanceTest::Welch | SignificanceTest::WelchForks, Some(true)) => "*",
         (_, Some(true)) => "†",
     }
 }

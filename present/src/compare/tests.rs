@@ -1,6 +1,6 @@
 //! Tests of the comparison and its renderings, on our files and real JMH files.
 use super::*;
-use critsec_harness::format::jmh::read_entries;
+use critsec_harness::format::read_entries;
 
 const BASE: &str = include_str!("../../tests/fixtures/critsec_registry_base.json");
 const CONTENDER: &str = include_str!("../../tests/fixtures/critsec_registry_contender.json");
@@ -64,16 +64,31 @@ fn value(score: f64, error: Option<f64>, raw: &[f64]) -> Value {
 
 #[test]
 fn intervals_decide_without_iterations() {
-    let check = |b: (f64, f64), c: (f64, f64), expected: Option<bool>, test: Test| {
+    let check = |b: (f64, f64), c: (f64, f64), expected: Option<bool>, test: SignificanceTest| {
         let s = significance(&value(b.0, Some(b.1), &[]), &value(c.0, Some(c.1), &[]));
         assert_eq!((s.significant, s.test), (expected, test), "{b:?} vs {c:?}");
     };
-    check((100.0, 5.0), (120.0, 10.0), Some(true), Test::Intervals); // [95,105] [110,130]
-    check((100.0, 15.0), (120.0, 10.0), Some(false), Test::Intervals); // [85,115] [110,130]
-    check((120.0, 1.0), (100.0, 1.0), Some(true), Test::Intervals);
+    check(
+        (100.0, 5.0),
+        (120.0, 10.0),
+        Some(true),
+        SignificanceTest::Intervals,
+    ); // [95,105] [110,130]
+    check(
+        (100.0, 15.0),
+        (120.0, 10.0),
+        Some(false),
+        SignificanceTest::Intervals,
+    ); // [85,115] [110,130]
+    check(
+        (120.0, 1.0),
+        (100.0, 1.0),
+        Some(true),
+        SignificanceTest::Intervals,
+    );
     // One iteration on a side (JMH writes "NaN" as its error) and no interval: untestable.
     let s = significance(&value(100.0, None, &[100.0]), &value(120.0, Some(1.0), &[]));
-    assert_eq!((s.significant, s.test), (None, Test::None));
+    assert_eq!((s.significant, s.test), (None, SignificanceTest::None));
 }
 
 #[test]
@@ -153,7 +168,7 @@ fn compares_two_critsec_runs() {
         "{:?}",
         v.diff_pct
     );
-    assert_eq!(v.significance.test, Test::WelchForks);
+    assert_eq!(v.significance.test, SignificanceTest::WelchForks);
     assert_eq!(v.change, Change::Better);
     // mutex at 2 threads: +0.7%, within the noise.
     let row = find(
@@ -265,7 +280,7 @@ fn compares_real_jmh_files() {
     let name = "org.apache.solr.core.SolrCoresBenchTest.getCoreFromAnyList (t=12)";
     let p = find(&c, name, None);
     let v = p.contenders[0].as_ref().unwrap();
-    assert_eq!(v.significance.test, Test::Welch);
+    assert_eq!(v.significance.test, SignificanceTest::Welch);
     assert_eq!(v.change, Change::Better);
     assert!(close(v.diff_pct.unwrap(), 41.787, 1e-2), "{:?}", v.diff_pct);
     // JMH < 1.37 spells profiler metrics with a middle dot; gc.count has "NaN" as its error
@@ -274,7 +289,7 @@ fn compares_real_jmh_files() {
     let v = count.contenders[0].as_ref().unwrap();
     assert_eq!(
         (v.significance.test, v.change),
-        (Test::None, Change::Unknown)
+        (SignificanceTest::None, Change::Unknown)
     );
     assert_eq!(count.baseline.error, None);
     assert_eq!(
@@ -313,7 +328,7 @@ fn jmh_without_raw_data_and_in_sample_mode() {
     let v = c.rows[0].contenders[0].as_ref().unwrap();
     assert_eq!(
         (v.significance.test, v.change),
-        (Test::Intervals, Change::Worse)
+        (SignificanceTest::Intervals, Change::Worse)
     );
     let c = compare(&[
         run("a", &no_raw(10.0, "\"NaN\"")),
@@ -340,7 +355,7 @@ fn jmh_without_raw_data_and_in_sample_mode() {
     let row = &c.rows[0];
     assert_eq!(row.baseline.raw, [10.0, 10.5, 11.0]);
     let v = row.contenders[0].as_ref().unwrap();
-    assert_eq!(v.significance.test, Test::Welch);
+    assert_eq!(v.significance.test, SignificanceTest::Welch);
     assert_eq!(v.change, Change::Worse);
 }
 
@@ -478,7 +493,7 @@ fn forks_are_the_unit_and_disagreeing_forks_are_flagged() {
     assert_eq!(row.baseline.forks, 3);
     assert!(row.baseline.forks_disagree(), "{:?}", row.baseline.fork_rho);
     let v = row.contenders[0].as_ref().unwrap();
-    assert_eq!(v.significance.test, Test::WelchForks);
+    assert_eq!(v.significance.test, SignificanceTest::WelchForks);
     assert_eq!(v.significance.significant, Some(false));
     // Pooled iterations would have called it significant.
     let pooled = welch(&row.baseline.raw, &v.value.raw, CONFIDENCE).unwrap();

@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use critsec_harness::format::jmh::{JmhEntry, JmhMetric};
+use critsec_harness::format::{JmhEntry, JmhMetric};
 
 use super::axes::{Axis, Ticked, compact};
 use super::select::{param, select, series_values, subtitle};
@@ -197,7 +197,7 @@ pub fn latency_percentiles(
 mod tests {
     use super::*;
     use crate::plot::testutil::{count, entry, metric};
-    use critsec_harness::format::jmh::JmhNumber;
+    use critsec_harness::format::JmhNumber;
 
     fn cluster() -> Vec<JmhEntry> {
         let mut out = Vec::new();

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use critsec_harness::format::jmh::{JmhEntry, benchmark_name};
+use critsec_harness::format::{JmhEntry, benchmark_name};
 
 use super::PlotError;
 

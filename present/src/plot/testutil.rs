@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use critsec_harness::format::jmh::{JmhEntry, JmhMetric, JmhNumber};
+use critsec_harness::format::{JmhEntry, JmhMetric, JmhNumber};
 
 pub(super) fn metric(score: f64, error: f64, unit: &str) -> JmhMetric {
     JmhMetric {

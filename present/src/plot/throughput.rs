@@ -7,7 +7,7 @@
 
 use plotters::prelude::*;
 
-use critsec_harness::format::jmh::JmhEntry;
+use critsec_harness::format::JmhEntry;
 
 use super::axes::{Axis, compact};
 use super::select::{most_common, param, select, series_values, subtitle};

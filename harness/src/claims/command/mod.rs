@@ -22,7 +22,7 @@
 mod read;
 mod supervise;
 
-pub use read::Selection;
+pub use read::EntrySelection;
 pub use read::jmh::parse_jmh;
 pub use read::lines::parse_lines;
 
@@ -245,7 +245,7 @@ pub fn invoke(
     side: &CommandSide,
     which: &str,
     replicate: usize,
-    selects: &[Selection],
+    selects: &[EntrySelection],
     metric: &str,
 ) -> Result<Invoked, Failure> {
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -361,7 +361,13 @@ mod tests {
     }
 
     fn run(side: &CommandSide) -> Result<Invoked, Failure> {
-        invoke(side, "contender", 0, &[Selection::default()], "primary")
+        invoke(
+            side,
+            "contender",
+            0,
+            &[EntrySelection::default()],
+            "primary",
+        )
     }
 
     /// Whether any process of group `pgid` exists.
@@ -455,7 +461,7 @@ mod tests {
             &sh("echo 1.0", u64::MAX),
             "baseline",
             0,
-            &[Selection::default()],
+            &[EntrySelection::default()],
             "primary",
         )
         .unwrap()

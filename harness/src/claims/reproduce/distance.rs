@@ -27,43 +27,12 @@
 //! distance: its block counts at the level of the probe before it (or, first in the run, the
 //! first level seen), and the coherence line says how many did so.
 
-use serde::{Deserialize, Serialize};
-
 use crate::claims::claim::Direction;
-use crate::run::coherence::{TAKEN_NS, levels};
-use crate::stats::ratio::{RatioInterval, log_interval};
+use crate::run::coherence::{TAKEN_NS, coherence_levels};
+use crate::stats::ratio::log_interval;
 
-use super::derive::{Paired, blocks_log_ratio};
-use super::outcome::{Verdict, verdict};
-
-/// What the coherence probes after a claim's blocks read, and the claim's ratio at each level.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Coherence {
-    /// The levels, fastest first (none when every probe found a CPU taken).
-    pub levels: Vec<CoherenceLevel>,
-    /// Blocks whose probe found a CPU taken by other work (above [`TAKEN_NS`]), counted at the
-    /// level of the probe before them.
-    #[serde(default)]
-    pub taken: usize,
-}
-
-/// One level of the probes, and the claim's ratio over its blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CoherenceLevel {
-    /// The median round trip of its probes, in ns.
-    pub round_trip_ns: f64,
-    /// Blocks whose probe read this level (or, taken, the probe before them).
-    pub blocks: usize,
-    /// Each replicate's sides averaged over its blocks at this level, and the interval of their
-    /// log ratios over the replicates that had such blocks, at the look's confidence.
-    pub interval: RatioInterval,
-    /// The level's verdict, when it was judged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<Verdict>,
-    /// Whether the level held too few of the blocks to judge ([`RARE_SHARE`]).
-    #[serde(default)]
-    pub rare: bool,
-}
+use super::observed::{Paired, blocks_log_ratio};
+use super::outcome::{Coherence, CoherenceLevel, Verdict, verdict};
 
 /// A level holding fewer than this share of a claim's probed blocks is too rare to judge; the
 /// coherence line names it. Which levels are judged depends on the probes alone, never on the
@@ -88,7 +57,7 @@ pub(crate) fn coherence(
     if probes.is_empty() {
         return None;
     }
-    let Some(read) = levels(&probes) else {
+    let Some(read) = coherence_levels(&probes) else {
         return Some(Coherence {
             levels: Vec::new(),
             taken: probes.len(),

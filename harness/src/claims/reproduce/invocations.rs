@@ -7,14 +7,15 @@ use std::time::Instant;
 
 use rand::Rng;
 
+use super::measure::round_rng;
 use crate::claims::claim::{Claim, Role};
-use crate::claims::command::{Invocation, OutputFormat, Selection, direction_conflict, invoke};
-use crate::claims::measure::round_rng;
+use crate::claims::command::{
+    EntrySelection, Invocation, OutputFormat, direction_conflict, invoke,
+};
 use crate::run::runner::interrupted;
 
-use super::PairObserver;
-use super::derive::{Costs, Observed, Paired, admissible, needs, unknown_metric};
-use super::looks::ReplicateSource;
+use super::looks::{GroupRun, PairObserver, ReplicateSource};
+use super::observed::{Costs, Observed, Paired, admissible, needs, unknown_metric};
 use super::outcome::{BlockValue, ProgramRecord, ReplicateKind};
 
 /// Times a transient failure of one invocation is run again before it fails the claim.
@@ -77,13 +78,7 @@ pub(super) fn program_record<'a>(runs: impl Iterator<Item = &'a Invocation>) -> 
 /// A claim's invocations so far.
 pub(crate) struct Invocations<'a> {
     claim: &'a Claim,
-    run_seed: u64,
-    /// The index this claim's random orders are drawn from.
-    group: usize,
-    /// The claim's id, for progress.
-    ids: Vec<String>,
-    /// Replicates at the last look, for progress.
-    planned: u32,
+    run: GroupRun,
     /// The benchmark and unit the first invocation reported, and its side's name, which every
     /// other must match.
     reported: Option<(String, String, &'static str)>,
@@ -96,7 +91,7 @@ pub(crate) struct Invocations<'a> {
 
 impl<'a> Invocations<'a> {
     /// No invocations yet of `claim`'s two programs.
-    pub fn new(claim: &'a Claim, run_seed: u64, group: usize, planned: u32) -> Self {
+    pub fn new(claim: &'a Claim, run: GroupRun) -> Self {
         let shared = match (&claim.baseline.command, &claim.contender.command) {
             (Some(b), Some(c)) => {
                 b == c
@@ -109,10 +104,7 @@ impl<'a> Invocations<'a> {
         Invocations {
             shared,
             claim,
-            run_seed,
-            group,
-            ids: vec![claim.id.clone()],
-            planned,
+            run,
             reported: None,
             pairs: Vec::new(),
         }
@@ -145,9 +137,9 @@ impl<'a> Invocations<'a> {
             .iter()
             .map(|&r| self.claim.resolved(r).params.0)
             .collect();
-        let selects: Vec<Selection> = params
+        let selects: Vec<EntrySelection> = params
             .iter()
-            .map(|p| Selection::of(self.claim, p))
+            .map(|p| EntrySelection::of(self.claim, p))
             .collect();
         let mut attempt = 0;
         let invocations = loop {
@@ -242,7 +234,7 @@ impl ReplicateSource for Invocations<'_> {
     }
 
     fn replanned(&mut self, last: u32) {
-        self.planned = last;
+        self.run.planned = last;
     }
 
     fn measure(
@@ -259,7 +251,7 @@ impl ReplicateSource for Invocations<'_> {
             // Balanced in pairs of replicates: the first of each pair draws which side goes
             // first, the second runs the other order, so half the invocations run each side
             // first whatever the seed, in a random sequence.
-            let mut rng = round_rng(self.run_seed, self.group, index / 2);
+            let mut rng = round_rng(self.run.settings.seed, self.run.rng_index, index / 2);
             let baseline_first = rng.random_bool(0.5) == (index % 2 == 0);
             let started = Instant::now();
             let mut notes = Vec::new();
@@ -287,7 +279,7 @@ impl ReplicateSource for Invocations<'_> {
                 seconds: started.elapsed().as_secs_f64(),
                 notes,
             });
-            observer.replicate_done(&self.ids, self.pairs.len() as u32, self.planned);
+            observer.replicate_done(&self.run.ids, self.pairs.len() as u32, self.run.planned);
         }
         Ok(())
     }

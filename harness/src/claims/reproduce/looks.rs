@@ -12,13 +12,37 @@ use std::time::Instant;
 
 use crate::run::runner::interrupted;
 
-use super::PairObserver;
-use super::derive::{Observed, derive};
+use super::derive::derive;
+use super::observed::Observed;
 use super::outcome::{ClaimOutcome, Design, ProgramRecord, ReplicateKind, Verdict, settled};
-use super::plan::LookSchedule;
+use super::schedule::LookSchedule;
+use super::settings::PairedSettings;
 use crate::claims::claim::ClaimKind;
 use crate::stats::t_quantile;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
+
+/// What a replicate source knows of its group, the same for every kind: the run's settings,
+/// the index its random choices are drawn from, its claims' ids and the replicates planned (for
+/// progress).
+#[derive(Debug, Clone)]
+pub(crate) struct GroupRun {
+    /// The run's settings.
+    pub settings: PairedSettings,
+    /// The group's index, which its random choices are drawn from.
+    pub rng_index: usize,
+    /// The members' ids, for progress.
+    pub ids: Vec<String>,
+    /// Replicates at the last look, for progress (moved when the looks are planned again).
+    pub planned: u32,
+}
+
+/// Progress callbacks.
+pub trait PairObserver {
+    /// A replicate of the group of `claims` completed: `done` of at most `planned`.
+    fn replicate_done(&mut self, _claims: &[String], _done: u32, _planned: u32) {}
+}
+
+impl PairObserver for crate::run::runner::Silent {}
 
 /// One side's check values, one per process (or trial) that ran it.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -29,45 +29,45 @@
 //! deriving every undecided claim's interval and verdict (`derive`); the results are
 //! `outcome`s. Start reading at [`reproduce_claims`].
 
+mod arms;
 mod derive;
 mod distance;
+mod groups;
 mod invocations;
 mod looks;
+mod measure;
+mod observed;
 mod outcome;
-mod plan;
 mod recorded;
 mod rounds;
+mod schedule;
 mod seeds;
 #[cfg(test)]
 mod sequential_tests;
+mod settings;
+mod verdict_file;
 
 use std::time::Instant;
 
 use crate::claims::claim::Claim;
 use crate::run::runner::{Launcher, interrupted};
 
-pub use crate::claims::measure::BlockRecord;
-pub use derive::{blocks_log_ratio, metric_of};
+pub use looks::PairObserver;
+pub use measure::BlockRecord;
+pub use observed::{blocks_log_ratio, metric_of};
 pub use outcome::{
     BlockValue, ClaimOutcome, Coherence, CoherenceLevel, CountSummary, Design, FarProcess,
     ProgramRecord, Replicate, ReplicateKind, SideRecord, Verdict, verdict,
 };
-pub use plan::PairedSettings;
 pub use recorded::judge_recorded;
+pub use settings::{FULL_PRECISION, PairedSettings, QUICK_PRECISION};
+pub use verdict_file::{VerdictFile, VerdictReadError};
 
+use groups::{GroupKind, Plan, run_order};
 use invocations::Invocations;
-use looks::take_looks;
-use plan::{GroupKind, Plan, run_order};
+use looks::{GroupRun, take_looks};
 use rounds::Rounds;
 use seeds::Seeds;
-
-/// Progress callbacks.
-pub trait PairObserver {
-    /// A replicate of the group of `claims` completed: `done` of at most `planned`.
-    fn replicate_done(&mut self, _claims: &[String], _done: u32, _planned: u32) {}
-}
-
-impl PairObserver for crate::run::runner::Silent {}
 
 /// Reproduces `selected` claims (with the positive controls they name, taken from `all`):
 /// measures every distinct configuration once, derives each claim from it, and gives each a
@@ -101,34 +101,25 @@ pub fn reproduce_claims(
         let schedule = settings.schedule(group.kind, members.len());
         let planned = *schedule.looks.last().expect("at least one look");
         let specs = || group.arms.iter().map(|&a| arms[a].clone()).collect();
+        let run = GroupRun {
+            settings: settings.clone(),
+            rng_index: group.rng_index,
+            ids: ids.clone(),
+            planned,
+        };
         let start = Instant::now();
         match group.kind {
             GroupKind::Rounds => {
-                let mut rounds = Rounds::new(
-                    launcher,
-                    specs(),
-                    group.claim_arms.clone(),
-                    settings,
-                    group.rng_index,
-                    ids.clone(),
-                    planned,
-                );
+                let mut rounds = Rounds::new(launcher, specs(), group.claim_arms.clone(), run);
                 take_looks(&mut rounds, &mut outcomes, members, &schedule, observer);
             }
             GroupKind::Seeds => {
-                let mut seeds = Seeds::new(
-                    launcher,
-                    settings.forked,
-                    specs(),
-                    group.claim_arms.clone(),
-                    ids.clone(),
-                );
+                let mut seeds = Seeds::new(launcher, specs(), group.claim_arms.clone(), run);
                 take_looks(&mut seeds, &mut outcomes, members, &schedule, observer);
             }
             GroupKind::Invocations => {
                 let claim = &claims[members[0]];
-                let mut invocations =
-                    Invocations::new(claim, settings.seed, group.rng_index, planned);
+                let mut invocations = Invocations::new(claim, run);
                 if take_looks(
                     &mut invocations,
                     &mut outcomes,

@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::distance::{Coherence, CoherenceLevel};
 use crate::claims::claim::{Claim, Direction};
 use crate::stats::hierarchy::VarianceComponents;
 use crate::stats::poisson::RateInterval;
@@ -143,7 +142,7 @@ pub struct SideRecord {
     /// Check values after measuring, likewise.
     pub verified_after: Vec<String>,
     /// The claim's metric per measured iteration, in replicate and block order.
-    #[serde(with = "crate::format::nullable::vec_f64_or_null")]
+    #[serde(with = "crate::stats::nullable::vec_f64_or_null")]
     pub values: Vec<f64>,
     /// Unit of the metric.
     pub unit: String,
@@ -197,10 +196,7 @@ pub struct Replicate {
     /// The replicate's log ratio contender/baseline, of the sides' mean values over its blocks
     /// (NaN, `null` in JSON, when a value is not positive). Files written before it was named so
     /// held the mean of the blocks' log ratios under `mean_log_ratio`.
-    #[serde(
-        alias = "mean_log_ratio",
-        with = "crate::format::nullable::f64_or_null"
-    )]
+    #[serde(alias = "mean_log_ratio", with = "crate::stats::nullable::f64_or_null")]
     pub log_ratio: f64,
 }
 
@@ -208,10 +204,10 @@ pub struct Replicate {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BlockValue {
     /// The baseline's value.
-    #[serde(with = "crate::format::nullable::f64_or_null")]
+    #[serde(with = "crate::stats::nullable::f64_or_null")]
     pub baseline: f64,
     /// The contender's value.
-    #[serde(with = "crate::format::nullable::f64_or_null")]
+    #[serde(with = "crate::stats::nullable::f64_or_null")]
     pub contender: f64,
     /// Whether the baseline ran first in the block.
     pub baseline_first: bool,
@@ -335,6 +331,35 @@ impl ClaimOutcome {
             coherence: None,
         }
     }
+}
+
+/// What the coherence probes after a claim's blocks read, and the claim's ratio at each level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Coherence {
+    /// The levels, fastest first (none when every probe found a CPU taken).
+    pub levels: Vec<CoherenceLevel>,
+    /// Blocks whose probe found a CPU taken by other work (above [`TAKEN_NS`](crate::run::coherence::TAKEN_NS)), counted at the
+    /// level of the probe before them.
+    #[serde(default)]
+    pub taken: usize,
+}
+
+/// One level of the probes, and the claim's ratio over its blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoherenceLevel {
+    /// The median round trip of its probes, in ns.
+    pub round_trip_ns: f64,
+    /// Blocks whose probe read this level (or, taken, the probe before them).
+    pub blocks: usize,
+    /// Each replicate's sides averaged over its blocks at this level, and the interval of their
+    /// log ratios over the replicates that had such blocks, at the look's confidence.
+    pub interval: RatioInterval,
+    /// The level's verdict, when it was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// Whether the level held too few of the blocks to judge ([`RARE_SHARE`](super::distance::RARE_SHARE)).
+    #[serde(default)]
+    pub rare: bool,
 }
 
 #[cfg(test)]

@@ -6,14 +6,13 @@
 //! alternates the sides, and the verdict says so in its flags.
 
 use crate::claims::claim::{Claim, Role};
-use crate::claims::command::{Invocation, Selection, direction_conflict, parse_jmh};
+use crate::claims::command::{EntrySelection, Invocation, direction_conflict, parse_jmh};
 
-use super::PairObserver;
-use super::derive::{Costs, Observed, Paired, admissible, needs};
 use super::invocations::program_record;
-use super::looks::{ReplicateSource, take_looks};
+use super::looks::{PairObserver, ReplicateSource, take_looks};
+use super::observed::{Costs, Observed, Paired, admissible, needs};
 use super::outcome::{ClaimOutcome, ProgramRecord, ReplicateKind};
-use super::plan::LookSchedule;
+use super::schedule::LookSchedule;
 use crate::stats::CONFIDENCE;
 
 /// The fork pairs of two result files.
@@ -93,7 +92,7 @@ pub fn judge_recorded(
     let mut outcomes = vec![ClaimOutcome::new(claim)];
     let read = |role: Role, text: &str, origin: &str| -> Result<Invocation, String> {
         let params = claim.resolved(role).params.0;
-        let run = parse_jmh(text, &Selection::of(claim, &params), &claim.metric)
+        let run = parse_jmh(text, &EntrySelection::of(claim, &params), &claim.metric)
             .map_err(|e| format!("{origin}: {e}"))?;
         if let Some(conflict) = direction_conflict(claim, &run) {
             return Err(format!("{origin}: {conflict}"));

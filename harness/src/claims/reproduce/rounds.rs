@@ -1,15 +1,14 @@
 //! Replicates that are rounds of fresh processes, one per arm of a group, with ABBA blocks
-//! inside ([`crate::claims::measure::run_round`]): the replicates of wall-time scenarios.
+//! inside ([`super::measure::run_round`]): the replicates of wall-time scenarios.
 
-use crate::claims::measure::{RoundPlan, RoundRecord, round_rng, run_round};
+use super::measure::{RoundPlan, RoundRecord, round_rng, run_round};
 use crate::run::result::TrialSpec;
 use crate::run::runner::{Launcher, interrupted};
 
-use super::PairObserver;
-use super::derive::{Costs, Observed, Paired, metric_of};
-use super::looks::{ReplicateSource, Verified};
+use super::arms::label;
+use super::looks::{GroupRun, PairObserver, ReplicateSource, Verified};
+use super::observed::{Costs, Observed, Paired, metric_of};
 use super::outcome::{BlockValue, ReplicateKind};
-use super::plan::{PairedSettings, label};
 
 /// A group's rounds so far.
 pub(crate) struct Rounds<'a> {
@@ -19,13 +18,7 @@ pub(crate) struct Rounds<'a> {
     /// Each member's baseline and contender, as indices into `specs`.
     claim_arms: Vec<(usize, usize)>,
     plan: RoundPlan,
-    run_seed: u64,
-    /// The group's index, which its rounds' randomness is drawn from.
-    group: usize,
-    /// The members' ids, for progress.
-    ids: Vec<String>,
-    /// Rounds at the last look, for progress.
-    planned: u32,
+    run: GroupRun,
     rounds: Vec<RoundRecord>,
     /// Per round, each arm's check values before and after.
     checks: Vec<Vec<(String, String)>>,
@@ -37,11 +30,9 @@ impl<'a> Rounds<'a> {
         launcher: &'a Launcher,
         specs: Vec<TrialSpec>,
         claim_arms: Vec<(usize, usize)>,
-        settings: &PairedSettings,
-        group: usize,
-        ids: Vec<String>,
-        planned: u32,
+        run: GroupRun,
     ) -> Self {
+        let settings = &run.settings;
         let single_threaded = specs.iter().all(|s| s.threads == 1);
         Rounds {
             launcher,
@@ -55,10 +46,7 @@ impl<'a> Rounds<'a> {
                 pin: settings.pin_single_threaded && single_threaded,
                 probe_coherence: settings.forked && !single_threaded,
             },
-            run_seed: settings.seed,
-            group,
-            ids,
-            planned,
+            run,
             rounds: Vec::new(),
             checks: Vec::new(),
         }
@@ -82,7 +70,7 @@ impl ReplicateSource for Rounds<'_> {
     }
 
     fn replanned(&mut self, last: u32) {
-        self.planned = last;
+        self.run.planned = last;
     }
 
     /// Every round runs all the group's arms, decided claims' too.
@@ -96,12 +84,16 @@ impl ReplicateSource for Rounds<'_> {
             if interrupted() {
                 return Err("interrupted".into());
             }
-            let mut rng = round_rng(self.run_seed, self.group, self.rounds.len());
+            let mut rng = round_rng(
+                self.run.settings.seed,
+                self.run.rng_index,
+                self.rounds.len(),
+            );
             let (record, check) = run_round(self.launcher, &self.specs, self.plan, &mut rng)
                 .map_err(|e| format!("{}: {}", label(&self.specs[e.arm]), e.message))?;
             self.rounds.push(record);
             self.checks.push(check);
-            observer.replicate_done(&self.ids, self.rounds.len() as u32, self.planned);
+            observer.replicate_done(&self.run.ids, self.rounds.len() as u32, self.run.planned);
         }
         Ok(())
     }

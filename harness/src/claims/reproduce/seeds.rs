@@ -1,5 +1,5 @@
 //! Replicates that are seeds of deterministic simulations: each arm runs once per seed
-//! ([`crate::claims::measure::run_seeds`]), and only the arms of claims still undecided run on
+//! ([`super::measure::run_seeds`]), and only the arms of claims still undecided run on
 //! to the next look. An arm whose scenario starts at its `seed` parameter runs only the seeds it
 //! has not run yet (the earlier ones would reproduce exactly), each a trial of its own; one
 //! without reruns from the first, in one trial. Two trials run at a time, the costliest arms'
@@ -12,29 +12,26 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
-use crate::claims::measure::{SeededRun, run_seeds};
+use super::measure::{SeededRun, run_seeds};
 use crate::run::result::TrialSpec;
 use crate::run::runner::{Launcher, interrupted};
 use crate::run::settings::available_cores;
 
-use super::PairObserver;
-use super::derive::{Costs, Observed, Paired, metric_of};
-use super::looks::{ReplicateSource, Verified};
+use super::arms::label;
+use super::looks::{GroupRun, PairObserver, ReplicateSource, Verified};
+use super::observed::{Costs, Observed, Paired, metric_of};
 use super::outcome::ReplicateKind;
-use super::plan::label;
 
 type Seeded = Result<SeededRun, String>;
 
 /// A seeded group's arms so far.
 pub(crate) struct Seeds<'a> {
     launcher: &'a Launcher,
-    forked: bool,
+    run: GroupRun,
     /// The group's arms.
     specs: Vec<TrialSpec>,
     /// Each member's baseline and contender, as indices into `specs`.
     claim_arms: Vec<(usize, usize)>,
-    /// The members' ids, for progress.
-    ids: Vec<String>,
     /// Each arm's run, once it ran (an error, if it failed).
     results: Vec<Option<Seeded>>,
     /// The seeds of the current look.
@@ -47,19 +44,17 @@ impl<'a> Seeds<'a> {
     /// No seeds run yet of `specs`, measured for claims on `claim_arms`.
     pub fn new(
         launcher: &'a Launcher,
-        forked: bool,
         specs: Vec<TrialSpec>,
         claim_arms: Vec<(usize, usize)>,
-        ids: Vec<String>,
+        run: GroupRun,
     ) -> Self {
         Seeds {
             launcher,
-            forked,
+            run,
             results: specs.iter().map(|_| None).collect(),
             seconds_per_seed: specs.iter().map(|_| None).collect(),
             specs,
             claim_arms,
-            ids,
             seeds: 0,
         }
     }
@@ -126,7 +121,7 @@ impl ReplicateSource for Seeds<'_> {
             .collect();
         let next = AtomicUsize::new(0);
         let (tx, rx) = mpsc::channel::<(usize, Seeded, f64)>();
-        let (launcher, forked, specs) = (self.launcher, self.forked, &fitted);
+        let (launcher, forked, specs) = (self.launcher, self.run.settings.forked, &fitted);
         // Per arm, its units' runs by their first seed, until the last arrives.
         let mut parts: Vec<Vec<(u32, Seeded)>> = self.specs.iter().map(|_| Vec::new()).collect();
         let mut left: Vec<usize> = self.specs.iter().map(|_| 0).collect();
@@ -134,7 +129,7 @@ impl ReplicateSource for Seeds<'_> {
             left[u.arm] += 1;
         }
         let (results, seconds) = (&mut self.results, &mut self.seconds_per_seed);
-        let ids = &self.ids;
+        let ids = &self.run.ids;
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 let tx = tx.clone();

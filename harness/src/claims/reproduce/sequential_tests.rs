@@ -22,11 +22,12 @@ use crate::run::runner::Silent;
 use crate::stats::ratio::{RatioInterval, log_interval};
 use crate::stats::t_quantile;
 
-use super::PairObserver;
-use super::derive::{Costs, Observed, Paired};
-use super::looks::{ReplicateSource, take_looks};
+use super::groups::GroupKind;
+use super::looks::{PairObserver, ReplicateSource, take_looks};
+use super::observed::{Costs, Observed, Paired};
 use super::outcome::{BlockValue, ClaimOutcome, ReplicateKind, Verdict, verdict};
-use super::plan::{GroupKind, Growth, LookSchedule, PairedSettings};
+use super::schedule::{Growth, LookSchedule};
+use super::settings::PairedSettings;
 
 /// The claim's bound.
 const THRESHOLD: f64 = 1.05;

@@ -2,12 +2,12 @@
 //! and which way its primary score improves (from the entry's mode).
 
 use super::super::Invocation;
-use super::{Selection, pairs_text};
+use super::{EntrySelection, pairs_text};
 use crate::format::jmh::{JmhEntry, JmhMetric, read_entries};
 
 /// Values of a JMH result file: the iteration scores of every fork of the entry `select` picks
 /// (its score when it lists none).
-pub fn parse_jmh(text: &str, select: &Selection, metric: &str) -> Result<Invocation, String> {
+pub fn parse_jmh(text: &str, select: &EntrySelection, metric: &str) -> Result<Invocation, String> {
     let start = text.trim_start();
     if start.is_empty() {
         return Err("the JMH result file is empty".into());
@@ -166,10 +166,10 @@ mod tests {
         );
         let pick = |imp: &str| {
             let params = params(&[("impl", imp)]);
-            let select = Selection {
+            let select = EntrySelection {
                 benchmark: Some("run"),
                 params: Some(&params),
-                ..Selection::default()
+                ..EntrySelection::default()
             };
             parse_jmh(&file, &select, "primary")
         };
@@ -181,7 +181,7 @@ mod tests {
                 && e.contains("org.B.run thrpt [impl=cow, size=10]"),
             "{e}"
         );
-        let e = parse_jmh(&file, &Selection::default(), "primary").unwrap_err();
+        let e = parse_jmh(&file, &EntrySelection::default(), "primary").unwrap_err();
         assert!(e.contains("2 entries") && e.contains("`params`"), "{e}");
     }
 
@@ -192,7 +192,7 @@ mod tests {
             entry("chm", "thrpt", 5.0),
             entry("chm", "avgt", 200.0)
         );
-        let e = parse_jmh(&file, &Selection::default(), "primary").unwrap_err();
+        let e = parse_jmh(&file, &EntrySelection::default(), "primary").unwrap_err();
         assert!(
             e.contains("`mode`")
                 && e.contains("org.B.run thrpt [impl=chm, size=10]")
@@ -200,9 +200,9 @@ mod tests {
             "{e}"
         );
         let pick = |mode: &str| {
-            let select = Selection {
+            let select = EntrySelection {
                 mode: Some(mode),
-                ..Selection::default()
+                ..EntrySelection::default()
             };
             parse_jmh(&file, &select, "primary").unwrap()
         };
@@ -218,9 +218,9 @@ mod tests {
         );
         let e = parse_jmh(
             &file,
-            &Selection {
+            &EntrySelection {
                 mode: Some("ss"),
-                ..Selection::default()
+                ..EntrySelection::default()
             },
             "primary",
         )
@@ -231,7 +231,7 @@ mod tests {
     #[test]
     fn a_csv_result_asks_for_rf_json() {
         let csv = "\"Benchmark\",\"Mode\",\"Threads\",\"Samples\",\"Score\"\n";
-        let e = parse_jmh(csv, &Selection::default(), "primary").unwrap_err();
+        let e = parse_jmh(csv, &EntrySelection::default(), "primary").unwrap_err();
         assert!(e.contains("-rf json") && e.contains("Benchmark"), "{e}");
     }
 
@@ -243,7 +243,7 @@ mod tests {
             )
         };
         let values = |raw: &str| {
-            parse_jmh(&file(raw), &Selection::default(), "primary")
+            parse_jmh(&file(raw), &EntrySelection::default(), "primary")
                 .unwrap()
                 .values
         };
@@ -252,7 +252,7 @@ mod tests {
         assert_eq!(values(r#","rawData":[[1.5],[2.5]]"#), vec![1.5, 2.5]);
         let forks = parse_jmh(
             &file(r#","rawData":[[1.0,3.0],[],[5.0]]"#),
-            &Selection::default(),
+            &EntrySelection::default(),
             "primary",
         )
         .unwrap();

@@ -12,7 +12,7 @@ use crate::format::jmh::JmhEntry;
 
 /// Which entry of a result a side reads.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Selection<'a> {
+pub struct EntrySelection<'a> {
     /// The benchmark's name, or the end of it after a `.` (the claim's `benchmark`).
     pub benchmark: Option<&'a str>,
     /// The JMH mode the entry must have (the claim's `mode`), for a result that holds one
@@ -22,11 +22,11 @@ pub struct Selection<'a> {
     pub params: Option<&'a BTreeMap<String, String>>,
 }
 
-impl<'a> Selection<'a> {
+impl<'a> EntrySelection<'a> {
     /// The entry of `claim`'s `benchmark` and `mode` with a side's resolved `params` (the
     /// claim's shared ones under the side's own).
     pub fn of(claim: &'a Claim, params: &'a BTreeMap<String, String>) -> Self {
-        Selection {
+        EntrySelection {
             benchmark: claim.benchmark.as_deref(),
             mode: claim.mode.as_deref(),
             params: Some(params),

@@ -82,7 +82,6 @@ impl CloseTally {
 }
 
 #[cfg(loom)]
-#[path = "core_mutant.rs"]
 mod mutant;
 #[cfg(loom)]
 pub use mutant::RefCountMutant;

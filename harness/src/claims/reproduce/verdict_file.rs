@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::claims::reproduce::{ClaimOutcome, PairedSettings};
+use super::{ClaimOutcome, PairedSettings};
 use crate::run::environment::{Hazard, Machine};
 
 /// The verdict file: the outcomes plus where and how they were measured.

@@ -208,7 +208,7 @@ pub fn run_round(
         }
         // Between blocks, outside every arm's window: a probe that failed leaves a gap.
         let coherence_ns = probe_cpus.and_then(|cpus| {
-            crate::run::coherence::round_trips(cpus, 1, COHERENCE_PROBE)
+            crate::run::coherence::cache_line_round_trips(cpus, 1, COHERENCE_PROBE)
                 .ok()
                 .and_then(|ns| ns.first().copied())
         });
