@@ -1,8 +1,8 @@
 //! Architecture invariants that ARCHITECTURE.md states, checked so that they cannot go stale:
 //! the dependency direction between our crates (read from `cargo metadata`), that the
 //! replication machines and simulation never read the wall clock (every file of the system is
-//! walked, so a new file is covered the day it is added), and that every file or folder the map
-//! names exists.
+//! walked, so a new file is covered the day it is added). That every file or folder the map
+//! names exists is checked with the other docs, in `tests/docs.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -130,22 +130,10 @@ fn only_the_version_lookup_builds_tantivy() {
     assert_eq!(users, BTreeSet::from(["critsec-versionlookup"]));
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn the_replication_machines_and_simulation_never_read_the_wall_clock() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("core/replication/src");
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
+    let files = imports::rust_files(&root);
     // Built by concatenation so this file does not match itself.
     let forbidden = [
         concat!("Inst", "ant"),
@@ -174,71 +162,6 @@ fn the_replication_machines_and_simulation_never_read_the_wall_clock() {
         checked >= 15,
         "only {checked} files checked under {}",
         root.display()
-    );
-}
-
-/// Every path of the tree (files, and folders with a trailing `/`), relative to the root, as
-/// `/`-separated text; build output and git's own folder left out.
-fn tree_paths() -> Vec<String> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy();
-            if name == "target" || name == ".git" {
-                continue;
-            }
-            let rel = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .replace('\\', "/");
-            if path.is_dir() {
-                out.push(format!("{rel}/"));
-                walk(root, &path, out);
-            } else {
-                out.push(rel);
-            }
-        }
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out
-}
-
-/// The code map names files and folders in backticks (`state_access.rs`, `core/sync/`,
-/// `harness/src/claims/reproduce/mod.rs`); each must exist, at that path from the root or as
-/// the end of a path in the tree, so a rename or a removal cannot leave the map behind.
-#[test]
-fn every_path_the_architecture_map_names_exists() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
-    let tree = tree_paths();
-    let exists = |token: &str| {
-        tree.iter()
-            .any(|p| p == token || p.ends_with(&format!("/{token}")))
-    };
-    let named: Vec<&str> = map
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .filter(|t| {
-            let pathlike = [".rs", ".md", ".toml", ".sh", "/"]
-                .iter()
-                .any(|ext| t.ends_with(ext));
-            let pattern = t.contains(['<', '*', '{', ' ', ':']) || t.starts_with('.');
-            pathlike && !pattern
-        })
-        .collect();
-    assert!(
-        named.len() >= 40,
-        "only {} paths found in the map",
-        named.len()
-    );
-    let missing: Vec<&&str> = named.iter().filter(|t| !exists(t)).collect();
-    assert!(
-        missing.is_empty(),
-        "ARCHITECTURE.md names paths that do not exist: {missing:?}"
     );
 }
 
@@ -334,18 +257,17 @@ fn no_crate_reaches_more_than_one_module_deep_into_another() {
     );
 }
 
+/// Not a check: prints one crate's import graph, to see what a circle is made of:
+/// `CRATE=critsec_harness cargo test --test architecture import_graph -- --ignored --nocapture`.
 #[test]
-#[ignore]
-fn print_imports() {
-    let name = std::env::var("CRATE").unwrap();
-    for (n, dir) in our_crates() {
-        if n != name {
-            continue;
-        }
-        let k = imports::Crate::read(&dir.join("src"));
-        for (f, to) in k.imports() {
-            let to: Vec<String> = to.iter().map(|t| k.name(t)).collect();
-            println!("{} -> {}", k.name(&f), to.join(", "));
+#[ignore = "prints a crate's import graph on request"]
+fn import_graph() {
+    let name = std::env::var("CRATE").unwrap_or_else(|_| "critsec_harness".into());
+    for (n, dir) in our_crates().into_iter().filter(|(n, _)| *n == name) {
+        let krate = imports::Crate::read(&dir.join("src"));
+        for (file, to) in krate.imports() {
+            let to: Vec<String> = to.iter().map(|t| krate.name(t)).collect();
+            println!("{n}: {} -> {}", krate.name(&file), to.join(", "));
         }
     }
 }

@@ -283,9 +283,16 @@ impl Publication {
     }
 }
 
-/// The folder a fresh publication run lands in: `<date>-<cores>core-<cpu words>`, e.g.
-/// `2026-11-30-2core-amd-epyc`.
+/// The folder a fresh publication run lands in: `<date>-<machine>-<commit>`, the machine as
+/// `<cores>core-<cpu words>` and the commit as the short hash of HEAD, e.g.
+/// `2026-12-03-2core-amd-epyc-7dc8ed2591c6`. A tree with changes gets its commit's name all the
+/// same (the run's files record the `-dirty` mark), and a run outside git is `nocommit`.
 pub fn folder_name(date: &str, m: &Machine) -> String {
+    folder_name_at(date, m, &git_commit())
+}
+
+/// [`folder_name`] for a commit as [`git_commit`] gives it.
+fn folder_name_at(date: &str, m: &Machine, commit: &str) -> String {
     let cpu: String = m
         .cpu_model
         .to_lowercase()
@@ -297,7 +304,13 @@ pub fn folder_name(date: &str, m: &Machine) -> String {
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
         .collect();
     let cpu = if cpu.is_empty() { "cpu".into() } else { cpu };
-    format!("{date}-{}core-{cpu}", m.cores)
+    let commit = commit.strip_suffix("-dirty").unwrap_or(commit);
+    let commit = if !commit.is_empty() && commit.chars().all(|c| c.is_ascii_hexdigit()) {
+        commit
+    } else {
+        "nocommit"
+    };
+    format!("{date}-{}core-{cpu}-{commit}", m.cores)
 }
 
 #[cfg(test)]
@@ -314,5 +327,37 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("p.toml: ") && e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn a_run_folder_is_named_by_date_machine_and_commit() {
+        let mut m = machine();
+        m.cores = 2;
+        m.cpu_model = "AMD EPYC 7B13 64-Core Processor".into();
+        let at = |m: &Machine, commit| folder_name_at("2026-12-03", m, commit);
+        assert_eq!(
+            at(&m, "7dc8ed2591c6"),
+            "2026-12-03-2core-amd-epyc-7dc8ed2591c6"
+        );
+        assert_eq!(
+            at(&m, "7dc8ed2591c6-dirty"),
+            "2026-12-03-2core-amd-epyc-7dc8ed2591c6"
+        );
+        assert_eq!(at(&m, "unknown"), "2026-12-03-2core-amd-epyc-nocommit");
+        m.cpu_model = "Intel(R) Xeon(R) Processor".into();
+        assert_eq!(
+            at(&m, "9ac16fb73d91"),
+            "2026-12-03-2core-intelr-xeonr-9ac16fb73d91"
+        );
+        // In this checkout the name ends in HEAD's short hash; outside git, in `nocommit`.
+        let name = folder_name("2026-12-03", &m);
+        let commit = name
+            .strip_prefix("2026-12-03-2core-intelr-xeonr-")
+            .unwrap_or_else(|| panic!("{name}"));
+        assert!(
+            commit == "nocommit"
+                || (commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+            "{name}"
+        );
     }
 }
