@@ -697,6 +697,70 @@ fn ab_commands_in_a_time_mode_must_say_lower() {
     );
 }
 
+/// `critsec run` takes JMH's result flags, so two builds of critsec are two JMH-style sides:
+/// `ab --jmh SCENARIO` over two copies of the binary reads each one's `-rf json -rff FILE`, and
+/// an A/A of the same build reproduces a claim it must hold ("at least half as fast").
+#[test]
+fn two_builds_of_critsec_are_jmh_sides() {
+    let d = dir("ab-two-builds");
+    let copy = |name: &str| {
+        let path = d.join(name);
+        std::fs::copy(env!("CARGO_BIN_EXE_critsec"), &path).unwrap();
+        path
+    };
+    let (old, new) = (copy("critsec-old"), copy("critsec-new"));
+    let side = |bin: &PathBuf| {
+        format!(
+            "{} run harness/empty -f 1 -wi 0 -i 2 -w 20ms -r 20ms",
+            bin.display()
+        )
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args(["ab", "--jmh", "harness/empty", "--min-effect", "0.5"])
+        .args(["--precision", "0", "--seed", "3", "--claims-out"])
+        .arg(d.join("ab.toml"))
+        .arg("--")
+        .arg(side(&old))
+        .arg(side(&new))
+        .output()
+        .unwrap();
+    let out = ab_reproduced(&o, ">= 0.5");
+    assert!(out.contains("critsec-old run harness/empty"), "{out}");
+    // The flags themselves: -rf json -rff FILE writes what --json writes; other formats are refused.
+    let file = d.join("r.json");
+    let run = Command::new(&new)
+        .args([
+            "run",
+            "harness/empty",
+            "-f",
+            "0",
+            "-i",
+            "1",
+            "-r",
+            "10ms",
+            "-rf",
+            "json",
+            "-rff",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v[0]["benchmark"], "harness.empty");
+    let csv = Command::new(&new)
+        .args(["run", "harness/empty", "-rf", "csv"])
+        .output()
+        .unwrap();
+    assert_eq!(csv.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&csv.stderr).contains("-rf json"));
+}
+
 /// Each replicate's pinned CPU in the verdict file, per claim.
 fn cpus(v: &serde_json::Value, i: usize) -> Vec<Option<u64>> {
     v["outcomes"][i]["replicates"]

@@ -1,7 +1,6 @@
 //! `critsec calibrate`: the A/A claims, run many times and at several slice lengths, to show
 //! this machine's noise and check that the intervals cover 1 as often as they say.
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -16,8 +15,8 @@ use critsec_present::calibration::render;
 use critsec_present::run_table::machine_words;
 
 use super::UsageError;
-use super::reproduce::Progress;
-use super::run::{fork_timeout, install_interrupt_handler};
+use super::progress::{ReplicateLines, install_interrupt_handler};
+use super::run::fork_timeout;
 use crate::catalog::{catalog, claims};
 
 /// Arguments of `critsec calibrate`.
@@ -121,11 +120,9 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("locating this executable for forks")?;
     let launcher =
         Launcher::new(catalog, Some(exe)).with_timeout(fork_timeout(args.timeout.as_deref())?);
-    let tty = std::io::stderr().is_terminal();
-    let rows = calibrate(&launcher, &selected, &plan, &mut Progress { tty });
-    if tty {
-        eprint!("\r\x1b[2K");
-    }
+    let mut progress = ReplicateLines::new();
+    let rows = calibrate(&launcher, &selected, &plan, &mut progress);
+    progress.finish();
     print!("{}", render(&rows));
     if rows.iter().any(|r| !r.errors.is_empty()) || interrupted() {
         return Ok(ExitCode::from(1));

@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod list;
 pub mod node;
 pub mod parse;
+pub mod progress;
 pub mod report;
 pub mod reproduce;
 pub mod run;
@@ -31,12 +32,15 @@ pub fn exit_code_of(e: &anyhow::Error) -> u8 {
     }
 }
 
-/// JMH spells some options as one dash plus several letters (`-wi 3`, `-bm avgt`); clap only
+/// JMH spells some options as one dash plus several letters (`-wi 3`, `-bm avgt`, `-rf json`,
+/// `-rff FILE`); clap only
 /// knows single-letter short options, so those spellings are rewritten to their long forms.
 pub fn jmh_style_args(args: impl Iterator<Item = String>) -> Vec<String> {
     args.map(|a| match a.as_str() {
         "-wi" => "--warmup-iterations".to_string(),
         "-bm" => "--mode".to_string(),
+        "-rf" => "--result-format".to_string(),
+        "-rff" => "--result-file".to_string(),
         _ => a,
     })
     .collect()

@@ -12,7 +12,7 @@ use critsec_present::publication::{Publication, folder_name};
 use critsec_present::report::{run_folder, write_report};
 
 use super::UsageError;
-use super::run::install_interrupt_handler;
+use super::progress::install_interrupt_handler;
 use crate::catalog::{catalog, claims};
 
 /// Arguments of `critsec report`.

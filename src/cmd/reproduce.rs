@@ -1,6 +1,5 @@
 //! `critsec reproduce [CLAIM]...`: test each claim with a paired A/B run and print verdicts.
 
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -9,7 +8,7 @@ use anyhow::Context;
 use critsec_harness::Claim;
 use critsec_harness::claims::VerdictFile;
 use critsec_harness::claims::validate_claim;
-use critsec_harness::claims::{PairObserver, PairedSettings, reproduce_claims};
+use critsec_harness::claims::{PairedSettings, reproduce_claims};
 use critsec_harness::format::write_atomically;
 use critsec_harness::run::{Launcher, did_you_mean, interrupted};
 use critsec_harness::run::{available_cores, parse_duration};
@@ -18,7 +17,8 @@ use critsec_present::run_table::{hazard_lines, machine_words};
 use critsec_present::verdicts::{render, time_table};
 
 use super::UsageError;
-use super::run::{fork_timeout, install_interrupt_handler};
+use super::progress::{ReplicateLines, install_interrupt_handler};
+use super::run::fork_timeout;
 use crate::catalog::{catalog, claims};
 
 /// Arguments of `critsec reproduce`.
@@ -74,22 +74,6 @@ pub(super) fn precision_goal(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
         _ => Err("a log half-width is a finite number >= 0 (0: none)".into()),
-    }
-}
-
-pub(super) struct Progress {
-    pub(super) tty: bool,
-}
-
-impl PairObserver for Progress {
-    fn replicate_done(&mut self, claims: &[String], done: u32, planned: u32) {
-        let line = format!("  {}: {done} of at most {planned}", claims.join(", "));
-        if self.tty {
-            eprint!("\r\x1b[2K{line}");
-            let _ = std::io::stderr().flush();
-        } else {
-            eprintln!("{line}");
-        }
     }
 }
 
@@ -188,12 +172,10 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
     let created = now_utc();
     let exe = std::env::current_exe().context("locating this executable for forks")?;
     let launcher = Launcher::new(catalog, Some(exe)).with_timeout(timeout);
-    let tty = std::io::stderr().is_terminal();
     let selected: Vec<Claim> = selected.into_iter().cloned().collect();
-    let outcomes = reproduce_claims(&launcher, &selected, &all, &settings, &mut Progress { tty });
-    if tty {
-        eprint!("\r\x1b[2K");
-    }
+    let mut progress = ReplicateLines::new();
+    let outcomes = reproduce_claims(&launcher, &selected, &all, &settings, &mut progress);
+    progress.finish();
     println!();
     print!("{}", render(&outcomes));
     print!("{}", time_table(&outcomes));

@@ -1,21 +1,19 @@
 //! `critsec run PATTERN...`: run scenarios JMH-style over their parameter product.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
 use critsec_harness::format::{RunMeta, write_run};
-use critsec_harness::run::{Launcher, Observer, Selection, interrupted, plan};
+use critsec_harness::run::{Launcher, Selection, interrupted, plan};
 use critsec_harness::run::{Mode, RunSettings, parse_duration};
 use critsec_harness::run::{hazards, machine, now_utc};
-use critsec_harness::{BenchmarkResult, IterationResult, TrialSpec};
 use critsec_present::run_table::{header, table, verify_lines};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::UsageError;
+use super::progress::{IterationBar, install_interrupt_handler};
 use crate::catalog::catalog;
 
 /// Arguments of `critsec run`; option names follow JMH's.
@@ -58,6 +56,13 @@ pub struct RunArgs {
     /// Write the results in JMH's JSON layout here (and metadata to `<name>.meta.json`).
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// JMH's result format (-rf): `json`, the one layout critsec writes (to -rff's file, or
+    /// JMH's default `jmh-result.json`).
+    #[arg(long = "result-format", value_name = "FORMAT")]
+    pub result_format: Option<String>,
+    /// JMH's result file (-rff): the file --json writes.
+    #[arg(long = "result-file", value_name = "FILE", conflicts_with = "json")]
+    pub result_file: Option<PathBuf>,
     /// Per-iteration timeout, e.g. 30s: a fork that has not answered this long after an
     /// iteration (or its setup) should have ended is killed, and its benchmark becomes an error
     /// (JMH -to; default 10m). With -f 0 the hung benchmark becomes an error and the run ends
@@ -67,6 +72,27 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// Where the results go in JMH's layout: `--json`, or JMH's `-rf json -rff FILE`.
+    pub fn json_path(&self) -> Result<Option<PathBuf>, UsageError> {
+        match self.result_format.as_deref() {
+            None | Some("json") => {}
+            Some(other) => {
+                return Err(UsageError(format!(
+                    "-rf {other}: critsec writes JMH's json layout only (-rf json)"
+                )));
+            }
+        }
+        Ok(self
+            .json
+            .clone()
+            .or_else(|| self.result_file.clone())
+            .or_else(|| {
+                self.result_format
+                    .is_some()
+                    .then(|| PathBuf::from("jmh-result.json"))
+            }))
+    }
+
     /// The iteration settings these flags ask for, over the defaults.
     pub fn settings(&self) -> anyhow::Result<RunSettings> {
         let mut s = if self.verify {
@@ -138,76 +164,6 @@ impl RunArgs {
     }
 }
 
-/// Progress on stderr: a bar when stderr is a terminal, nothing otherwise.
-pub struct Progress {
-    bar: Option<ProgressBar>,
-    per_benchmark: u64,
-}
-
-impl Progress {
-    /// A progress reporter for `benchmarks` benchmarks of `settings`.
-    pub fn new(benchmarks: usize, settings: &RunSettings) -> Self {
-        let per_benchmark = u64::from(settings.forks.max(1))
-            * u64::from(settings.warmup_iterations + settings.measurement_iterations);
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = ProgressBar::new(benchmarks as u64 * per_benchmark);
-            b.set_style(
-                ProgressStyle::with_template("{bar:30} {pos}/{len} iterations  {msg}")
-                    .expect("static template"),
-            );
-            b
-        });
-        Progress { bar, per_benchmark }
-    }
-
-    /// Clears the bar.
-    pub fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
-    }
-}
-
-impl Observer for Progress {
-    fn benchmark_started(&mut self, index: usize, total: usize, spec: &TrialSpec) {
-        if let Some(b) = &self.bar {
-            b.set_position(index as u64 * self.per_benchmark);
-            b.set_message(format!(
-                "[{}/{}] {} [{}] t={}",
-                index + 1,
-                total,
-                spec.scenario,
-                spec.params,
-                spec.threads
-            ));
-        }
-    }
-    fn iteration_done(&mut self, _: u32, _: u32, _: bool, _: &IterationResult) {
-        if let Some(b) = &self.bar {
-            b.inc(1);
-        }
-    }
-    fn benchmark_done(&mut self, r: &BenchmarkResult) {
-        if let (Some(b), Some(e)) = (&self.bar, &r.error) {
-            b.println(format!("{}: ERROR: {e}", r.label()));
-        }
-    }
-}
-
-/// Installs the Ctrl-C handler: the first interrupt stops at the next iteration boundary and
-/// keeps what completed; a second one exits at once.
-pub fn install_interrupt_handler() {
-    let _ = ctrlc::set_handler(|| {
-        if interrupted() {
-            std::process::exit(130);
-        }
-        critsec_harness::run::request_interrupt();
-        eprintln!(
-            "\ncritsec: interrupted; finishing with the results completed so far (Ctrl-C again to abort)"
-        );
-    });
-}
-
 /// The `--timeout` of `run` and `reproduce`: how long a fork may overrun before it is killed.
 pub fn fork_timeout(flag: Option<&str>) -> anyhow::Result<std::time::Duration> {
     match flag {
@@ -226,6 +182,7 @@ pub fn fork_timeout(flag: Option<&str>) -> anyhow::Result<std::time::Duration> {
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let settings = args.settings()?;
     let selection = args.selection()?;
+    let json = args.json_path()?;
     let timeout = fork_timeout(args.timeout.as_deref())?;
     let catalog = Arc::new(catalog());
     let specs = plan(&catalog, &selection, settings.mode)?;
@@ -241,7 +198,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let created = now_utc();
     let exe = std::env::current_exe().context("locating this executable for forks")?;
     let launcher = Launcher::new(catalog, Some(exe.clone())).with_timeout(timeout);
-    let mut progress = Progress::new(specs.len(), &settings);
+    let mut progress = IterationBar::new(specs.len(), &settings);
     let results = launcher.run_all(&specs, &settings, &mut progress);
     progress.finish();
     println!();
@@ -250,7 +207,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", table(&results));
     }
-    if let Some(path) = &args.json {
+    if let Some(path) = &json {
         let meta = RunMeta::of_run(env!("CARGO_PKG_VERSION"), created, hz, &settings, &results);
         write_run(path, &results, &meta, &exe.display().to_string())
             .with_context(|| format!("writing {}", path.display()))?;

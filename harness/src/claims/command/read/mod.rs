@@ -13,7 +13,8 @@ use crate::format::jmh::JmhEntry;
 /// Which entry of a result a side reads.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EntrySelection<'a> {
-    /// The benchmark's name, or the end of it after a `.` (the claim's `benchmark`).
+    /// The benchmark's name, or the end of it after a `.` (the claim's `benchmark`; a scenario
+    /// of ours may be named with its `/`).
     pub benchmark: Option<&'a str>,
     /// The JMH mode the entry must have (the claim's `mode`), for a result that holds one
     /// benchmark in several modes.
@@ -34,8 +35,10 @@ impl<'a> EntrySelection<'a> {
     }
 
     fn matches(&self, e: &JmhEntry) -> bool {
+        // A scenario of ours (`parser/parse`) is named `parser.parse` in JMH's layout.
         let named = self
             .benchmark
+            .map(|b| b.replace('/', "."))
             .is_none_or(|b| e.benchmark == b || e.benchmark.ends_with(&format!(".{b}")));
         let mode = self.mode.is_none_or(|m| e.mode == m);
         let params = self.params.is_none_or(|want| {
