@@ -52,9 +52,10 @@ fn main() -> ExitCode {
     if let Ok(exe) = std::env::current_exe() {
         bench_replication::ispn_perf::host_nodes_with(exe, vec!["node".to_string()]);
     }
-    // A fork re-executes this binary with a hidden first argument; it must not see clap.
-    if std::env::args().nth(1).as_deref() == Some(critsec_harness::FORK_ARG) {
-        return ExitCode::from(critsec_harness::fork_child_main(&catalog::catalog()) as u8);
+    // A fork (or a probe of its protocol) re-executes this binary with a hidden first
+    // argument; it must not see clap.
+    if let Some(code) = critsec_harness::run::as_fork(catalog::catalog) {
+        return ExitCode::from(code as u8);
     }
     restore_default_sigpipe();
     let cli = Cli::parse_from(cmd::jmh_style_args(std::env::args()));

@@ -44,7 +44,7 @@ pub mod stats;
 
 pub use claims::claim::{Claim, ClaimError, ResolvedSide, Role, Side};
 pub use direction::Direction;
-pub use run::fork::{Catalog, FORK_ARG, TrialHandle, fork_child_main};
+pub use run::fork::{Catalog, TrialHandle};
 pub use run::probe::{LockWaitProbe, LockWaits};
 pub use run::result::{BenchmarkResult, ForkRecord, IterationResult, TrialSpec};
 pub use run::runner::{Launcher, Observer, Selection};

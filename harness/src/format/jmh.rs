@@ -372,6 +372,7 @@ mod tests {
                 groups: vec![GroupSpec::new("op", 2)],
                 mode: Mode::Throughput,
                 env: vec![("RUST_BACKTRACE".into(), "0".into())],
+                build: None,
             },
             settings: RunSettings::default(),
             forks: vec![ForkRecord {

@@ -19,6 +19,52 @@ use crate::run::trial::{Command, Event, run_trial};
 
 /// The hidden first argument that makes the executable act as a fork.
 pub const FORK_ARG: &str = "__critsec-fork";
+
+/// The version of what a runner and its forks say to each other (the trial spec, the commands
+/// and the events, as JSON lines). Two builds fork each other's trials only when theirs agree:
+/// change any of those messages and this changes (the test `the_fork_protocol_is_pinned` holds
+/// their shape).
+pub const FORK_PROTOCOL: u32 = 1;
+
+/// The hidden first argument that makes the executable print its [`FORK_PROTOCOL`] and exit: a
+/// build older than the version answers it with a usage error instead.
+pub const FORK_PROTOCOL_ARG: &str = "__critsec-fork-protocol";
+
+/// What the executable prints for [`FORK_PROTOCOL_ARG`], before the version.
+const PROTOCOL_LINE: &str = "critsec fork protocol ";
+
+/// Runs this process as what its first argument makes it, if that is a fork ([`FORK_ARG`]: the
+/// trial of `catalog`) or a protocol probe ([`FORK_PROTOCOL_ARG`]); the exit code. `None` for
+/// any other process, which goes on to parse its command line.
+pub fn as_fork(catalog: impl FnOnce() -> Catalog) -> Option<i32> {
+    match std::env::args().nth(1).as_deref() {
+        Some(FORK_ARG) => Some(fork_child_main(&catalog())),
+        Some(FORK_PROTOCOL_ARG) => {
+            println!("{PROTOCOL_LINE}{FORK_PROTOCOL}");
+            Some(0)
+        }
+        _ => None,
+    }
+}
+
+/// The fork protocol `exe` speaks, or `None` when it does not say (a build older than
+/// [`FORK_PROTOCOL`], or no critsec at all).
+pub fn fork_protocol_of(exe: &std::path::Path) -> Option<u32> {
+    let out = std::process::Command::new(exe)
+        .arg(FORK_PROTOCOL_ARG)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .strip_prefix(PROTOCOL_LINE)?
+        .parse()
+        .ok()
+}
 /// Prefix of every protocol line a fork writes to stdout.
 pub const EVENT_PREFIX: &str = "@@critsec ";
 
@@ -54,9 +100,9 @@ pub fn in_fork() -> bool {
     IN_FORK.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Entry point of a fork: call it from `main` when the first argument is [`FORK_ARG`].
+/// Entry point of a fork ([`as_fork`] calls it when the first argument is [`FORK_ARG`]).
 /// Returns the process exit code.
-pub fn fork_child_main(catalog: &Catalog) -> i32 {
+fn fork_child_main(catalog: &Catalog) -> i32 {
     IN_FORK.store(true, std::sync::atomic::Ordering::Relaxed);
     // A panic on any thread (a worker's, the trial's) ends the fork at once, after the default
     // hook printed it to stderr: the other threads would otherwise wait for the panicked one
@@ -493,5 +539,41 @@ impl Drop for TrialHandle {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The messages of the fork protocol, as a fork of this build reads and writes them. A change
+    /// here is a change of [`FORK_PROTOCOL`]: bump it, and update what this test expects.
+    #[test]
+    fn the_fork_protocol_is_pinned() {
+        let spec = r#"{"scenario":"harness/empty","params":{"k":"v"},"threads":2,"groups":[{"name":"op","threads":2}],"mode":"Throughput","env":[["RUST_BACKTRACE","0"]]}"#;
+        let commands = [
+            r#"{"Iteration":{"warmup":true,"duration_ns":50000000}}"#,
+            r#""Finish""#,
+        ];
+        let events = [
+            r#"{"Ready":{"verified":"c"}}"#,
+            r#"{"Iteration":{"score":1.5,"unit":"ops/s","window_ns":10,"ops":3,"thread_ops":[["op",3]],"secondary":[{"name":"m","value":2.0,"unit":"u","better":"lower"}],"histogram":null}}"#,
+            r#"{"Finished":{"verified":"c"}}"#,
+            r#"{"Failed":{"error":"e"}}"#,
+        ];
+        let round_trip = |text: &str, value: serde_json::Result<String>| {
+            assert_eq!(value.unwrap(), text, "the fork protocol's messages changed");
+        };
+        let s: TrialSpec = serde_json::from_str(spec).unwrap();
+        round_trip(spec, serde_json::to_string(&s));
+        for c in commands {
+            let command: Command = serde_json::from_str(c).unwrap();
+            round_trip(c, serde_json::to_string(&command));
+        }
+        for e in events {
+            let event: Event = serde_json::from_str(e).unwrap();
+            round_trip(e, serde_json::to_string(&event));
+        }
+        assert_eq!(FORK_PROTOCOL, 1, "the version these messages are");
     }
 }

@@ -24,6 +24,29 @@ pub struct TrialSpec {
     pub mode: Mode,
     /// Environment variables set in the fork, in order.
     pub env: Vec<(String, String)>,
+    /// The build whose forks run the trial, when it is not this executable (a side built from a
+    /// git revision). Not sent to the fork: the fork is that build.
+    #[serde(skip)]
+    pub build: Option<Build>,
+}
+
+/// An executable of critsec built from a git revision, whose forks run the trials of a side
+/// that names the revision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Build {
+    /// The revision as the claim names it (`main`, `HEAD~1`, a hash, or `working-tree`).
+    pub revision: String,
+    /// The commit it resolved to (for the working tree: the commit it stands on).
+    pub commit: String,
+    /// Whether the build includes uncommitted changes (the working tree's, when it has any).
+    pub dirty: bool,
+    /// The cargo profile it was built with (`release`).
+    pub profile: String,
+    /// The executable.
+    pub executable: std::path::PathBuf,
+    /// The fork protocol it speaks, `None` when it does not say (a build older than the
+    /// version): its trials then run as whole processes through its JSON output.
+    pub fork_protocol: Option<u32>,
 }
 
 /// One iteration's measurements.

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::run::fork::{Catalog, TrialError, TrialHandle};
-use crate::run::result::{BenchmarkResult, ForkRecord, IterationResult, TrialSpec};
+use crate::run::result::{BenchmarkResult, Build, ForkRecord, IterationResult, TrialSpec};
 use crate::run::scenario::{Params, Scenario};
 use crate::run::settings::{Mode, RunSettings, SettingsError, resolve_threads};
 
@@ -204,6 +204,7 @@ pub fn trial_spec(
         params,
         mode,
         env,
+        build: None,
     }
 }
 
@@ -297,6 +298,8 @@ impl Observer for Silent {}
 pub struct Launcher {
     catalog: Arc<Catalog>,
     exe: Option<PathBuf>,
+    /// The builds of git revisions whose forks run the sides that name them, by revision.
+    builds: Vec<Build>,
     timeout: Duration,
     /// Set when an in-process trial hung ([`TrialError::ends_the_run`]): nothing more runs.
     ended: Arc<AtomicBool>,
@@ -308,6 +311,7 @@ impl Launcher {
         Launcher {
             catalog,
             exe,
+            builds: Vec::new(),
             timeout: crate::run::fork::DEFAULT_TIMEOUT,
             ended: Arc::default(),
         }
@@ -328,9 +332,35 @@ impl Launcher {
         self
     }
 
+    /// Sides that name a git revision run in forks of its build, one of `builds`.
+    pub fn with_builds(mut self, builds: Vec<Build>) -> Self {
+        self.builds = builds;
+        self
+    }
+
+    /// The build of `revision`, as the claim names it.
+    pub fn build_of(&self, revision: &str) -> Option<&Build> {
+        self.builds.iter().find(|b| b.revision == revision)
+    }
+
     /// The catalog.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Starts `spec`'s trial without waiting for its setup: in a fork of its build or of this
+    /// executable when `forked`, else in this process (where a side built from a revision
+    /// cannot run).
+    fn spawn(&self, spec: &TrialSpec, forked: bool) -> Result<TrialHandle, TrialError> {
+        match (&spec.build, &self.exe, forked) {
+            (Some(build), _, true) => TrialHandle::spawn_forked(&build.executable, spec),
+            (Some(build), _, false) => Err(TrialError::Start {
+                what: format!("running revision {} in this process", build.revision),
+                message: "a side built from a revision runs in forks of its build".into(),
+            }),
+            (None, Some(exe), true) => TrialHandle::spawn_forked(exe, spec),
+            _ => TrialHandle::spawn_in_process(Arc::clone(&self.catalog), spec),
+        }
     }
 
     /// Starts one trial, forked if an executable is known and `forked` is set.
@@ -339,10 +369,7 @@ impl Launcher {
         spec: &TrialSpec,
         forked: bool,
     ) -> Result<(TrialHandle, String), TrialError> {
-        let mut handle = match (&self.exe, forked) {
-            (Some(exe), true) => TrialHandle::spawn_forked(exe, spec)?,
-            _ => TrialHandle::spawn_in_process(Arc::clone(&self.catalog), spec)?,
-        };
+        let mut handle = self.spawn(spec, forked)?;
         handle.set_timeout(self.timeout);
         let verified = handle.ready()?;
         Ok((handle, verified))
@@ -357,10 +384,7 @@ impl Launcher {
     ) -> Result<Vec<(TrialHandle, String)>, TrialError> {
         let handles = specs
             .iter()
-            .map(|spec| match (&self.exe, forked) {
-                (Some(exe), true) => TrialHandle::spawn_forked(exe, spec),
-                _ => TrialHandle::spawn_in_process(Arc::clone(&self.catalog), spec),
-            })
+            .map(|spec| self.spawn(spec, forked))
             .collect::<Result<Vec<_>, _>>()?;
         handles
             .into_iter()

@@ -316,6 +316,7 @@ mod tests {
             groups: Vec::new(),
             mode: Mode::Throughput,
             env: Vec::new(),
+            build: None,
         }
     }
 
