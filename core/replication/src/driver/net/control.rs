@@ -194,6 +194,11 @@ impl ControlWriter {
     pub(super) fn send(&mut self, frame: &impl Serialize) -> Result<(), NetError> {
         Ok(write_frame(&mut self.stream, frame, &mut self.buf)?)
     }
+
+    /// Closes the connection both ways, which also ends its reader's wait.
+    pub(super) fn shut(&self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
 }
 
 impl ControlStream {

@@ -639,6 +639,14 @@ struct Link {
     events: Receiver<Result<Option<Event>, NetError>>,
 }
 
+/// A link let go is closed, so that its reader thread ends even if the other end (a stranger
+/// that never spoke) keeps it open.
+impl Drop for Link {
+    fn drop(&mut self) {
+        self.commands.shut();
+    }
+}
+
 impl Link {
     fn new(stream: TcpStream) -> Result<Self, NetError> {
         let (reader, commands) = ControlStream::new(stream)?.split();

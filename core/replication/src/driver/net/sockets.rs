@@ -141,10 +141,18 @@ struct Readers {
 
 impl Readers {
     fn push_thread(&self, t: JoinHandle<()>) {
-        self.threads
+        let mut threads = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        // Strangers come and go for as long as a node runs: their ended readers are let go.
+        threads.retain(|t| !t.is_finished());
+        threads.push(t);
+    }
+
+    /// Forgets an accepted connection whose reader ended, closing the copy kept of it.
+    fn forget(&self, peer: &Arc<AtomicBool>) {
+        self.accepted
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(t);
+            .retain(|a| !Arc::ptr_eq(&a.peer, peer));
     }
 
     /// Shuts down the accepted connections (`peers_too`: every one, else only those not yet
@@ -444,6 +452,7 @@ fn accept_all(
                     Some(f) => format!("node {to}'s connection from node {f}: {e}"),
                     None => format!("node {to}'s connection: {e}"),
                 });
+            readers.forget(&peer);
             readers.running.fetch_sub(1, Ordering::AcqRel);
             ended(to, from, error);
         });
