@@ -282,7 +282,7 @@ impl Trial for NetTrial {
         if let Some(fault) = &fault {
             match &verified {
                 Ok(line) => eprintln!("critsec: net: verified: {line}"),
-                Err(e) => eprintln!("critsec: net: after the {fault}, verification failed: {e}"),
+                Err(e) => eprintln!("critsec: net: after the {fault}: {e}"),
             }
         }
         verified
