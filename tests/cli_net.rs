@@ -12,6 +12,7 @@ use critsec_replication::driver::net::control::RunFigures;
 use critsec_replication::driver::net::coordinator::{Coordinator, NetCluster, Started};
 use critsec_replication::driver::net::netns::Namespaces;
 use critsec_replication::driver::threads::ThreadsConfig;
+use critsec_replication::workload::WorkloadConfig;
 use critsec_replication::{ClusterConfig, ProtocolKind};
 
 /// The settings the nodes get (`-p`), and the same as the coordinator's `ThreadsConfig`.
@@ -44,6 +45,15 @@ fn threads_config() -> ThreadsConfig {
         seed: 42,
         sockets: true,
         ..ThreadsConfig::default()
+    }
+}
+
+/// What the nodes' requesters do under `PARAMS`.
+fn workload() -> WorkloadConfig {
+    WorkloadConfig {
+        requesters_per_node: 2,
+        value_size: 64,
+        ..WorkloadConfig::default()
     }
 }
 
@@ -101,6 +111,7 @@ fn three_nodes(protocol: ProtocolKind) -> NetCluster {
     c.gather(
         protocol,
         &threads_config(),
+        &workload(),
         started,
         Duration::from_secs(30),
     )
@@ -114,6 +125,7 @@ fn gather_error(start: impl FnOnce(SocketAddr) -> Vec<Started>, timeout: Duratio
     c.gather(
         ProtocolKind::KeyQueue,
         &threads_config(),
+        &workload(),
         start(at),
         timeout,
     )
@@ -264,6 +276,17 @@ fn a_node_with_other_settings_or_a_taken_id_is_refused_by_name() {
         e.starts_with("node 1 runs another cluster settings digest"),
         "{e}"
     );
+    // Another workload or seed changes what a node does: refused too.
+    for other in ["read_pct=0", "requesters=6", "seed=7", "value_size=65"] {
+        let e = gather_error(
+            |at| vec![node(at, 0, &[]), node(at, 1, &[other])],
+            Duration::from_secs(30),
+        );
+        assert!(
+            e.starts_with("node 1 runs another cluster settings digest"),
+            "{other}: {e}"
+        );
+    }
 
     let e = gather_error(
         |at| vec![node(at, 0, &[]), node(at, 0, &[])],
@@ -416,7 +439,10 @@ fn nodes_started_by_hand_from_a_cluster_file_serve_one_coordinator_after_another
     let dir = std::env::temp_dir().join(format!("critsec-net-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("cluster.toml");
-    let mut text = format!("coordinator = \"{}\"\n[params]\n", free_address());
+    let mut text = format!(
+        "coordinator = \"{}\"\nsecret = \"a secret the hosts share\"\n[params]\n",
+        free_address()
+    );
     for p in PARAMS.iter().filter(|p| !p.starts_with("nodes=")) {
         let (k, v) = p.split_once('=').unwrap();
         text += &format!("{k} = \"{v}\"\n");
@@ -458,13 +484,278 @@ fn nodes_started_by_hand_from_a_cluster_file_serve_one_coordinator_after_another
         "{text}"
     );
     // A run whose settings differ from the file's is refused before any node is asked.
-    let (ok, text) = run(&["keys=999"]);
+    let (ok, text) = run_naming_only_the_file(&file, &["-p", "keys=999"]);
     assert!(!ok, "{text}");
     assert!(
-        text.contains("the file sets keys = 200, this run keys = 999"),
+        text.contains(&format!(
+            "-p keys=999 contradicts the cluster file {}, which sets keys = 200",
+            file.display()
+        )),
+        "{text}"
+    );
+    // The file's parameters are the run's: naming the file is enough.
+    let (ok, text) = run_naming_only_the_file(&file, &[]);
+    assert!(
+        ok && text.contains("req/s/node") && !text.contains("ERROR"),
         "{text}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `critsec run -p driver=net -p cluster=FILE` and `extra`, nothing repeated from the file:
+/// whether it passed, and its output.
+fn run_naming_only_the_file(file: &std::path::Path, extra: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args([
+            "run",
+            "replication/ispn_perf",
+            "-f",
+            "1",
+            "-wi",
+            "0",
+            "-i",
+            "1",
+        ])
+        .args(["-r", "100ms", "-p", "driver=net"])
+        .args(["-p", &format!("cluster={}", file.display())])
+        .args(extra)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// A connect-and-close on the coordinator's port while it gathers (a port scan, a health
+/// check) is no node: the run goes on, and the connection is listed as ignored.
+#[test]
+fn a_connection_that_never_says_hello_is_ignored_while_gathering() {
+    let (c, at) = coordinator();
+    let scan = std::net::TcpStream::connect(at).unwrap();
+    let scanned_from = scan.local_addr().unwrap();
+    drop(scan);
+    let started = (0..3).map(|id| node(at, id, &[])).collect();
+    let cluster = c
+        .gather(
+            ProtocolKind::KeyQueue,
+            &threads_config(),
+            &workload(),
+            started,
+            Duration::from_secs(30),
+        )
+        .unwrap();
+    let ignored = cluster.ignored();
+    assert!(
+        ignored.len() == 1 && ignored[0].starts_with(&scanned_from.to_string()),
+        "{ignored:?}"
+    );
+}
+
+/// A coordinator with a secret refuses, by name, a node whose hello does not prove it (here,
+/// nodes started with no secret); and a node that joins from another host than the one its
+/// cluster file gives it is refused by name.
+#[test]
+fn a_node_without_the_secret_or_from_another_address_is_refused_by_name() {
+    let (c, at) = coordinator();
+    let secret = critsec_replication::driver::net::wire::Secret::new(*b"the run's shared secret");
+    let e = c
+        .with_secret(secret)
+        .gather(
+            ProtocolKind::KeyQueue,
+            &threads_config(),
+            &workload(),
+            vec![node(at, 0, &[])],
+            Duration::from_secs(30),
+        )
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "node 0's hello does not prove the cluster's secret (another cluster file's secret, or none)"
+    );
+    let (c, at) = coordinator();
+    let placed: Vec<SocketAddr> = ["127.0.0.2:0", "127.0.0.1:0", "127.0.0.1:0"]
+        .iter()
+        .map(|a| a.parse().unwrap())
+        .collect();
+    let e = c
+        .placing(placed)
+        .gather(
+            ProtocolKind::KeyQueue,
+            &threads_config(),
+            &workload(),
+            vec![node(at, 0, &[])],
+            Duration::from_secs(30),
+        )
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "node 0: joined from 127.0.0.1, but the cluster file places it at 127.0.0.2:0"
+    );
+}
+
+/// `critsec run` of `args` (after `run replication/ispn_perf -f 1 -wi 0 -i 1`, nodes on
+/// loopback): its exit code and its output.
+fn critsec_run(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args([
+            "run",
+            "replication/ispn_perf",
+            "-f",
+            "1",
+            "-wi",
+            "0",
+            "-i",
+            "1",
+        ])
+        .args(["-p", "driver=net", "-p", "netns=off"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// Large values on few nodes: each node's reports (its acks, its final state) once carried
+/// every value whole, and a node holding most of 400 keys of 50 KB outgrew a frame. They carry
+/// fingerprints now; the run verifies.
+#[test]
+fn a_run_whose_values_outgrow_a_frame_verifies() {
+    let (code, text) = critsec_run(&[
+        "-r",
+        "1s",
+        "-p",
+        "nodes=2",
+        "-p",
+        "keys=400",
+        "-p",
+        "value_size=50000",
+        "-p",
+        "link_latency_us=200",
+        "-p",
+        "jitter_us=0",
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!text.contains("ERROR"), "{text}");
+}
+
+/// A run whose every node was killed has nothing left to verify: it fails, saying so.
+#[test]
+fn a_run_that_kills_its_only_node_fails_its_verification() {
+    let (code, text) = critsec_run(&[
+        "-r",
+        "600ms",
+        "-p",
+        "nodes=1",
+        "-p",
+        "num_owners=1",
+        "-p",
+        "fault=kill",
+        "-p",
+        "requesters=2",
+        "-p",
+        "reply_timeout_ms=500",
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("no node survived (nodes [0] were killed)"),
+        "{text}"
+    );
+}
+
+/// Whether process `pid` is gone or a zombie.
+fn dead(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+        s.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
+}
+
+/// The processes whose parent is `parent`.
+fn children_of(parent: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit_once(") ")
+                    .and_then(|(_, rest)| rest.split(' ').nth(1)?.parse::<u32>().ok())
+                    == Some(parent)
+            })
+        })
+        .collect()
+}
+
+/// A coordinator killed outright (SIGKILL, as a fork past its timeout is) takes its node
+/// processes with it: they stop at once instead of loading the cluster for the rest of their
+/// 60-second window. The test waits at most 30 s for them to go.
+#[test]
+fn node_processes_die_with_a_killed_coordinator() {
+    let mut run = Command::new(env!("CARGO_BIN_EXE_critsec"))
+        .args([
+            "run",
+            "replication/ispn_perf",
+            "-f",
+            "0",
+            "-wi",
+            "0",
+            "-i",
+            "1",
+        ])
+        .args([
+            "-r",
+            "60s",
+            "-p",
+            "driver=net",
+            "-p",
+            "netns=off",
+            "-p",
+            "nodes=2",
+        ])
+        .args(["-p", "requesters=2", "-p", "keys=200"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut nodes = Vec::new();
+    for _ in 0..600 {
+        nodes = children_of(run.id());
+        if nodes.len() == 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(nodes.len(), 2, "the run's node processes never started");
+    // Under way: both nodes joined and are connected once the run has a few seconds.
+    std::thread::sleep(Duration::from_secs(3));
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let mut alive = nodes.clone();
+    for _ in 0..300 {
+        alive.retain(|&pid| !dead(pid));
+        if alive.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for &pid in alive.iter().filter(|&&p| p > 1) {
+        // SAFETY: kill(2) of a process this test's child started, which outlived it.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    }
+    assert!(
+        alive.is_empty(),
+        "node processes {alive:?} outlived their coordinator"
+    );
 }
 
 /// A cut link (namespaces only: the veth end of node 2 on the bridge goes down for a second,
@@ -493,6 +784,7 @@ fn a_cut_link_stalls_its_node_until_repaired_and_the_cluster_still_verifies() {
         .gather(
             ProtocolKind::LockForwarding,
             &threads_config(),
+            &workload(),
             started,
             Duration::from_secs(30),
         )
@@ -552,6 +844,18 @@ fn critsec_run_with_a_killed_node_fails_requests_to_it_and_verifies_the_survivor
         out.status.success(),
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    // The console says what the fault did and what verification found.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("critsec: net: kill of node 2's process (pid ")
+            && err.contains("ms into the first measured iteration"),
+        "{err}"
+    );
+    assert!(
+        err.contains("critsec: net: verified: after the kill of node 2's process")
+            && err.contains("acked puts kept"),
+        "{err}"
     );
     let runs: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

@@ -1,7 +1,9 @@
 //! `critsec node` (hidden): one node process of a `replication/ispn_perf` run with `driver=net`.
 //! The coordinator (a `critsec run` or `reproduce` fork) starts one per node on this machine,
 //! with its address and the run's parameters; on a cluster of hosts each host starts its own
-//! from the cluster file, and it then serves one coordinator after another until stopped.
+//! from the cluster file, and it then serves one coordinator after another until stopped. The
+//! secret its hellos prove comes from the cluster file, or from its starter's environment
+//! (`CRITSEC_NODE_SECRET`, hex), never from the command line.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,10 +11,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use bench_replication::ispn_perf::cluster_file::ClusterFile;
-use bench_replication::ispn_perf::{IspnPerf, JOIN_TIMEOUT, NodeError, serve_node};
+use bench_replication::ispn_perf::{IspnPerf, JOIN_TIMEOUT, NodeError, SECRET_ENV, serve_node};
 use critsec_harness::Params;
 use critsec_replication::NodeId;
 use critsec_replication::driver::net::NetError;
+use critsec_replication::driver::net::wire::Secret;
 
 use super::UsageError;
 
@@ -49,7 +52,12 @@ pub fn run(args: &NodeArgs) -> anyhow::Result<ExitCode> {
             .coordinator
             .expect("clap requires it without --cluster");
         let listen = args.listen.unwrap_or(([127, 0, 0, 1], 0).into());
-        serve(&params, args.id, listen, coordinator, JOIN_TIMEOUT)?;
+        let secret = match std::env::var(SECRET_ENV) {
+            Ok(hex) => Secret::from_hex(&hex)
+                .ok_or_else(|| UsageError(format!("{SECRET_ENV} is not hex")))?,
+            Err(_) => Secret::default(),
+        };
+        serve(&params, args.id, listen, coordinator, JOIN_TIMEOUT, secret)?;
         return Ok(ExitCode::SUCCESS);
     };
     let file = ClusterFile::read(path).map_err(|e| UsageError(e.to_string()))?;
@@ -67,7 +75,15 @@ pub fn run(args: &NodeArgs) -> anyhow::Result<ExitCode> {
         args.id, file.coordinator
     );
     loop {
-        match serve(&params, args.id, listen, file.coordinator, Duration::MAX) {
+        let secret = file.secret.clone();
+        match serve(
+            &params,
+            args.id,
+            listen,
+            file.coordinator,
+            Duration::MAX,
+            secret,
+        ) {
             Ok(()) => eprintln!("critsec node {}: run ended; waiting for the next", args.id),
             Err(e) if e.is::<UsageError>() => return Err(e),
             Err(e) => eprintln!("critsec node {}: {e:#}; waiting for the next run", args.id),
@@ -95,8 +111,9 @@ fn serve(
     listen: SocketAddr,
     coordinator: SocketAddr,
     join_timeout: Duration,
+    secret: Secret,
 ) -> anyhow::Result<()> {
-    match serve_node(params, id, listen, coordinator, join_timeout) {
+    match serve_node(params, id, listen, coordinator, join_timeout, secret) {
         Ok(()) => Ok(()),
         Err(NodeError::Params(e)) => Err(UsageError(e.to_string()).into()),
         Err(NodeError::Net(e @ NetError::Node { .. })) => Err(anyhow::anyhow!("{e}")),

@@ -1,10 +1,12 @@
 //! A cluster file: where the node processes of a net run live when they run on several hosts,
 //! and the settings they share. Every host reads the same file: a node host starts
 //! `critsec node --cluster FILE --id N`, the driving host runs the scenario with
-//! `-p driver=net -p cluster=FILE`.
+//! `-p driver=net -p cluster=FILE`. The file's parameters are the run's defaults there; a `-p`
+//! that contradicts one is an error.
 //!
 //! ```toml
 //! coordinator = "10.0.0.1:7700"   # where the driving host listens for the nodes
+//! secret_file = "cluster.secret"  # or secret = "...": at least 16 bytes every host shares
 //!
 //! [params]                        # replication/ispn_perf parameters, the same on every host
 //! protocol = "key-queue"
@@ -15,13 +17,19 @@
 //! address = "10.0.0.2:7800"       # where node 0 listens for the other nodes
 //! ```
 //!
-//! Addresses are IP:port, never names: a run does not depend on a resolver.
+//! Addresses are IP:port, never names: a run does not depend on a resolver. A node joins the
+//! coordinator from its own address's host only. The secret (`secret`, or `secret_file`, a path
+//! relative to the file, its text trimmed) is never sent: every hello, node to coordinator and
+//! node to node, proves it over the receiver's challenge, so a host that can reach the ports but
+//! lacks the secret cannot join or pass for a node. A file without one runs with none (any host
+//! that reaches the ports and knows the settings can join): say so on a shared network.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
 
 use critsec_replication::NodeId;
+use critsec_replication::driver::net::wire::Secret;
 use serde::Deserialize;
 
 /// A parsed, checked cluster file.
@@ -33,12 +41,19 @@ pub struct ClusterFile {
     pub params: BTreeMap<String, String>,
     /// Each node's address, by id.
     pub nodes: Vec<SocketAddr>,
+    /// The secret every hello proves (empty where the file sets none).
+    pub secret: Secret,
 }
+
+/// The shortest secret a file may set, in bytes.
+pub const MIN_SECRET: usize = 16;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileText {
     coordinator: String,
+    secret: Option<String>,
+    secret_file: Option<String>,
     #[serde(default)]
     params: BTreeMap<String, toml::Value>,
     #[serde(default)]
@@ -68,12 +83,19 @@ impl ClusterFile {
             origin: origin.clone(),
             what: e.to_string(),
         })?;
-        Self::parse(&text, &origin)
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Self::parse_in(&text, &origin, dir)
     }
 
     /// Parses and checks `text`, read from `origin`: every id from 0 to the last exactly once,
-    /// every address distinct, and `nodes`, if set, the number of nodes listed.
+    /// every address distinct, and `nodes`, if set, the number of nodes listed. A
+    /// `secret_file` is read relative to the current directory.
     pub fn parse(text: &str, origin: &str) -> Result<Self, ClusterFileError> {
+        Self::parse_in(text, origin, Path::new("."))
+    }
+
+    /// [`Self::parse`], a `secret_file` read relative to `dir`.
+    fn parse_in(text: &str, origin: &str, dir: &Path) -> Result<Self, ClusterFileError> {
         let fail = |what: String| ClusterFileError {
             origin: origin.to_string(),
             what,
@@ -84,6 +106,26 @@ impl ClusterFile {
                 .map_err(|e| fail(format!("{what}'s address `{text}` is not IP:port: {e}")))
         };
         let coordinator = address("the coordinator", &file.coordinator)?;
+        let secret = match (file.secret, file.secret_file) {
+            (Some(_), Some(_)) => {
+                return Err(fail("both secret and secret_file are set: keep one".into()));
+            }
+            (Some(s), None) => s,
+            (None, Some(f)) => {
+                let at = dir.join(&f);
+                std::fs::read_to_string(&at)
+                    .map_err(|e| fail(format!("secret_file {}: {e}", at.display())))?
+                    .trim()
+                    .to_string()
+            }
+            (None, None) => String::new(),
+        };
+        if !secret.is_empty() && secret.len() < MIN_SECRET {
+            return Err(fail(format!(
+                "the secret has {} bytes: a shared secret needs at least {MIN_SECRET}",
+                secret.len()
+            )));
+        }
         if file.node.is_empty() {
             return Err(fail("no [[node]] is listed".into()));
         }
@@ -135,8 +177,35 @@ impl ClusterFile {
             coordinator,
             params,
             nodes,
+            secret: Secret::new(secret.into_bytes()),
         })
     }
+}
+
+/// Fills a command line's parameters (name to values) from the cluster file its `cluster`
+/// names, if it names one: a parameter the command line leaves out takes the file's value, one
+/// it sets must agree with the file. The error names the parameter, both values and the file.
+pub fn fill_params(params: &mut BTreeMap<String, Vec<String>>) -> Result<(), String> {
+    let path = match params.get("cluster").map(Vec::as_slice) {
+        Some([path]) if path != "local" => path.clone(),
+        _ => return Ok(()),
+    };
+    let file = ClusterFile::read(Path::new(&path)).map_err(|e| e.to_string())?;
+    for (name, value) in file.params {
+        match params.get(&name) {
+            None => {
+                params.insert(name, vec![value]);
+            }
+            Some(given) if *given == [value.as_str()] => {}
+            Some(given) => {
+                return Err(format!(
+                    "-p {name}={} contradicts the cluster file {path}, which sets {name} = {value}",
+                    given.join(",")
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -172,6 +241,44 @@ address = "127.0.0.1:7801"
         assert_eq!(f.params["nodes"], "2");
     }
 
+    /// The file's parameters are the command line's defaults: those it leaves out are filled,
+    /// one it repeats passes, one it contradicts is refused naming both values and the file.
+    #[test]
+    fn a_files_params_are_the_defaults_of_a_run_that_names_it() {
+        let dir = std::env::temp_dir().join(format!("critsec-cf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("cluster.toml");
+        std::fs::write(&file, GOOD).unwrap();
+        let path = file.display().to_string();
+        let given = |pairs: &[(&str, &str)]| -> BTreeMap<String, Vec<String>> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), vec![v.to_string()]))
+                .collect()
+        };
+        let mut params = given(&[("cluster", &path), ("driver", "net"), ("requesters", "4")]);
+        fill_params(&mut params).unwrap();
+        assert_eq!(
+            params,
+            given(&[
+                ("cluster", &path),
+                ("driver", "net"),
+                ("nodes", "2"),
+                ("protocol", "key-queue"),
+                ("requesters", "4"),
+            ])
+        );
+        let mut params = given(&[("cluster", &path), ("nodes", "10")]);
+        assert_eq!(
+            fill_params(&mut params).unwrap_err(),
+            format!("-p nodes=10 contradicts the cluster file {path}, which sets nodes = 2")
+        );
+        let mut local = given(&[("nodes", "10")]);
+        fill_params(&mut local).unwrap();
+        assert_eq!(local, given(&[("nodes", "10")]));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn bad_files_are_refused_naming_the_node() {
         let cases = [
@@ -202,6 +309,21 @@ address = "127.0.0.1:7801"
                 want
             );
         }
+        let short = GOOD.replace("[params]", "secret = \"short\"\n[params]");
+        assert_eq!(
+            ClusterFile::parse(&short, "f").unwrap_err().to_string(),
+            "cluster file f: the secret has 5 bytes: a shared secret needs at least 16"
+        );
+        let both = GOOD.replace(
+            "[params]",
+            "secret = \"0123456789abcdef\"\nsecret_file = \"s\"\n[params]",
+        );
+        assert!(
+            ClusterFile::parse(&both, "f")
+                .unwrap_err()
+                .to_string()
+                .contains("both secret and secret_file")
+        );
         let e = ClusterFile::parse("coordinator = \"127.0.0.1:1\"\nnodes = 2\n", "f")
             .unwrap_err()
             .to_string();

@@ -34,13 +34,27 @@ mod tests;
 mod threads_trial;
 
 use net_trial::NetTrial;
-pub use net_trial::{JOIN_TIMEOUT, NodeError, host_nodes_with, serve_node};
+pub use net_trial::{JOIN_TIMEOUT, NodeError, SECRET_ENV, host_nodes_with, serve_node};
 use sim_trial::SimTrial;
 use threads_trial::ThreadsTrial;
 
 /// The scenario.
 #[derive(Debug, Default)]
 pub struct IspnPerf;
+
+// The duration parameters' ranges, each stated in its parameter's description: wide enough for
+// any real cluster (a timeout of ten minutes, a one-way link of a second), narrow enough that
+// no conversion to µs or ns wraps and no simulated wait outruns the simulation's clock.
+const LOCK_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 0..=600_000;
+const REPLY_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 1..=600_000;
+const LINK_DELAY_US: std::ops::RangeInclusive<u64> = 0..=1_000_000;
+const DURATION_MS: std::ops::RangeInclusive<u64> = 1..=3_600_000;
+const FAULT_MS: std::ops::RangeInclusive<u64> = 1..=600_000;
+const SETTLE_MS: std::ops::RangeInclusive<u64> = 0..=600_000;
+const GC_INTERVAL_MS: std::ops::RangeInclusive<u64> = 0..=3_600_000;
+const GC_PAUSE_MS: std::ops::RangeInclusive<u64> = 0..=60_000;
+const CPU_US_PER_MSG: std::ops::RangeInclusive<u64> = 0..=100_000;
+const CPU_NS_PER_BYTE: std::ops::RangeInclusive<u64> = 0..=10_000;
 
 impl IspnPerf {
     /// Every parameter at its first default, as the runner fills what a run leaves out.
@@ -181,7 +195,7 @@ impl IspnPerfParams {
         let hot_key_pct: u32 = p.parse_in("hot_key_pct", 0..=100)?;
         // A value's first 8 bytes hold its tag.
         let value_size: u32 = p.parse_in("value_size", MIN_VALUE_SIZE as u32..=u32::MAX)?;
-        let duration_ms: u64 = p.parse_in("duration_ms", 1..)?;
+        let duration_ms: u64 = p.parse_in("duration_ms", DURATION_MS)?;
         let raw = p.get("get_plan")?;
         let get_plan: GetPlanChoice = raw
             .parse()
@@ -217,8 +231,8 @@ impl IspnPerfParams {
             nodes,
             num_owners: p.parse("num_owners")?,
             keys: p.parse("keys")?,
-            lock_timeout_us: p.parse::<u64>("lock_timeout_ms")? * 1000,
-            reply_timeout_us: p.parse::<u64>("reply_timeout_ms")? * 1000,
+            lock_timeout_us: p.parse_in::<u64, _>("lock_timeout_ms", LOCK_TIMEOUT_MS)? * 1000,
+            reply_timeout_us: p.parse_in::<u64, _>("reply_timeout_ms", REPLY_TIMEOUT_MS)? * 1000,
             pool_size: p.parse("pool_size")?,
             oob_pool_size: p.parse("oob_pool_size")?,
             rejection,
@@ -238,10 +252,10 @@ impl IspnPerfParams {
         })?;
         let cpu = CpuConfig {
             cores: p.parse("cores")?,
-            per_input_us: p.parse("cpu_us_per_msg")?,
-            per_byte_ns: p.parse("cpu_ns_per_byte")?,
-            gc_interval_us: p.parse::<u64>("gc_interval_ms")? * 1000,
-            gc_pause_us: p.parse::<u64>("gc_pause_ms")? * 1000,
+            per_input_us: p.parse_in("cpu_us_per_msg", CPU_US_PER_MSG)?,
+            per_byte_ns: p.parse_in("cpu_ns_per_byte", CPU_NS_PER_BYTE)?,
+            gc_interval_us: p.parse_in::<u64, _>("gc_interval_ms", GC_INTERVAL_MS)? * 1000,
+            gc_pause_us: p.parse_in::<u64, _>("gc_pause_ms", GC_PAUSE_MS)? * 1000,
         };
         cpu.check().map_err(|e| {
             ScenarioError::bad(
@@ -264,8 +278,8 @@ impl IspnPerfParams {
             links,
             cluster,
             workload,
-            link_latency_us: p.parse("link_latency_us")?,
-            jitter_us: p.parse("jitter_us")?,
+            link_latency_us: p.parse_in("link_latency_us", LINK_DELAY_US)?,
+            jitter_us: p.parse_in("jitter_us", LINK_DELAY_US)?,
             cpu,
             duration_ms,
             // `per-process` reads as 0 here: `setup` puts the seed it draws in its place.
@@ -298,8 +312,8 @@ impl IspnPerfParams {
                 }
                 fault
             },
-            fault_ms: p.parse("fault_ms")?,
-            settle_ms: p.parse("settle_ms")?,
+            fault_ms: p.parse_in("fault_ms", FAULT_MS)?,
+            settle_ms: p.parse_in("settle_ms", SETTLE_MS)?,
         })
     }
 
@@ -402,7 +416,11 @@ impl Scenario for IspnPerf {
                  node's process is killed (the others are told and go on; the survivors are \
                  verified) or its link is cut for fault_ms and then repaired (namespaces only)",
             ),
-            ParamSpec::free("fault_ms", &["1000"], "net: how long a cut lasts"),
+            ParamSpec::free(
+                "fault_ms",
+                &["1000"],
+                "net: how long a cut lasts, in ms (1..=600000)",
+            ),
             ParamSpec::free(
                 "settle_ms",
                 &["20"],
@@ -410,7 +428,7 @@ impl Scenario for IspnPerf {
                  opens after they ran this long, so that it opens on operations in flight, as \
                  the simulation's long window nearly does (and a hot key's queue of lock \
                  waiters has time to build up: 100 for that); the window counts the operations \
-                 that end inside it",
+                 that end inside it (ms, 0..=600000)",
             ),
             ParamSpec::choices(
                 "netns",
@@ -428,13 +446,25 @@ impl Scenario for IspnPerf {
                 "value size in bytes (>= 8): each put allocates, sends and stores real bytes",
             ),
             ParamSpec::free("read_pct", &["80"], "percentage of gets"),
-            ParamSpec::free("link_latency_us", &["3000"], "one-way link latency in µs"),
-            ParamSpec::free("jitter_us", &["300"], "uniform extra latency in µs"),
-            ParamSpec::free("lock_timeout_ms", &["5000"], "key lock acquisition timeout"),
+            ParamSpec::free(
+                "link_latency_us",
+                &["3000"],
+                "one-way link latency in µs (0..=1000000)",
+            ),
+            ParamSpec::free(
+                "jitter_us",
+                &["300"],
+                "uniform extra latency in µs (0..=1000000)",
+            ),
+            ParamSpec::free(
+                "lock_timeout_ms",
+                &["5000"],
+                "key lock acquisition timeout in ms (0..=600000; 0: fail at once if held)",
+            ),
             ParamSpec::free(
                 "reply_timeout_ms",
                 &["15000"],
-                "sync reply / ack timeout (replTimeout, remoteTimeout)",
+                "sync reply / ack timeout (replTimeout, remoteTimeout) in ms (1..=600000)",
             ),
             ParamSpec::free("hot_key_pct", &["0"], "percentage of puts that go to key 0"),
             ParamSpec::free("pool_size", &["32"], "remote-command pool slots per node"),
@@ -453,20 +483,28 @@ impl Scenario for IspnPerf {
             ParamSpec::free(
                 "cpu_us_per_msg",
                 &["30"],
-                "sim: core time per handled message or client op, in µs",
+                "sim: core time per handled message or client op, in µs (0..=100000)",
             ),
             ParamSpec::free(
                 "cpu_ns_per_byte",
                 &["2"],
-                "sim: extra core time per payload byte carried, in ns",
+                "sim: extra core time per payload byte carried, in ns (0..=10000)",
             ),
             ParamSpec::free(
                 "gc_interval_ms",
                 &["0"],
-                "sim: time between a node's stop-the-world pauses (0: none)",
+                "sim: time between a node's stop-the-world pauses, in ms (0..=3600000; 0: none)",
             ),
-            ParamSpec::free("gc_pause_ms", &["0"], "sim: length of each pause"),
-            ParamSpec::free("duration_ms", &["500"], "sim: virtual window per iteration"),
+            ParamSpec::free(
+                "gc_pause_ms",
+                &["0"],
+                "sim: length of each pause, in ms (0..=60000)",
+            ),
+            ParamSpec::free(
+                "duration_ms",
+                &["500"],
+                "sim: virtual window per iteration, in ms (1..=3600000)",
+            ),
             ParamSpec::free(
                 "requests_per_node",
                 &["0"],

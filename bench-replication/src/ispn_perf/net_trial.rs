@@ -6,7 +6,11 @@
 //!
 //! A node process is `critsec node --coordinator ADDR --id N -p ...`: the scenario's
 //! parameters, every one, so that each node parses exactly the settings the coordinator did
-//! (and their digest, checked when the node joins, proves it).
+//! (and their digest, checked when the node joins, proves it). Each run draws a secret that its
+//! nodes' hellos prove, handed to them in their environment ([`SECRET_ENV`]), never on a command
+//! line. A node process dies with the thread that started it (`PR_SET_PDEATHSIG`; that thread
+//! owns the trial until it ends), and stops by itself when its control connection closes, so
+//! that a coordinator killed outright (a fork past its timeout) leaves no load behind.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -20,9 +24,12 @@ use critsec_harness::{
     CheckFailed, ExternalSample, Iterations, Params, ScenarioError, SelfTimed, Trial,
 };
 use critsec_replication::driver::net::NetError;
-use critsec_replication::driver::net::coordinator::{Coordinator, NetCluster, Started};
+use critsec_replication::driver::net::coordinator::{
+    Coordinator, NetCluster, Started, dies_with_its_parent,
+};
 use critsec_replication::driver::net::netns::Namespaces;
 use critsec_replication::driver::net::node::{NodeSettings, serve};
+use critsec_replication::driver::net::wire::Secret;
 use critsec_replication::workload::RequesterStats;
 use critsec_replication::{NodeId, NodeStats};
 
@@ -36,6 +43,9 @@ pub const JOIN_TIMEOUT: Duration = Duration::from_secs(30);
 /// started by hand (or serve one coordinator after another).
 const CLUSTER_JOIN_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The environment variable that hands a node process started here its run's secret, as hex.
+pub const SECRET_ENV: &str = "CRITSEC_NODE_SECRET";
+
 /// The program that hosts a node process, and the arguments before the node's own.
 static NODE_PROGRAM: OnceLock<(PathBuf, Vec<String>)> = OnceLock::new();
 
@@ -48,13 +58,14 @@ pub fn host_nodes_with(program: PathBuf, args: Vec<String>) {
 
 /// A node process's main: parses the scenario's parameters as the coordinator sent them (or
 /// the cluster file gives them) and serves node `id` until the coordinator says exit, trying
-/// to join it for `join_timeout`.
+/// to join it for `join_timeout`, its hellos proving `secret`.
 pub fn serve_node(
     params: &Params,
     id: NodeId,
     listen: SocketAddr,
     coordinator: SocketAddr,
     join_timeout: Duration,
+    secret: Secret,
 ) -> Result<(), NodeError> {
     let s = IspnPerfParams::parse(params).map_err(NodeError::Params)?;
     let settings = NodeSettings {
@@ -65,6 +76,7 @@ pub fn serve_node(
         listen,
         coordinator,
         join_timeout,
+        secret,
     };
     serve(&settings).map_err(NodeError::Net)
 }
@@ -91,6 +103,8 @@ pub(super) struct NetTrial {
     placement: String,
     /// Whether the fault (if any) is still to come: it hits the first measured iteration.
     fault_due: std::sync::atomic::AtomicBool,
+    /// What the fault did, once it happened, for the verification line.
+    fault_done: Mutex<Option<String>>,
     /// Per node, its messages sent and requests ended since it started, as of the last
     /// iteration: an iteration's messages per request are the differences, so a request's
     /// messages are counted with it even when they fall before or after the slice.
@@ -106,6 +120,8 @@ impl NetTrial {
             let bad =
                 |what: String| ScenarioError::bad("cluster", &path.display().to_string(), what);
             let file = ClusterFile::read(path).map_err(|e| bad(e.to_string()))?;
+            // The command line fills a run's parameters from its cluster file (`critsec run`
+            // does); a value that still differs was set against the file.
             for (k, v) in &file.params {
                 let ours = params
                     .0
@@ -117,21 +133,30 @@ impl NetTrial {
                     )));
                 }
             }
-            let coordinator = Coordinator::bind(file.coordinator).map_err(setup_error)?;
+            let coordinator = Coordinator::bind(file.coordinator)
+                .map_err(setup_error)?
+                .with_secret(file.secret.clone())
+                .placing(file.nodes.clone());
             let cluster = coordinator
                 .gather(
                     setup.protocol,
                     &setup.threads_config(),
+                    &setup.workload,
                     Vec::new(),
                     CLUSTER_JOIN_TIMEOUT,
                 )
                 .map_err(setup_error)?;
+            let secret = match file.secret.is_empty() {
+                true => "no shared secret",
+                false => "hellos proving the file's secret",
+            };
             return Ok(NetTrial {
-                placement: format!("on the hosts of {}", path.display()),
+                placement: format!("on the hosts of {} ({secret})", path.display()),
                 setup,
                 cluster: Mutex::new(cluster),
                 namespaces: None,
                 fault_due: false.into(),
+                fault_done: Mutex::default(),
                 totals: Mutex::default(),
             });
         }
@@ -182,7 +207,10 @@ impl NetTrial {
         let host = namespaces
             .as_ref()
             .map_or(loopback, Namespaces::host_address);
-        let coordinator = Coordinator::bind(SocketAddr::new(host, 0)).map_err(setup_error)?;
+        let secret = Secret::random();
+        let coordinator = Coordinator::bind(SocketAddr::new(host, 0))
+            .map_err(setup_error)?
+            .with_secret(secret.clone());
         let at = coordinator.address().map_err(setup_error)?;
         let mut started = Vec::new();
         for id in 0..nodes as NodeId {
@@ -205,7 +233,11 @@ impl NetTrial {
             }
             // A node's errors reach the coordinator over its control connection; its stderr
             // stays visible for what cannot (a panic).
-            cmd.stdin(Stdio::null()).stdout(Stdio::null());
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .env(SECRET_ENV, secret.to_hex());
+            // The node dies with the thread that started it, the trial's.
+            dies_with_its_parent(&mut cmd);
             let child = cmd.spawn().map_err(|e| {
                 ScenarioError::Setup(format!("starting node {id} ({}): {e}", program.display()))
             })?;
@@ -213,10 +245,17 @@ impl NetTrial {
         }
         // Dropping `started` inside a failed gather kills the processes.
         let cluster = coordinator
-            .gather(setup.protocol, &threads, started, JOIN_TIMEOUT)
+            .gather(
+                setup.protocol,
+                &threads,
+                &setup.workload,
+                started,
+                JOIN_TIMEOUT,
+            )
             .map_err(setup_error)?;
         Ok(NetTrial {
             fault_due: (setup.fault != Fault::None).into(),
+            fault_done: Mutex::default(),
             setup,
             cluster: Mutex::new(cluster),
             namespaces,
@@ -232,6 +271,35 @@ impl Trial for NetTrial {
             .cluster
             .lock()
             .map_err(|_| "net cluster poisoned".to_string())?;
+        let fault = self
+            .fault_done
+            .lock()
+            .map_err(|_| "net fault poisoned".to_string())?
+            .clone();
+        let verified = self.verified(&mut cluster, fault.as_deref());
+        // A fault run's outcome is the point of it: shown on the console as it is in the
+        // metadata, passed or failed.
+        if let Some(fault) = &fault {
+            match &verified {
+                Ok(line) => eprintln!("critsec: net: verified: {line}"),
+                Err(e) => eprintln!("critsec: net: after the {fault}: {e}"),
+            }
+        }
+        verified
+    }
+
+    fn iterations(&self) -> Iterations<'_> {
+        Iterations::SelfTimed(self)
+    }
+}
+
+impl NetTrial {
+    /// Verifies the quiescent cluster, the line naming the fault that hit it, if one did.
+    fn verified(
+        &self,
+        cluster: &mut NetCluster,
+        fault: Option<&str>,
+    ) -> Result<String, CheckFailed> {
         let report = cluster
             .verify(Duration::from_secs(60))
             .map_err(|e| e.to_string())?;
@@ -242,14 +310,27 @@ impl Trial for NetTrial {
             Some(n) => format!("{n} gets history-checked across node processes"),
             None => "no history check across hosts (their clocks are not compared)".to_string(),
         };
+        let fault = fault.map_or(String::new(), |f| format!("after the {f}: "));
+        let ignored = match cluster.ignored() {
+            [] => String::new(),
+            some => format!(
+                "; {} connection(s) to the coordinator ignored, never saying hello ({})",
+                some.len(),
+                some.join("; ")
+            ),
+        };
         Ok(format!(
-            "{}; {} gets history-checked per node process, {across}; {} messages over sockets, nodes {}",
+            "{fault}{}; {} gets history-checked per node process, {across}; {} messages over sockets, nodes {}{ignored}",
             report.verify, report.gets_checked, report.driver.socket_messages, self.placement
         ))
     }
 
-    fn iterations(&self) -> Iterations<'_> {
-        Iterations::SelfTimed(self)
+    /// Records what the fault did, and says it on the console at once.
+    fn fault_happened(&self, what: String) {
+        eprintln!("critsec: net: {what}");
+        if let Ok(mut done) = self.fault_done.lock() {
+            *done = Some(what);
+        }
     }
 }
 
@@ -264,7 +345,16 @@ impl SelfTimed for NetTrial {
         let last = (self.setup.cluster.nodes - 1) as NodeId;
         let at = budget / 3;
         let figures = match (fault, self.setup.fault) {
-            (true, Fault::Kill) => cluster.run_killing(budget, last, at),
+            (true, Fault::Kill) => {
+                let pid = cluster.pid(last);
+                let figures = cluster.run_killing(budget, last, at);
+                let pid = pid.map_or(String::new(), |p| format!(" (pid {p})"));
+                self.fault_happened(format!(
+                    "kill of node {last}'s process{pid} {} ms into the first measured iteration",
+                    at.as_millis()
+                ));
+                figures
+            }
             (true, Fault::Cut) => {
                 let ns = self.namespaces.as_ref().expect("checked at setup");
                 let cut = Duration::from_millis(self.setup.fault_ms);
@@ -278,6 +368,13 @@ impl SelfTimed for NetTrial {
                     let figures = cluster.run(budget);
                     let cutter = cutter.join().expect("the cutter does not panic");
                     cutter.and(figures)
+                })
+                .inspect(|_| {
+                    self.fault_happened(format!(
+                        "cut of node {last}'s link for {} ms, {} ms into the first measured iteration",
+                        cut.as_millis(),
+                        at.as_millis()
+                    ))
                 })
             }
             _ => cluster.run_settled(Duration::from_millis(self.setup.settle_ms), budget),

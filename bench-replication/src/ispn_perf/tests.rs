@@ -303,6 +303,44 @@ fn bad_params_are_rejected_with_the_valid_set() {
     }
 }
 
+/// Every duration parameter is range-checked when parsed, for every driver: a value that would
+/// wrap when turned into µs (`reply_timeout_ms` = 2^64 / 1000 + 1 became 384 µs) or that no
+/// real cluster has is refused naming the parameter and the value, and its range's ends pass.
+#[test]
+fn every_duration_parameter_is_range_checked_for_every_driver() {
+    let ranges = [
+        ("lock_timeout_ms", "0", "600000", "600001"),
+        ("reply_timeout_ms", "1", "600000", "18446744073709552"),
+        ("link_latency_us", "0", "1000000", "1000001"),
+        ("jitter_us", "0", "1000000", "18446744073709551615"),
+        ("duration_ms", "1", "3600000", "3600001"),
+        ("fault_ms", "1", "600000", "600001"),
+        ("settle_ms", "0", "600000", "600001"),
+        ("gc_interval_ms", "0", "3600000", "18446744073709552"),
+        ("gc_pause_ms", "0", "60000", "60001"),
+        ("cpu_us_per_msg", "0", "100000", "100001"),
+        ("cpu_ns_per_byte", "0", "10000", "10001"),
+    ];
+    for driver in ["sim", "threads", "net"] {
+        for (name, low, high, bad) in ranges {
+            for ok in [low, high] {
+                let p = params(&[("driver", driver), (name, ok)]);
+                assert!(
+                    IspnPerfParams::parse(&p).is_ok(),
+                    "{driver}: {name}={ok} refused"
+                );
+            }
+            let p = params(&[("driver", driver), (name, bad)]);
+            let err = IspnPerfParams::parse(&p).err().map(|e| e.to_string());
+            let err = err.unwrap_or_else(|| panic!("{driver}: {name}={bad} accepted"));
+            assert!(
+                err.contains(&format!("`{name}` has the bad value `{bad}`")),
+                "{err}"
+            );
+        }
+    }
+}
+
 /// Every claim of `claims.toml`, both sides, one iteration each: prints the figures. Run by hand:
 /// `cargo test -p bench-replication --release --lib claim_figures -- --ignored --nocapture`.
 #[cfg(test)]

@@ -86,6 +86,17 @@ pub enum VerifyError {
         /// What the primary holds.
         found: Versioned,
     },
+    /// Every node of the view is dead: there is no state left to check the acknowledged writes
+    /// against, so nothing is verified.
+    #[error(
+        "no node survived (nodes {dead:?} were killed): {acked} acknowledged puts cannot be checked"
+    )]
+    NoSurvivors {
+        /// The dead nodes.
+        dead: Vec<NodeId>,
+        /// Acknowledged puts that were to be checked.
+        acked: u64,
+    },
     /// A node applied an older version over a newer one.
     #[error("node {node} applied an older version over a newer one {count} times")]
     VersionRegression {

@@ -420,7 +420,10 @@ fn check_net_nodes(p: ProtocolKind) {
         value_size: 64,
         ..WorkloadConfig::default()
     };
-    let coordinator = Coordinator::bind(([127, 0, 0, 1], 0).into()).unwrap();
+    let secret = super::driver::net::wire::Secret::random();
+    let coordinator = Coordinator::bind(([127, 0, 0, 1], 0).into())
+        .unwrap()
+        .with_secret(secret.clone());
     let at = coordinator.address().unwrap();
     std::thread::scope(|s| {
         let servers: Vec<_> = (0..3)
@@ -433,12 +436,13 @@ fn check_net_nodes(p: ProtocolKind) {
                     listen: ([127, 0, 0, 1], 0).into(),
                     coordinator: at,
                     join_timeout: Duration::from_secs(10),
+                    secret: secret.clone(),
                 };
                 s.spawn(move || serve(&settings))
             })
             .collect();
         let mut cluster = coordinator
-            .gather(p, &threads, Vec::new(), Duration::from_secs(20))
+            .gather(p, &threads, &workload, Vec::new(), Duration::from_secs(20))
             .unwrap();
         let figures = cluster.run(Duration::from_millis(150)).unwrap();
         assert_eq!(

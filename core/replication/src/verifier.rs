@@ -196,8 +196,13 @@ pub fn verify_survivors(
         segments_checked: 0,
         lost_with_primary: 0,
     };
+    // A check over nothing proves nothing: with every node dead (or none given) no write
+    // survives to be compared.
     let Some(first) = nodes.first() else {
-        return Ok(report);
+        return Err(VerifyError::NoSurvivors {
+            dead: dead.to_vec(),
+            acked: acks.acked,
+        });
     };
     for n in nodes {
         if let Some(what) = n.busy.clone() {
@@ -399,6 +404,13 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(verify_survivors(&snaps[1..], &[0], &AckLog::new(4)).is_ok());
+        // With every node dead nothing survives to be checked: a failure, not a pass.
+        assert_eq!(
+            verify_survivors(&[], &[0, 1], &acks)
+                .unwrap_err()
+                .to_string(),
+            "no node survived (nodes [0, 1] were killed): 2 acknowledged puts cannot be checked"
+        );
         // Node 1 neither reported nor dead.
         assert!(matches!(
             verify_survivors(survivor, &[], &AckLog::new(4)),

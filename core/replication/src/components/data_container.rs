@@ -2,7 +2,7 @@
 //! (Infinispan's `DataContainer`, with the version its entries' metadata carries).
 
 use super::collections::IdMap;
-use crate::message::{Key, Versioned};
+use crate::message::{Key, Value, Versioned};
 
 /// Entries of keys `0..keys`, in a hash map: a node holds only its own keys (2 of 100 nodes own
 /// each key), so a 100-node simulation keeps its containers in cache instead of 100 dense arrays.
@@ -68,6 +68,22 @@ impl DataContainer {
     /// Entries applied so far.
     pub fn applies(&self) -> u64 {
         self.applies
+    }
+
+    /// The container with each entry's value replaced by `f` of it, its counts kept: what a
+    /// node process reports to its coordinator (fingerprints in place of payloads).
+    pub fn map_values(&self, f: impl Fn(&Value) -> Value) -> Self {
+        DataContainer {
+            entries: self
+                .entries
+                .iter()
+                .map(|(&k, e)| {
+                    let value = f(&e.value);
+                    (k, Versioned { value, ..*e })
+                })
+                .collect(),
+            ..*self
+        }
     }
 
     /// The number of keys the container can hold.

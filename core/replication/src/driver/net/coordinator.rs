@@ -5,18 +5,24 @@
 //! from the nodes' reports with the same verifier every driver uses.
 //!
 //! Every wait has a deadline, and a node that fails is named: one that never joins, joins
-//! twice, runs another build or cluster, reports a failure, or whose process dies (its control
-//! connection ends). Dropping a [`NetCluster`] tells every node to exit and kills any process
-//! this coordinator started that has not exited within a few seconds.
+//! twice, runs another build or cluster, does not prove the cluster's secret, joins from an
+//! address other than the one its cluster file gives it, reports a failure, or whose process
+//! dies (its control connection ends). A connection that never says who it is (a port scan, a
+//! health check) is no node: it is dropped, and listed in [`NetCluster::ignored`]. Dropping a
+//! [`NetCluster`] tells every node to exit and kills any process this coordinator started that
+//! has not exited within a few seconds.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use crossbeam::channel::{Receiver, RecvTimeoutError};
+use crossbeam::channel::{Receiver, RecvTimeoutError, TryRecvError};
 
-use super::control::{Command, ControlStream, ControlWriter, Event, FinalReport, RunFigures};
-use super::wire::Hello;
+use super::control::{
+    Command, ControlStream, ControlWriter, Event, FinalReport, RunFigures, read_on_a_thread,
+};
+use super::sockets::HELLO_TIMEOUT;
+use super::wire::{Challenge, Hello, Secret, challenge};
 use super::{NetError, cluster_digest};
 use crate::driver::threads::{DriverStats, Progress, ThreadsConfig};
 use crate::history::{TimedOp, check_timeline};
@@ -24,12 +30,16 @@ use crate::message::NodeId;
 use crate::node::NodeStats;
 use crate::protocol::ProtocolKind;
 use crate::verifier::{AckLog, VerifyReport, verify_snapshots, verify_survivors};
+use crate::workload::WorkloadConfig;
 
 /// The coordinator's listener, bound before any node process is started so that their
 /// command lines can name it.
 #[derive(Debug)]
 pub struct Coordinator {
     listener: TcpListener,
+    secret: Secret,
+    /// Where a cluster file places each node, by id: a node joins from its host only.
+    placed: Option<Vec<SocketAddr>>,
 }
 
 /// A node process a coordinator started: killed if it outlives the run.
@@ -39,6 +49,29 @@ pub struct Started {
     pub node: NodeId,
     /// The process.
     pub child: Child,
+}
+
+/// Has the process `cmd` starts killed (`SIGKILL`) when the thread that starts it ends, the
+/// process with it (Linux's `PR_SET_PDEATHSIG`): a node process must not outlive its
+/// coordinator, even one killed outright. Start it from a thread that lives as long as the
+/// cluster. If that thread is gone before the child could ask, the child does not start.
+pub fn dies_with_its_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: between fork and exec the closure calls only async-signal-safe functions (prctl,
+    // getppid) and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from(std::io::ErrorKind::NotConnected));
+            }
+            Ok(())
+        });
+    }
 }
 
 /// What a verified net run found.
@@ -62,7 +95,22 @@ impl Coordinator {
     pub fn bind(address: SocketAddr) -> Result<Self, NetError> {
         Ok(Coordinator {
             listener: TcpListener::bind(address)?,
+            secret: Secret::default(),
+            placed: None,
         })
+    }
+
+    /// Has every node prove `secret` when it joins (none by default).
+    pub fn with_secret(self, secret: Secret) -> Self {
+        Coordinator { secret, ..self }
+    }
+
+    /// Has node `i` join from the host of `addresses[i]` (a cluster file's), and listen there.
+    pub fn placing(self, addresses: Vec<SocketAddr>) -> Self {
+        Coordinator {
+            placed: Some(addresses),
+            ..self
+        }
     }
 
     /// Where node processes join.
@@ -71,12 +119,15 @@ impl Coordinator {
     }
 
     /// Waits up to `timeout` for every node of `threads.cluster` to join, checks each one's
-    /// hello against this coordinator's settings, and connects them. `started` are the node
-    /// processes this coordinator launched (empty when they were started by hand on their hosts).
+    /// hello against this coordinator's settings and secret (and placement), and connects them.
+    /// `started` are the node processes this coordinator launched (empty when they were started
+    /// by hand on their hosts). A connection that closes, sends what is no hello, or stays
+    /// silent for [`HELLO_TIMEOUT`] is dropped and listed ([`NetCluster::ignored`]).
     pub fn gather(
         self,
         protocol: ProtocolKind,
         threads: &ThreadsConfig,
+        workload: &WorkloadConfig,
         started: Vec<Started>,
         timeout: Duration,
     ) -> Result<NetCluster, NetError> {
@@ -84,71 +135,144 @@ impl Coordinator {
         let mut cluster = NetCluster {
             links: (0..nodes).map(|_| None).collect(),
             acks: AckLog::new(threads.cluster.keys),
+            ops: (0..nodes).map(|_| Vec::new()).collect(),
             started,
             reply_timeout: Duration::from_micros(threads.cluster.reply_timeout_us),
+            ignored: Vec::new(),
         };
-        let digest = cluster_digest(protocol, threads);
+        let digest = cluster_digest(protocol, threads, workload);
         let mut addresses: Vec<Option<SocketAddr>> = vec![None; nodes];
+        // Connections not yet identified: each with its challenge, its peer, when it came.
+        let mut waiting: Vec<(Link, Challenge, SocketAddr, Instant)> = Vec::new();
         let deadline = Instant::now() + timeout;
         self.listener.set_nonblocking(true)?;
         while addresses.iter().any(Option::is_none) {
-            let stream = match self.listener.accept() {
-                Ok((stream, _)) => stream,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    cluster.check_started()?;
-                    if Instant::now() >= deadline {
-                        let missing: Vec<_> = (0..nodes)
-                            .filter(|&n| addresses[n].is_none())
-                            .map(|n| n.to_string())
-                            .collect();
-                        return Err(NetError::Timeout {
-                            what: format!(
-                                "node(s) {} to join within {} ms",
-                                missing.join(", "),
-                                timeout.as_millis()
-                            ),
-                        });
+            match self.listener.accept() {
+                Ok((stream, from)) => {
+                    stream.set_nonblocking(false)?;
+                    let c = challenge();
+                    let linked = Link::new(stream).and_then(|mut link| {
+                        link.send(&Command::Challenge(c))?;
+                        Ok(link)
+                    });
+                    match linked {
+                        Ok(link) => waiting.push((link, c, from, Instant::now())),
+                        Err(e) => cluster.ignored.push(format!("{from}: {e}")),
                     }
-                    std::thread::sleep(Duration::from_millis(10));
                     continue;
                 }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e.into()),
-            };
-            stream.set_nonblocking(false)?;
-            let mut link = Link::new(stream)?;
-            let (hello, address) = match link.next(Duration::from_secs(10))? {
-                Event::Joined { hello, address } => (hello, address),
-                // A node that could not even listen says so before it joins.
-                Event::Failed(what) => return Err(NetError::Failed(what)),
-                other => {
-                    return Err(NetError::protocol(format!(
-                        "a node's first frame was {other:?}"
-                    )));
+            }
+            let mut i = 0;
+            while i < waiting.len() {
+                let first = waiting[i].0.try_next();
+                let Some(first) = first else {
+                    if waiting[i].3.elapsed() >= HELLO_TIMEOUT {
+                        let (_, _, from, _) = waiting.swap_remove(i);
+                        cluster.ignored.push(format!(
+                            "{from}: no hello within {} ms",
+                            HELLO_TIMEOUT.as_millis()
+                        ));
+                    } else {
+                        i += 1;
+                    }
+                    continue;
+                };
+                let (mut link, challenge, from, _) = waiting.swap_remove(i);
+                let (hello, address) = match first {
+                    Ok(Event::Joined { hello, address }) => (hello, address),
+                    // A node that could not even listen says so before it joins.
+                    Ok(Event::Failed(what)) => return Err(NetError::Failed(what)),
+                    Ok(other) => {
+                        cluster.ignored.push(format!(
+                            "{from}: a first frame that is no hello ({other:?})"
+                        ));
+                        continue;
+                    }
+                    Err(e) => {
+                        cluster.ignored.push(format!("{from}: {e} before a hello"));
+                        continue;
+                    }
+                };
+                let node = hello.from;
+                let ours = Hello::new(node, digest, &Secret::default(), &challenge);
+                hello.check_proven(&ours, &self.secret, &challenge)?;
+                let slot = addresses
+                    .get_mut(usize::from(node))
+                    .ok_or_else(|| NetError::Node {
+                        node,
+                        what: format!("is not a member of a cluster of {nodes} nodes"),
+                    })?;
+                if let Some(placed) = &self.placed {
+                    check_placement(node, placed, from, address)?;
                 }
-            };
-            let node = hello.from;
-            hello.check(&Hello::new(node, digest))?;
-            let slot = addresses
-                .get_mut(usize::from(node))
-                .ok_or_else(|| NetError::Node {
-                    node,
-                    what: format!("is not a member of a cluster of {nodes} nodes"),
-                })?;
-            if slot.is_some() {
-                return Err(NetError::Node {
-                    node,
-                    what: "joined twice (two hosts with the same node id?)".into(),
+                if slot.is_some() {
+                    return Err(NetError::Node {
+                        node,
+                        what: "joined twice (two hosts with the same node id?)".into(),
+                    });
+                }
+                *slot = Some(address);
+                link.node = Some(node);
+                cluster.links[usize::from(node)] = Some(link);
+            }
+            if addresses.iter().all(Option::is_some) {
+                break;
+            }
+            cluster.check_started()?;
+            if Instant::now() >= deadline {
+                let missing: Vec<_> = (0..nodes)
+                    .filter(|&n| addresses[n].is_none())
+                    .map(|n| n.to_string())
+                    .collect();
+                let ignored = match cluster.ignored.is_empty() {
+                    true => String::new(),
+                    false => format!(" (connections ignored: {})", cluster.ignored.join("; ")),
+                };
+                return Err(NetError::Timeout {
+                    what: format!(
+                        "node(s) {} to join within {} ms{ignored}",
+                        missing.join(", "),
+                        timeout.as_millis()
+                    ),
                 });
             }
-            *slot = Some(address);
-            link.node = Some(node);
-            cluster.links[usize::from(node)] = Some(link);
+            std::thread::sleep(Duration::from_millis(10));
         }
         let addresses: Vec<SocketAddr> = addresses.into_iter().flatten().collect();
         cluster.broadcast(&Command::Peers(addresses))?;
         cluster.collect(timeout, |e| matches!(e, Event::Connected).then_some(()))?;
         Ok(cluster)
     }
+}
+
+/// Whether node `node`, whose control connection comes from `from` and which listens at
+/// `address`, joins from where a cluster file `placed` it: an address proves little on a
+/// shared network (the secret proves more), but a node on another host than its file says is
+/// a mistake to name, not a member to run with.
+fn check_placement(
+    node: NodeId,
+    placed: &[SocketAddr],
+    from: SocketAddr,
+    address: SocketAddr,
+) -> Result<(), NetError> {
+    let Some(&want) = placed.get(usize::from(node)) else {
+        return Ok(());
+    };
+    let elsewhere = |what: String| {
+        Err(NetError::Node {
+            node,
+            what: format!("{what}, but the cluster file places it at {want}"),
+        })
+    };
+    if !want.ip().is_unspecified() && from.ip() != want.ip() {
+        return elsewhere(format!("joined from {}", from.ip()));
+    }
+    if want.port() != 0 && address.port() != want.port() {
+        return elsewhere(format!("listens at {address}"));
+    }
+    Ok(())
 }
 
 /// A joined, connected cluster of node processes.
@@ -159,8 +283,12 @@ pub struct NetCluster {
     /// The puts every node's requesters saw acknowledged, as the nodes streamed them
     /// ([`Event::Acked`]), a killed node's among them.
     acks: AckLog,
+    /// Per node, its timed operations reported since the last verification ([`Event::Ops`]).
+    ops: Vec<Vec<TimedOp>>,
     started: Vec<Started>,
     reply_timeout: Duration,
+    /// Connections to the coordinator that never said who they were, and why.
+    ignored: Vec<String>,
 }
 
 impl NetCluster {
@@ -258,6 +386,8 @@ impl NetCluster {
             _ => None,
         })?;
         let keys = reports.first().map_or(0, |r| r.snapshot.data.keys());
+        let mut ops_of: Vec<Vec<TimedOp>> = std::mem::take(&mut self.ops);
+        self.ops = (0..self.links.len()).map(|_| Vec::new()).collect();
         let (mut stats, mut driver) = (NodeStats::default(), DriverStats::default());
         let mut gets_checked = 0;
         for r in &reports {
@@ -275,7 +405,10 @@ impl NetCluster {
         let gets_checked_across = if self.started.is_empty() {
             None
         } else {
-            let ops: Vec<TimedOp> = reports.iter().flat_map(|r| r.ops.iter().copied()).collect();
+            let ops: Vec<TimedOp> = reports
+                .iter()
+                .flat_map(|r| std::mem::take(&mut ops_of[usize::from(r.node)]))
+                .collect();
             let check = check_timeline(keys, &ops);
             check.result().map_err(|e| {
                 NetError::Verify(format!("the history check across node processes: {e}"))
@@ -331,6 +464,12 @@ impl NetCluster {
             .map(|s| s.child.id())
     }
 
+    /// Connections to the coordinator while it gathered the nodes that never said who they
+    /// were (a port scan, a health check), each with its peer and how it ended: ignored.
+    pub fn ignored(&self) -> &[String] {
+        &self.ignored
+    }
+
     /// The nodes whose processes are gone.
     pub fn dead(&self) -> Vec<NodeId> {
         (0..self.links.len())
@@ -358,10 +497,12 @@ impl NetCluster {
                 continue;
             };
             let node = link.node;
-            // Acks stream in while a run goes on, before its figures.
+            // Acks stream in while a run goes on, before its figures; operations before a
+            // node's final report.
             let event = loop {
                 match link.next(wait) {
                     Ok(Event::Acked(a)) => self.acks.absorb(a.count, &a.newest),
+                    Ok(Event::Ops(ops)) => self.ops[i].extend(ops),
                     other => break other,
                 }
             };
@@ -498,27 +639,33 @@ struct Link {
     events: Receiver<Result<Option<Event>, NetError>>,
 }
 
+/// A link let go is closed, so that its reader thread ends even if the other end (a stranger
+/// that never spoke) keeps it open.
+impl Drop for Link {
+    fn drop(&mut self) {
+        self.commands.shut();
+    }
+}
+
 impl Link {
     fn new(stream: TcpStream) -> Result<Self, NetError> {
-        let (mut reader, commands) = ControlStream::new(stream)?.split();
-        let (sender, events) = crossbeam::channel::unbounded();
-        std::thread::Builder::new()
-            .name("critsec-control".into())
-            .spawn(move || {
-                loop {
-                    let item: Result<Option<Event>, NetError> =
-                        reader.next_as().map_err(NetError::from);
-                    let end = !matches!(item, Ok(Some(_)));
-                    if sender.send(item).is_err() || end {
-                        break;
-                    }
-                }
-            })?;
+        let (reader, commands) = ControlStream::new(stream)?.split();
         Ok(Link {
             node: None,
             commands,
-            events,
+            events: read_on_a_thread(reader)?,
         })
+    }
+
+    /// The node's next event if one is there: `None` if none is yet.
+    fn try_next(&mut self) -> Option<Result<Event, NetError>> {
+        let closed = || NetError::protocol("its control connection closed".to_string());
+        match self.events.try_recv() {
+            Ok(Ok(Some(e))) => Some(Ok(e)),
+            Ok(Ok(None)) | Err(TryRecvError::Disconnected) => Some(Err(closed())),
+            Ok(Err(e)) => Some(Err(e)),
+            Err(TryRecvError::Empty) => None,
+        }
     }
 
     fn send(&mut self, command: &Command) -> Result<(), NetError> {

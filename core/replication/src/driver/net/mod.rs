@@ -27,11 +27,25 @@ pub mod wire;
 use crate::driver::threads::ThreadsConfig;
 use crate::message::NodeId;
 use crate::protocol::ProtocolKind;
+use crate::workload::WorkloadConfig;
 
 /// The digest of a cluster's settings that every node's hello carries
-/// ([`wire::settings_digest`]): the protocol, the cluster's settings and the links'.
-pub fn cluster_digest(protocol: ProtocolKind, cfg: &ThreadsConfig) -> u64 {
-    wire::settings_digest(&(protocol, &cfg.cluster, cfg.latency_us, cfg.jitter_us))
+/// ([`wire::settings_digest`]): everything that decides what a node does, so that a node of
+/// another workload cannot join a run and be scored as this one's: the protocol, the cluster's
+/// settings, the links', the seed, and what its requesters do.
+pub fn cluster_digest(
+    protocol: ProtocolKind,
+    cfg: &ThreadsConfig,
+    workload: &WorkloadConfig,
+) -> u64 {
+    // Every field of the links but `sockets`, which a node process implies.
+    let links = (
+        cfg.latency_us,
+        cfg.jitter_us,
+        cfg.xmit_interval_us,
+        cfg.drop_per_mille,
+    );
+    wire::settings_digest(&(protocol, &cfg.cluster, links, cfg.seed, workload))
 }
 
 /// Why a net run failed; an error that concerns one node names it.

@@ -4,20 +4,27 @@
 //! its control connection ([`control`](super::control)).
 //!
 //! Life of a node process: join the coordinator (retrying while the coordinator is not up
-//! yet, since hosts start in any order), bind its listener and tell the coordinator where,
-//! connect to every node once the coordinator has every address, then run, report progress and report its state as asked,
-//! until told to exit or until the coordinator's connection ends. Any failure is said to the
-//! coordinator ([`Event::Failed`]) before the process gives up.
+//! yet, since hosts start in any order) with a hello that proves the cluster's secret over the
+//! coordinator's challenge, bind its listener and tell the coordinator where, connect to every
+//! node once the coordinator has every address, then run, report progress and report its state
+//! as asked, until told to exit or until the coordinator's connection ends. A node whose
+//! coordinator is gone (its control connection closed: the process killed, a fork timed out)
+//! stops at once, mid-run too: its requesters would load a cluster nobody measures. Any failure
+//! is said to the coordinator ([`Event::Failed`]) before the process gives up.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam::channel::{Receiver, Sender};
+use crossbeam::channel::{Receiver, RecvTimeoutError, Sender};
 
-use super::control::{ACK_FLUSH, Acked, Command, ControlStream, Event, FinalReport, RunFigures};
-use super::sockets::Bound;
-use super::wire::{Hello, WireError};
+use super::control::{
+    ACK_FLUSH, ACKS_PER_FRAME, Acked, Command, ControlStream, ControlWriter, Event, FinalReport,
+    OPS_PER_FRAME, RunFigures, fingerprint, fingerprinted, read_on_a_thread,
+};
+use super::sockets::{Bound, Handshake};
+use super::wire::{Hello, Secret, WireError};
 use super::{NetError, cluster_digest};
 use crate::driver::threads::{ClusterClient, Split, ThreadCluster, ThreadsConfig};
 use crate::history::TimedOp;
@@ -44,6 +51,8 @@ pub struct NodeSettings {
     pub coordinator: SocketAddr,
     /// How long to keep trying to reach the coordinator.
     pub join_timeout: Duration,
+    /// The cluster's secret, which this node's hellos prove.
+    pub secret: Secret,
 }
 
 /// Runs a node process until the coordinator says exit. An error is also reported to the
@@ -64,6 +73,14 @@ pub fn serve(settings: &NodeSettings) -> Result<(), NetError> {
 }
 
 fn serve_on(settings: &NodeSettings, control: &mut Control) -> Result<(), NetError> {
+    let challenge = match control.next()? {
+        Command::Challenge(c) => c,
+        other => {
+            return Err(NetError::protocol(format!(
+                "expected a challenge, got {other:?}"
+            )));
+        }
+    };
     let bound = Bound::bind_at(&[(settings.id, settings.listen)]).map_err(|e| NetError::Node {
         node: settings.id,
         what: format!("cannot listen at {}: {e}", settings.listen),
@@ -73,9 +90,9 @@ fn serve_on(settings: &NodeSettings, control: &mut Control) -> Result<(), NetErr
         .first()
         .map(|&(_, a)| a)
         .unwrap_or(settings.listen);
-    let digest = cluster_digest(settings.protocol, &settings.threads);
+    let digest = cluster_digest(settings.protocol, &settings.threads, &settings.workload);
     control.send(&Event::Joined {
-        hello: Hello::new(settings.id, digest),
+        hello: Hello::new(settings.id, digest, &settings.secret, &challenge),
         address,
     })?;
     let addresses = match control.next()? {
@@ -86,7 +103,14 @@ fn serve_on(settings: &NodeSettings, control: &mut Control) -> Result<(), NetErr
     let cluster = ThreadCluster::start_split(
         settings.protocol,
         settings.threads.clone(),
-        Split { bound, addresses },
+        Split {
+            bound,
+            addresses,
+            handshake: Handshake {
+                cluster: digest,
+                secret: settings.secret.clone(),
+            },
+        },
     )
     .map_err(|e| NetError::Node {
         node: settings.id,
@@ -107,12 +131,17 @@ fn serve_on(settings: &NodeSettings, control: &mut Control) -> Result<(), NetErr
             }
             Command::Poll => control.send(&Event::Progress(cluster.progress()))?,
             Command::Report => {
+                // The operations first, in bounded chunks, then the state.
+                for chunk in requesters.ops.chunks(OPS_PER_FRAME) {
+                    control.send(&Event::Ops(chunk.to_vec()))?;
+                }
+                requesters.ops.clear();
                 let report = requesters.report(&cluster);
                 control.send(&Event::Final(Box::new(report)))?;
             }
             Command::Gone(peer) => cluster.peer_gone(peer),
             Command::Exit => return Ok(()),
-            other @ Command::Peers(_) => {
+            other @ (Command::Peers(_) | Command::Challenge(_)) => {
                 return Err(NetError::protocol(format!("unexpected {other:?}")));
             }
         }
@@ -136,27 +165,60 @@ fn join(coordinator: SocketAddr, timeout: Duration) -> Result<TcpStream, NetErro
     }
 }
 
-/// The node's end of its control connection.
-struct Control(ControlStream);
+/// The node's end of its control connection, its commands read on a thread of their own so
+/// that the node sees the connection close while it runs.
+struct Control {
+    writer: ControlWriter,
+    commands: Receiver<Result<Option<Command>, NetError>>,
+    /// Commands that came while a run went on, for after it.
+    waiting: VecDeque<Command>,
+}
 
 impl Control {
     fn new(stream: TcpStream) -> Result<Self, NetError> {
-        Ok(Control(ControlStream::new(stream)?))
+        let (reader, writer) = ControlStream::new(stream)?.split();
+        Ok(Control {
+            writer,
+            commands: read_on_a_thread(reader)?,
+            waiting: VecDeque::new(),
+        })
     }
 
     fn send(&mut self, event: &Event) -> Result<(), NetError> {
-        self.0.send(event)
+        self.writer.send(event)
     }
 
-    /// The next command; the coordinator closing the connection is an error (it never leaves
-    /// without saying exit).
+    /// The coordinator closing the connection: an error (it never leaves without saying exit).
+    fn closed() -> NetError {
+        NetError::Wire(WireError::Io(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the coordinator closed the control connection",
+        )))
+    }
+
+    /// The next command.
     fn next(&mut self) -> Result<Command, NetError> {
-        match self.0.recv()? {
-            Some(c) => Ok(c),
-            None => Err(NetError::Wire(WireError::Io(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "the coordinator closed the control connection",
-            )))),
+        if let Some(c) = self.waiting.pop_front() {
+            return Ok(c);
+        }
+        match self.commands.recv() {
+            Ok(Ok(Some(c))) => Ok(c),
+            Ok(Ok(None)) | Err(_) => Err(Self::closed()),
+            Ok(Err(e)) => Err(e),
+        }
+    }
+
+    /// Waits up to `wait` for a command, keeping it for [`Self::next`]; an error if the
+    /// connection ended.
+    fn watch(&mut self, wait: Duration) -> Result<(), NetError> {
+        match self.commands.recv_timeout(wait) {
+            Ok(Ok(Some(c))) => {
+                self.waiting.push_back(c);
+                Ok(())
+            }
+            Err(RecvTimeoutError::Timeout) => Ok(()),
+            Ok(Ok(None)) | Err(RecvTimeoutError::Disconnected) => Err(Self::closed()),
+            Ok(Err(e)) => Err(e),
         }
     }
 }
@@ -228,21 +290,26 @@ impl Requesters {
         let deadline = measured + length;
         let value_size = self.value_size;
         let (acked, acks) = crossbeam::channel::unbounded();
+        // Set when the coordinator is gone: the requesters stop at once.
+        let stop = AtomicBool::new(false);
         let (parts, window, flushed) = std::thread::scope(|s| {
             let handles: Vec<_> = self
                 .each
                 .iter_mut()
                 .map(|(client, ops, left)| {
-                    let acked = acked.clone();
+                    let (acked, stop) = (acked.clone(), &stop);
                     s.spawn(move || {
                         let until = (measured, deadline);
-                        requester(client, ops, left, until, value_size, &acked)
+                        requester(client, ops, left, until, value_size, &acked, stop)
                     })
                 })
                 .collect();
             let flushed = flush_until(measured, &acks, control);
             let before = cluster.stats().unwrap_or_default();
             let flushed = flushed.and_then(|()| flush_until(deadline, &acks, control));
+            if flushed.is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
             let window = cluster.stats().unwrap_or_default().since(&before);
             let parts: Vec<Requested> = handles
                 .into_iter()
@@ -271,11 +338,12 @@ impl Requesters {
     }
 
     fn report(&mut self, cluster: &ThreadCluster) -> FinalReport {
-        let (snapshot, stats) = cluster
+        let (mut snapshot, stats) = cluster
             .snapshots()
             .into_iter()
             .next()
             .expect("a node process hosts its node");
+        snapshot.data = snapshot.data.map_values(fingerprint);
         FinalReport {
             node: self.node,
             snapshot,
@@ -283,33 +351,36 @@ impl Requesters {
             driver: cluster.driver_stats(),
             history: cluster.history(),
             gets_checked: cluster.gets_checked(),
-            ops: std::mem::take(&mut self.ops),
             link_error: cluster.link_error(),
         }
     }
 }
 
 /// Sends the coordinator the acknowledged puts in `acks` every [`ACK_FLUSH`] until `until`,
-/// and returns at `until` without sending, so the caller reads its counters at the edge.
+/// and returns at `until` without sending, so the caller reads its counters at the edge; or
+/// at once, with an error, when the coordinator's connection ends.
 fn flush_until(
     until: Instant,
     acks: &Receiver<(Key, Versioned)>,
     control: &mut Control,
 ) -> Result<(), NetError> {
+    let mut next = Instant::now() + ACK_FLUSH;
     loop {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
+        let now = Instant::now();
+        if now >= until {
             return Ok(());
         }
-        std::thread::sleep(left.min(ACK_FLUSH));
-        if Instant::now() < until {
+        control.watch(until.min(next) - now)?;
+        let now = Instant::now();
+        if now >= next && now < until {
             flush(acks, control)?;
+            next = now + ACK_FLUSH;
         }
     }
 }
 
-/// Sends the coordinator the acknowledged puts waiting in `acks`, the newest of each key, if
-/// there are any.
+/// Sends the coordinator the acknowledged puts waiting in `acks`, the newest of each key with
+/// its value's fingerprint, if there are any, in chunks of at most [`ACKS_PER_FRAME`].
 fn flush(acks: &Receiver<(Key, Versioned)>, control: &mut Control) -> Result<(), NetError> {
     let mut count = 0;
     let mut newest = BTreeMap::new();
@@ -323,8 +394,22 @@ fn flush(acks: &Receiver<(Key, Versioned)>, control: &mut Control) -> Result<(),
     if count == 0 {
         return Ok(());
     }
-    let newest = newest.into_iter().collect();
-    control.send(&Event::Acked(Acked { count, newest }))
+    let newest: Vec<(Key, Versioned)> = newest
+        .into_iter()
+        .map(|(k, e)| (k, fingerprinted(&e)))
+        .collect();
+    let chunks = newest.chunks(ACKS_PER_FRAME).count();
+    for (i, chunk) in newest.chunks(ACKS_PER_FRAME).enumerate() {
+        // The count rides with the last chunk: each earlier one counts its own entries.
+        let count = if i + 1 == chunks {
+            count - (newest.len() - chunk.len()) as u64
+        } else {
+            chunk.len() as u64
+        };
+        let newest = chunk.to_vec();
+        control.send(&Event::Acked(Acked { count, newest }))?;
+    }
+    Ok(())
 }
 
 /// What one requester did in one run.
@@ -363,6 +448,7 @@ fn requester(
     (measured, deadline): (Instant, Instant),
     value_size: usize,
     acked: &Sender<(Key, Versioned)>,
+    stop: &AtomicBool,
 ) -> Requested {
     let mut done = Requested::default();
     let Requested {
@@ -372,7 +458,7 @@ fn requester(
         ended,
         ops: timed,
     } = &mut done;
-    while Instant::now() < deadline && left.is_none_or(|n| n > 0) {
+    while Instant::now() < deadline && left.is_none_or(|n| n > 0) && !stop.load(Ordering::Relaxed) {
         if let Some(n) = left.as_mut() {
             *n -= 1;
         }

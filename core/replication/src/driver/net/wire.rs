@@ -10,19 +10,26 @@
 //! instead of misreading each other's bytes. A value travels as its bytes ([`Value`]'s
 //! `Serialize`): the wire carries every payload byte a put writes, as a real transport does.
 //!
+//! A hello also proves that its sender holds the cluster's shared secret without sending it: the
+//! receiver opens with a fresh random [`Frame::Challenge`], and the hello carries an HMAC-SHA256
+//! of the challenge and the hello's own fields keyed by the secret ([`Secret::prove`]). A copied
+//! hello proves nothing on another connection, and a stranger who reaches a port cannot pass for
+//! a node of the cluster.
+//!
 //! A reader never trusts a length: one above [`MAX_FRAME`] is an error before anything is
 //! allocated, and a stream that ends inside a frame is [`WireError::Truncated`], distinct from a
 //! clean end between frames.
 
 use std::io::{ErrorKind, Read, Write};
 
+use hmac::{Hmac, Mac};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::message::{Msg, NodeId};
 
 /// The wire format's version: a change to [`Frame`] or to a message's fields changes it.
-pub const WIRE_VERSION: u16 = 1;
+pub const WIRE_VERSION: u16 = 2;
 
 /// The largest frame a reader accepts, in bytes: far above any message (a put's payload is
 /// `value_size` bytes, IspnPerfTest's default 1,000), far below what a corrupt length could ask
@@ -32,7 +39,10 @@ pub const MAX_FRAME: usize = 16 << 20;
 /// One unit on a connection between two node processes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Frame {
-    /// The first frame of every connection: who is speaking, and whether it can be understood.
+    /// The receiving end's first frame: the nonce the connecting node's hello must prove the
+    /// cluster's secret over.
+    Challenge(Challenge),
+    /// The connecting end's first frame: who is speaking, and whether it can be understood.
     Hello(Hello),
     /// A message of the protocol from the connection's sender.
     Message {
@@ -57,25 +67,124 @@ pub struct Hello {
     pub build: String,
     /// The sending node.
     pub from: NodeId,
-    /// A digest of the cluster's settings (protocol, nodes, owners, keys, pools, timeouts) as the
-    /// sender read them: nodes started from different cluster files disagree here.
+    /// A digest of the settings that decide what a node does (protocol, cluster, links,
+    /// workload, seed) as the sender read them: nodes started from different cluster files
+    /// disagree here.
     pub cluster: u64,
+    /// The HMAC of the receiver's challenge and the fields above, keyed by the cluster's secret.
+    pub proof: [u8; 32],
+}
+
+/// A connection's nonce, sent by its receiving end ([`Frame::Challenge`]).
+pub type Challenge = [u8; 16];
+
+/// A fresh random challenge.
+pub fn challenge() -> Challenge {
+    rand::random()
+}
+
+/// The secret the nodes and the coordinator of one cluster share: from the cluster file, or
+/// drawn afresh for each run whose processes this host starts. It never travels: a hello only
+/// proves it. Empty where a cluster file has none (then a hello proves nothing but its settings).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secret(Vec<u8>);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secret({} bytes)", self.0.len())
+    }
+}
+
+impl Secret {
+    /// A secret of these bytes.
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Self {
+        Secret(bytes.into())
+    }
+
+    /// 32 random bytes, for one run.
+    pub fn random() -> Self {
+        Secret(rand::random::<[u8; 32]>().to_vec())
+    }
+
+    /// The secret as hex, to hand to a child process through its environment.
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The secret [`Self::to_hex`] wrote, or `None` for text that is not hex.
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        if hex.len() % 2 != 0 {
+            return None;
+        }
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+            .collect::<Option<Vec<u8>>>()
+            .map(Secret)
+    }
+
+    /// Whether there is no secret.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn mac(&self, challenge: &Challenge, hello: &Hello) -> Hmac<sha2::Sha256> {
+        let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(&self.0)
+            .expect("HMAC takes a key of any length");
+        mac.update(b"critsec hello");
+        mac.update(challenge);
+        mac.update(&hello.wire.to_le_bytes());
+        mac.update(&(hello.build.len() as u64).to_le_bytes());
+        mac.update(hello.build.as_bytes());
+        mac.update(&hello.from.to_le_bytes());
+        mac.update(&hello.cluster.to_le_bytes());
+        mac
+    }
+
+    /// The proof of `hello` over `challenge`.
+    pub fn prove(&self, challenge: &Challenge, hello: &Hello) -> [u8; 32] {
+        self.mac(challenge, hello).finalize().into_bytes().into()
+    }
+
+    /// Whether `hello` proves this secret over `challenge` (compared in constant time).
+    pub fn verify(&self, challenge: &Challenge, hello: &Hello) -> bool {
+        self.mac(challenge, hello)
+            .verify_slice(&hello.proof)
+            .is_ok()
+    }
 }
 
 impl Hello {
-    /// This build's hello from node `from` of a cluster whose settings digest to `cluster`.
-    pub fn new(from: NodeId, cluster: u64) -> Self {
-        Hello {
+    /// This build's hello from node `from` of a cluster whose settings digest to `cluster`,
+    /// proving `secret` over the receiver's `challenge`.
+    pub fn new(from: NodeId, cluster: u64, secret: &Secret, challenge: &Challenge) -> Self {
+        let mut hello = Hello {
             wire: WIRE_VERSION,
             build: env!("CARGO_PKG_VERSION").to_string(),
             from,
             cluster,
-        }
+            proof: [0; 32],
+        };
+        hello.proof = secret.prove(challenge, &hello);
+        hello
     }
 
-    /// Whether a peer's hello can be talked to by `ours`: the same wire version, build and
-    /// cluster settings.
-    pub fn check(&self, ours: &Hello) -> Result<(), WireError> {
+    /// Whether a peer's hello can be talked to by `ours`: the same wire version and build, a
+    /// proof of `secret` over the `challenge` this end sent, and the same cluster settings.
+    pub fn check_proven(
+        &self,
+        ours: &Hello,
+        secret: &Secret,
+        challenge: &Challenge,
+    ) -> Result<(), WireError> {
+        self.check_build(ours)?;
+        if !secret.verify(challenge, self) {
+            return Err(WireError::Unproven { node: self.from });
+        }
+        self.check(ours)
+    }
+
+    fn check_build(&self, ours: &Hello) -> Result<(), WireError> {
         let mismatch = |what: &'static str, theirs: String, ours: String| {
             Err(WireError::Mismatch {
                 node: self.from,
@@ -90,6 +199,21 @@ impl Hello {
         if self.build != ours.build {
             return mismatch("build", self.build.clone(), ours.build.clone());
         }
+        Ok(())
+    }
+
+    /// Whether a peer's hello can be talked to by `ours`: the same wire version, build and
+    /// cluster settings (its proof is [`Self::check_proven`]'s).
+    pub fn check(&self, ours: &Hello) -> Result<(), WireError> {
+        let mismatch = |what: &'static str, theirs: String, ours: String| {
+            Err(WireError::Mismatch {
+                node: self.from,
+                what,
+                theirs,
+                ours,
+            })
+        };
+        self.check_build(ours)?;
         if self.cluster != ours.cluster {
             return mismatch(
                 "cluster settings digest",
@@ -134,6 +258,14 @@ pub enum WireError {
     /// A body that is not a frame of this wire version.
     #[error("a frame that does not decode: {0}")]
     Decode(#[from] postcard::Error),
+    /// A hello whose proof does not check: its sender does not hold the cluster's secret.
+    #[error(
+        "node {node}'s hello does not prove the cluster's secret (another cluster file's secret, or none)"
+    )]
+    Unproven {
+        /// The node the hello claims to be.
+        node: NodeId,
+    },
     /// A peer that cannot be talked to.
     #[error("node {node} runs another {what}: {theirs}, here {ours}")]
     Mismatch {
@@ -311,10 +443,16 @@ mod tests {
         ]
     }
 
+    /// Node `from`'s hello for `cluster`, with no secret over a zero challenge.
+    fn hello(from: NodeId, cluster: u64) -> Hello {
+        Hello::new(from, cluster, &Secret::default(), &[0; 16])
+    }
+
     fn frame() -> impl Strategy<Value = Frame> {
         prop_oneof![
             (any::<u16>(), any::<u64>())
-                .prop_map(|(from, cluster)| Frame::Hello(Hello::new(from, cluster))),
+                .prop_map(|(from, cluster)| Frame::Hello(hello(from, cluster))),
+            any::<Challenge>().prop_map(Frame::Challenge),
             (msg(), any::<bool>(), any::<u64>()).prop_map(|(msg, resent, delay_us)| {
                 Frame::Message {
                     msg,
@@ -416,19 +554,19 @@ mod tests {
 
     #[test]
     fn a_peer_of_another_build_wire_or_cluster_is_named_in_the_error() {
-        let ours = Hello::new(0, 42);
-        assert!(Hello::new(3, 42).check(&ours).is_ok());
-        let other_cluster = Hello::new(3, 43).check(&ours).unwrap_err().to_string();
+        let ours = hello(0, 42);
+        assert!(hello(3, 42).check(&ours).is_ok());
+        let other_cluster = hello(3, 43).check(&ours).unwrap_err().to_string();
         assert!(other_cluster.contains("node 3") && other_cluster.contains("cluster settings"));
         let other_build = Hello {
             build: "0.0.1".into(),
-            ..Hello::new(5, 42)
+            ..hello(5, 42)
         };
         let msg = other_build.check(&ours).unwrap_err().to_string();
         assert!(msg.contains("node 5 runs another build: 0.0.1"), "{msg}");
         let other_wire = Hello {
             wire: WIRE_VERSION + 1,
-            ..Hello::new(6, 42)
+            ..hello(6, 42)
         };
         assert!(
             other_wire
@@ -437,5 +575,52 @@ mod tests {
                 .to_string()
                 .contains("wire version")
         );
+    }
+
+    /// A hello proves the secret over the receiver's challenge without carrying it: the same
+    /// secret and challenge check; another secret, no secret, another challenge (a hello
+    /// replayed on another connection) or a changed field are refused, naming the node.
+    #[test]
+    fn a_hello_proves_the_secret_over_the_challenge_without_sending_it() {
+        let secret = Secret::new(*b"the cluster's shared secret text");
+        let (challenge, other) = (challenge(), challenge());
+        assert_ne!(challenge, other);
+        let ours = Hello::new(0, 42, &secret, &other);
+        let theirs = Hello::new(3, 42, &secret, &challenge);
+        assert!(theirs.check_proven(&ours, &secret, &challenge).is_ok());
+        let mut bytes = Vec::new();
+        encode(&Frame::Hello(theirs.clone()), &mut bytes).unwrap();
+        assert!(
+            !bytes.windows(8).any(|w| w == &b"the cluster's shared"[..8]),
+            "the hello carries the secret"
+        );
+        let refused = |h: &Hello, c: &Challenge| h.check_proven(&ours, &secret, c).unwrap_err();
+        for (h, c) in [
+            (
+                Hello::new(3, 42, &Secret::new(*b"another secret"), &challenge),
+                challenge,
+            ),
+            (Hello::new(3, 42, &Secret::default(), &challenge), challenge),
+            (theirs.clone(), other),
+            (
+                Hello {
+                    from: 4,
+                    ..theirs.clone()
+                },
+                challenge,
+            ),
+        ] {
+            let e = refused(&h, &c).to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "node {}'s hello does not prove the cluster's secret",
+                    h.from
+                )),
+                "{e}"
+            );
+        }
+        // Secrets travel to child processes as hex.
+        assert_eq!(Secret::from_hex(&secret.to_hex()), Some(secret));
+        assert_eq!(Secret::from_hex("0g"), None);
     }
 }

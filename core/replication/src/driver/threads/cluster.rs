@@ -20,8 +20,8 @@ use crate::components::collections::IdMap;
 use crate::components::pool::RejectionPolicy;
 use std::net::SocketAddr;
 
-use crate::driver::net::cluster_digest;
-use crate::driver::net::sockets::{Bound, Connections, Deliver, OnEnd};
+use crate::driver::net::sockets::{Bound, Connections, Deliver, Handshake, OnEnd};
+use crate::driver::net::wire::Secret;
 use crate::driver::retransmission::LinkFaults;
 use crate::error::ConfigError;
 use crate::message::{Input, NodeId};
@@ -78,6 +78,8 @@ pub struct Split {
     pub bound: Bound,
     /// Every node's address, by node id (the hosted ones' included).
     pub addresses: Vec<SocketAddr>,
+    /// What the hellos between the processes carry and prove.
+    pub handshake: Handshake,
 }
 
 /// Where one process's messages stand ([`ThreadCluster::progress`]). A split cluster is
@@ -516,10 +518,22 @@ fn open_sockets(
             ended.failed(from, e);
         }
     });
-    let digest = cluster_digest(kind, cfg);
     match split {
-        None => Connections::open(cfg.cluster.nodes, digest, deliver, on_end),
-        Some(split) => Connections::connect(split.bound, &split.addresses, digest, deliver, on_end),
+        // All nodes in this process: the hellos need prove nothing beyond it.
+        None => {
+            let handshake = Handshake {
+                cluster: crate::driver::net::wire::settings_digest(&(kind, cfg)),
+                secret: Secret::random(),
+            };
+            Connections::open(cfg.cluster.nodes, &handshake, deliver, on_end)
+        }
+        Some(split) => Connections::connect(
+            split.bound,
+            &split.addresses,
+            &split.handshake,
+            deliver,
+            on_end,
+        ),
     }
     .map_err(|e| ConfigError::Sockets(e.to_string()))
 }
