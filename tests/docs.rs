@@ -472,10 +472,6 @@ const UPSTREAM: &[(&str, &str)] = &[
 /// labels same-named files `run.json (#1)`, `run.json (#2)`.
 const NOT_AN_ISSUE_BEFORE: &[&str] = &[".json ("];
 
-/// Files another change is rewriting, with the issue number each still carries. The check
-/// fails once the number is gone, so that the entry goes with it.
-const BEING_REWRITTEN: &[(&str, &str)] = &[("core/replication/src/driver/net/mod.rs", "issue #31")];
-
 /// The places in `text` that name one of this project's issues: `issue 14`, `issues 13-16`,
 /// `(#31)`, `before #28`: any `#<digits>` but an upstream project's, and any `issue` followed
 /// by a number.
@@ -539,13 +535,7 @@ fn no_readme_claim_file_or_rust_file_names_an_issue() {
     let mut named = Vec::new();
     for file in &files {
         let found = issue_numbers(&read(file));
-        match BEING_REWRITTEN.iter().find(|(f, _)| f == file) {
-            Some((_, number)) => assert!(
-                found.iter().any(|c| c.contains(number)),
-                "{file} no longer names {number}: remove it from BEING_REWRITTEN"
-            ),
-            None => named.extend(found.into_iter().map(|c| format!("{file}: …{c}…"))),
-        }
+        named.extend(found.into_iter().map(|c| format!("{file}: …{c}…")));
     }
     assert!(
         named.is_empty(),

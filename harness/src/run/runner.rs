@@ -305,6 +305,17 @@ pub struct Launcher {
     ended: Arc<AtomicBool>,
 }
 
+/// A launcher that is done sweeps what killed forks left behind ([`Scenario::sweep`]), so that a
+/// run ended by a timeout or an interrupt leaves the machine as it found it.
+impl Drop for Launcher {
+    fn drop(&mut self) {
+        // A sweep touches only what no live process uses, so a clone may sweep too.
+        for scenario in self.catalog.scenarios() {
+            scenario.sweep();
+        }
+    }
+}
+
 impl Launcher {
     /// Trials run in forks of `exe` when `settings.forks > 0`, else in this process.
     pub fn new(catalog: Arc<Catalog>, exe: Option<PathBuf>) -> Self {

@@ -386,6 +386,11 @@ pub trait Scenario: Send + Sync {
     /// (a parallel simulation) to `cores` cores: the runner of seeds runs arms side by side and
     /// gives each its share of the machine. Must not change a result.
     fn fit_cores(&self, _params: &mut Params, _cores: usize) {}
+    /// Removes what killed forks of this scenario left on the machine (a fork killed at a
+    /// timeout or an interrupt cannot clean up after itself: network namespaces of its node
+    /// processes, say). Called when a [`Launcher`](crate::Launcher) is done; it must leave alone
+    /// what a live process still uses.
+    fn sweep(&self) {}
     /// Environment variables a fork must set for this combination (e.g. `RUST_BACKTRACE`).
     fn fork_env(&self, _params: &Params) -> Vec<(String, String)> {
         Vec::new()

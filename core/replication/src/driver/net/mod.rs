@@ -1,4 +1,4 @@
-//! The net driver: nodes over real sockets, one process per node (issue #31, being built).
+//! The net driver: nodes over real sockets, one process per node.
 //!
 //! - [`wire`]: the bytes two nodes exchange over TCP (JGroups' TCP stack frames marshalled
 //!   messages the same way), with the checks a reader makes before it trusts them;
