@@ -1,6 +1,7 @@
 //! One module per subcommand, plus what they share: JMH-style flag spelling and exit codes.
 
 pub mod ab;
+pub mod builds;
 pub mod calibrate;
 pub mod compare;
 pub mod doctor;

@@ -17,6 +17,7 @@ use critsec_present::run_table::{hazard_lines, machine_words};
 use critsec_present::verdicts::{render, time_table};
 
 use super::UsageError;
+use super::builds;
 use super::progress::{ReplicateLines, install_interrupt_handler};
 use super::run::fork_timeout;
 use crate::catalog::{catalog, claims};
@@ -57,6 +58,10 @@ pub struct ReproduceArgs {
     /// (JMH -to; default 10m).
     #[arg(long = "timeout", value_name = "DUR")]
     pub timeout: Option<String>,
+    /// Keep the git worktrees of the revisions claims name after building them (under the
+    /// workspace's `target/critsec-rev/wt/`).
+    #[arg(long)]
+    pub keep_worktrees: bool,
     /// Leave single-threaded claims' processes where the scheduler puts them (by default each
     /// round's are pinned to one CPU after their setup: METHODOLOGY.md, *CPU affinity*).
     #[arg(long)]
@@ -169,10 +174,24 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
     }
     print!("{}", hazard_lines(&hz));
     install_interrupt_handler();
+    let selected: Vec<Claim> = selected.into_iter().cloned().collect();
+    // Every revision the claims name is built before anything runs.
+    let revisions: Vec<Claim> = selected
+        .iter()
+        .filter(|c| c.baseline.revision.is_some())
+        .cloned()
+        .collect();
+    let builds = if revisions.is_empty() {
+        Vec::new()
+    } else {
+        let builder = builds::builder(args.keep_worktrees)?;
+        builds::build(&builder, &builds::plan(&builder, &revisions)?)?
+    };
     let created = now_utc();
     let exe = std::env::current_exe().context("locating this executable for forks")?;
-    let launcher = Launcher::new(catalog, Some(exe)).with_timeout(timeout);
-    let selected: Vec<Claim> = selected.into_iter().cloned().collect();
+    let launcher = Launcher::new(catalog, Some(exe))
+        .with_timeout(timeout)
+        .with_builds(builds);
     let mut progress = ReplicateLines::new();
     let outcomes = reproduce_claims(&launcher, &selected, &all, &settings, &mut progress);
     progress.finish();

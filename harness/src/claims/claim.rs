@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::direction::Direction;
 
-use crate::claims::command::{CommandSide, OutputFormat};
+use crate::claims::command::{CommandSide, Reader};
 use crate::format::jmh::JMH_MODES;
 use crate::run::scenario::Params;
 
@@ -40,10 +40,10 @@ use crate::run::scenario::Params;
 #[serde(deny_unknown_fields)]
 pub struct Side {
     /// Parameter values for this side (merged over the claim's shared `params`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub params: BTreeMap<String, String>,
     /// Environment variables set in this side's forks.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// A different scenario for this side, when the two sides are different scenarios.
     #[serde(default)]
@@ -52,9 +52,15 @@ pub struct Side {
     #[serde(default)]
     pub threads: Option<String>,
     /// A program to run instead of a scenario (a reviewer's own benchmark); then the side sets
-    /// nothing else.
+    /// nothing else but `revision`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandSide>,
+    /// The git revision whose build runs this side (anything `git rev-parse` accepts, or
+    /// `working-tree` for the working tree as it is, uncommitted changes included): its
+    /// `critsec` runs the claim's scenario, or its `cargo_bench` target the command. Both sides
+    /// name one or neither does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
 }
 
 /// What a claim tests.
@@ -79,6 +85,13 @@ pub struct Requirements {
     /// utilisation claim is forced to ~100% on both sides by oversubscription).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub threads_within_cores: bool,
+}
+
+impl Requirements {
+    /// Whether it requires nothing.
+    fn is_none(&self) -> bool {
+        *self == Requirements::default()
+    }
 }
 
 /// A performance claim from a source, testable by `critsec reproduce`.
@@ -122,7 +135,7 @@ pub struct Claim {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exposure: Option<String>,
     /// What the machine must have for the claim to be testable.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Requirements::is_none")]
     pub requires: Requirements,
     /// A claim that must reproduce on this machine for this one's verdict to count (a positive
     /// control for a claim of "no effect").
@@ -132,7 +145,7 @@ pub struct Claim {
     #[serde(default = "one")]
     pub threads: String,
     /// Parameters shared by both sides.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub params: BTreeMap<String, String>,
     /// The "before" configuration.
     pub baseline: Side,
@@ -304,14 +317,31 @@ impl Claim {
                 }
             }
         }
+        match (&self.baseline.revision, &self.contender.revision) {
+            (Some(_), None) | (None, Some(_)) => {
+                return Err("both sides name a `revision`, or neither does: one build against another, or both this one".into());
+            }
+            _ => {}
+        }
+        for side in [&self.baseline, &self.contender] {
+            if let Some(c) = &side.command
+                && c.cargo_bench.is_some() != side.revision.is_some()
+            {
+                return Err("a command side built from its `revision` runs a `cargo_bench` target; a `cargo_bench` side names the `revision` it is built from".into());
+            }
+        }
         match (&self.baseline.command, &self.contender.command) {
             (Some(a), Some(b)) => {
                 a.check()?;
                 b.check()?;
+                let names_one = |c: &CommandSide| matches!(c.reader, Reader::Jmh | Reader::Lines);
+                if self.benchmark.is_none() && !(names_one(a) && names_one(b)) {
+                    return Err("a `criterion` or `divan` side reads one benchmark: name its id in the claim's `benchmark`".into());
+                }
                 let plain =
                     |s: &Side| s.env.is_empty() && s.scenario.is_none() && s.threads.is_none();
                 if !plain(&self.baseline) || !plain(&self.contender) || !self.scenario.is_empty() {
-                    return Err("a command side sets only `command` (its program, args, env, cwd, output) and, for JMH, `params`; the claim names no scenario".into());
+                    return Err("a command side sets only `command` (its program, args, env, cwd, reader), `revision` and, for JMH, `params`; the claim names no scenario".into());
                 }
                 if let Some(mode) = &self.mode {
                     if !JMH_MODES.contains(&mode.as_str()) {
@@ -320,7 +350,7 @@ impl Claim {
                             JMH_MODES.join(", ")
                         ));
                     }
-                    if a.output != OutputFormat::Jmh || b.output != OutputFormat::Jmh {
+                    if a.reader != Reader::Jmh || b.reader != Reader::Jmh {
                         return Err(
                             "`mode` selects a JMH entry; a side with `output = \"lines\"` has none"
                                 .into(),
@@ -330,7 +360,7 @@ impl Claim {
                 // Params pick one @Param combination out of a JMH result; lines have none.
                 for (side, command) in [(&self.baseline, a), (&self.contender, b)] {
                     let selects = !side.params.is_empty() || !self.params.is_empty();
-                    if selects && command.output != OutputFormat::Jmh {
+                    if selects && command.reader != Reader::Jmh {
                         return Err("`params` select a JMH entry's @Param values; a side with `output = \"lines\"` has none".into());
                     }
                 }

@@ -21,7 +21,7 @@ pub use affinity::allowed_cpus;
 pub use coherence::{Level, Levels, TAKEN_NS, cache_line_round_trips, coherence_levels};
 pub use environment::{Hazard, Machine, git_commit, hazards, machine, now_utc};
 pub use fork::{Catalog, DEFAULT_TIMEOUT, FORK_PROTOCOL, as_fork, fork_protocol_of};
-pub use result::Build;
+pub use result::{Artifact, Build};
 pub use runner::{
     Launcher, Observer, PlanError, Selection, Silent, did_you_mean, interrupted, matches,
     param_product, plan, request_interrupt,

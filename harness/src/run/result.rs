@@ -30,12 +30,43 @@ pub struct TrialSpec {
     pub build: Option<Build>,
 }
 
-/// An executable of critsec built from a git revision, whose forks run the trials of a side
-/// that names the revision.
+/// What a side built from a git revision runs of its build.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Artifact {
+    /// The `critsec` binary, whose forks run a scenario's trials.
+    Critsec,
+    /// A benchmark executable (`cargo bench --no-run`): `target` of `package` (the workspace's
+    /// only package with it when `None`).
+    CargoBench {
+        /// The bench target's name.
+        target: String,
+        /// The package that has it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        package: Option<String>,
+    },
+}
+
+impl std::fmt::Display for Artifact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Artifact::Critsec => f.write_str("critsec"),
+            Artifact::CargoBench { target, package } => match package {
+                Some(p) => write!(f, "bench {target} of {p}"),
+                None => write!(f, "bench {target}"),
+            },
+        }
+    }
+}
+
+/// An executable built from a git revision: `critsec`, whose forks run the trials of a side
+/// that names the revision, or a benchmark executable a command side runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Build {
     /// The revision as the claim names it (`main`, `HEAD~1`, a hash, or `working-tree`).
     pub revision: String,
+    /// What was built.
+    pub artifact: Artifact,
     /// The commit it resolved to (for the working tree: the commit it stands on).
     pub commit: String,
     /// Whether the build includes uncommitted changes (the working tree's, when it has any).

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::run::fork::{Catalog, TrialError, TrialHandle};
-use crate::run::result::{BenchmarkResult, Build, ForkRecord, IterationResult, TrialSpec};
+use crate::run::result::{
+    Artifact, BenchmarkResult, Build, ForkRecord, IterationResult, TrialSpec,
+};
 use crate::run::scenario::{Params, Scenario};
 use crate::run::settings::{Mode, RunSettings, SettingsError, resolve_threads};
 
@@ -349,9 +351,11 @@ impl Launcher {
         self
     }
 
-    /// The build of `revision`, as the claim names it.
-    pub fn build_of(&self, revision: &str) -> Option<&Build> {
-        self.builds.iter().find(|b| b.revision == revision)
+    /// The build of `artifact` from `revision`, as the claim names it.
+    pub fn build_of(&self, revision: &str, artifact: &Artifact) -> Option<&Build> {
+        self.builds
+            .iter()
+            .find(|b| b.revision == revision && &b.artifact == artifact)
     }
 
     /// The catalog.

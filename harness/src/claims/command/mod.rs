@@ -3,12 +3,21 @@
 //!
 //! Each invocation is one process, the unit of replication: a replicate runs the baseline's
 //! and the contender's command once each, in a random order, and compares the means of the
-//! iterations each reports. Two output protocols:
+//! iterations each reports. Its `reader` says how to read what it reports:
 //! - `jmh`: JMH's `-rf json` file; the command's arguments name it as `{result}` (e.g.
 //!   `-rf json -rff {result}`), and critsec reads the iteration scores of every fork of the
 //!   claim's `benchmark` (the primary metric, or the secondary metric the claim names);
 //! - `lines`: one `value[,unit]` per iteration on standard output, as rebar's runners print
-//!   `duration,count`; blank lines and lines starting with `#` are ignored.
+//!   `duration,count`; blank lines and lines starting with `#` are ignored;
+//! - `criterion`: a criterion benchmark executable; critsec points `CRITERION_HOME` at a folder
+//!   of the invocation's own and reads the time per iteration of the claim's `benchmark` (its
+//!   full id) from criterion's `sample.json`: the sample's total time over its iterations;
+//! - `divan`: a divan benchmark executable; critsec reads the median of the claim's
+//!   `benchmark` (its path, `module::function`) from the table divan prints (it writes no
+//!   machine-readable output).
+//!
+//! A side's program is a path, or, with `cargo_bench`, the benchmark executable of its side's
+//! git revision (built by [`crate::claims::build`]).
 //!
 //! An invocation runs in a process group of its own ([`supervise`]). It ends when the program
 //! has exited and its output pipes have closed (a process it started may hold them); what it
@@ -20,14 +29,13 @@
 //! side's own `env` over them; the rest is inherited.
 
 mod read;
-mod supervise;
+pub(crate) mod supervise;
 
 pub use read::EntrySelection;
 pub use read::jmh::parse_jmh;
 pub use read::lines::parse_lines;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
@@ -35,6 +43,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::claims::claim::{Claim, ClaimKind};
 use crate::direction::Direction;
+use crate::run::Artifact;
+use read::criterion::read_criterion;
+use read::divan::DivanTable;
 use read::lines::LineValues;
 use read::tail;
 use supervise::{SpawnOrStop, Stopped};
@@ -50,30 +61,43 @@ pub const SIDE_ENV: &str = "CRITSEC_SIDE";
 /// How a command reports its iterations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum OutputFormat {
+pub enum Reader {
     /// JMH's `-rf json` file, at `{result}`.
     Jmh,
     /// `value[,unit]` per iteration on standard output.
     Lines,
+    /// criterion's files, under the `CRITERION_HOME` critsec gives the invocation.
+    Criterion,
+    /// divan's table on standard output.
+    Divan,
 }
 
 /// A side that runs a program.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandSide {
-    /// The program (a path, or a name looked up on `PATH`).
+    /// The program (a path, or a name looked up on `PATH`); empty for a `cargo_bench` side.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub program: String,
+    /// Instead of a program: this bench target's executable, built from the side's `revision`
+    /// with `cargo bench --no-run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cargo_bench: Option<String>,
+    /// The package of `cargo_bench`, where the workspace has several with that target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
     /// Its arguments; `{result}` becomes the JMH result file's path.
     #[serde(default)]
     pub args: Vec<String>,
     /// Environment variables set for it (e.g. `JAVA_TOOL_OPTIONS`), recorded in the verdict.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// Its working directory (the current one when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    /// How it reports its iterations.
-    pub output: OutputFormat,
+    /// How it reports its iterations (`output` in older claim files).
+    #[serde(alias = "output")]
+    pub reader: Reader,
     /// Seconds one invocation may take, its output included, before it and every process it
     /// started are killed (JMH's own default is 10 minutes per iteration; this bounds the whole
     /// invocation).
@@ -90,6 +114,21 @@ fn default_timeout() -> u64 {
 pub const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
 
 impl CommandSide {
+    /// A side that runs `program` with `args`, read by `reader`, with no environment of its
+    /// own, in the current folder, within the default time limit.
+    pub fn new(program: impl Into<String>, args: Vec<String>, reader: Reader) -> Self {
+        CommandSide {
+            program: program.into(),
+            cargo_bench: None,
+            package: None,
+            args,
+            env: BTreeMap::new(),
+            cwd: None,
+            reader,
+            timeout_s: default_timeout(),
+        }
+    }
+
     /// The command line with its environment, for labels (`K=V program args`).
     pub fn label(&self) -> String {
         let env = self.env.iter().map(|(k, v)| format!("{k}={v}"));
@@ -99,14 +138,36 @@ impl CommandSide {
             .join(" ")
     }
 
+    /// What the side's revision builds for it, when it runs a `cargo_bench` target.
+    pub fn artifact(&self) -> Option<Artifact> {
+        self.cargo_bench
+            .as_ref()
+            .map(|target| Artifact::CargoBench {
+                target: target.clone(),
+                package: self.package.clone(),
+            })
+    }
+
     /// The side's own consistency.
     pub fn check(&self) -> Result<(), String> {
-        if self.program.trim().is_empty() {
-            return Err("a command side needs a `program`".into());
+        match (self.program.trim().is_empty(), &self.cargo_bench) {
+            (true, None) => {
+                return Err("a command side needs a `program` or a `cargo_bench`".into());
+            }
+            (false, Some(_)) => {
+                return Err(
+                    "a command side runs a `program` or a `cargo_bench` target's build, not both"
+                        .into(),
+                );
+            }
+            _ => {}
+        }
+        if self.package.is_some() && self.cargo_bench.is_none() {
+            return Err("`package` names the package of a `cargo_bench` target".into());
         }
         let names_result = self.args.iter().any(|a| a.contains(RESULT_PLACEHOLDER));
-        match self.output {
-            OutputFormat::Jmh if !names_result => Err(
+        match self.reader {
+            Reader::Jmh if !names_result => Err(
                 "a `jmh` command side must name its result file as {result} in `args` (e.g. \"-rf\", \"json\", \"-rff\", \"{result}\")".into(),
             ),
             _ if self.timeout_s == 0 => Err("`timeout_s` must be at least 1".into()),
@@ -198,6 +259,34 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// What reads a program's standard output as it runs: its values (lines), its table (divan),
+/// or nothing, for a program whose result is in files (JMH, criterion).
+enum Reading {
+    Lines(LineValues),
+    Divan(DivanTable),
+    Files,
+}
+
+impl Reading {
+    fn of(reader: Reader) -> Reading {
+        match reader {
+            Reader::Lines => Reading::Lines(LineValues::default()),
+            Reader::Divan => Reading::Divan(DivanTable::default()),
+            Reader::Jmh | Reader::Criterion => Reading::Files,
+        }
+    }
+}
+
+impl supervise::LineSink for Reading {
+    fn line(&mut self, line: &[u8]) {
+        match self {
+            Reading::Lines(values) => values.line(line),
+            Reading::Divan(table) => table.line(line),
+            Reading::Files => {}
+        }
+    }
+}
+
 /// What one invocation reported, and what it left behind.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Invoked {
@@ -250,9 +339,16 @@ pub fn invoke(
 ) -> Result<Invoked, Failure> {
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let result: PathBuf =
-        std::env::temp_dir().join(format!("critsec-{}-{n}-result.json", std::process::id()));
-    let _ = std::fs::remove_file(&result);
+    let own = |what: &str| {
+        std::env::temp_dir().join(format!("critsec-{}-{n}-{what}", std::process::id()))
+    };
+    // The invocation's own result file (JMH) or folder (criterion), gone when it is read.
+    let (result, criterion_home) = (own("result.json"), own("criterion"));
+    let clean = || {
+        let _ = std::fs::remove_file(&result);
+        let _ = std::fs::remove_dir_all(&criterion_home);
+    };
+    clean();
     let args: Vec<String> = side
         .args
         .iter()
@@ -268,14 +364,17 @@ pub fn invoke(
         .env(REPLICATE_ENV, replicate.to_string())
         .env(SIDE_ENV, which)
         .envs(&side.env);
+    if side.reader == Reader::Criterion {
+        cmd.env("CRITERION_HOME", &criterion_home);
+    }
     if let Some(dir) = &side.cwd {
         cmd.current_dir(dir);
     }
     // A limit the clock cannot count to is none (a claims file cannot set one: `check`).
     let timeout = Duration::from_secs(side.timeout_s);
-    let ran = supervise::run(cmd, timeout, LineValues::default());
+    let ran = supervise::run(cmd, timeout, Reading::of(side.reader));
     let finished = ran.map_err(|e| {
-        let _ = std::fs::remove_file(&result);
+        clean();
         Failure::lasting(match e {
             SpawnOrStop::Spawn(e) => {
                 format!("{which} command `{}` could not start: {e}", side.program)
@@ -291,7 +390,7 @@ pub fn invoke(
         None => message,
     };
     if !finished.status.success() {
-        let _ = std::fs::remove_file(&result);
+        clean();
         return Err(Failure::transient(with_left(format!(
             "{which} command `{}` failed ({}); the end of its stderr: {}",
             side.label(),
@@ -299,39 +398,40 @@ pub fn invoke(
             tail(&finished.stderr_tail, 400)
         ))));
     }
-    let parsed = match side.output {
-        OutputFormat::Lines => {
+    let benchmark = selects.first().and_then(|s| s.benchmark);
+    let parsed = match finished.sink {
+        Reading::Lines(values) => {
             debug_assert_eq!(selects.len(), 1, "lines are one result");
-            let benchmark = selects.first().and_then(|s| s.benchmark);
-            finished
-                .sink
+            values
                 .finish(benchmark.unwrap_or("lines"))
                 .map(|one| vec![one])
         }
-        OutputFormat::Jmh => {
-            let text = std::fs::read(&result)
+        Reading::Divan(table) => table.finish(benchmark).map(|one| vec![one]),
+        Reading::Files => match side.reader {
+            Reader::Criterion => read_criterion(&criterion_home, benchmark).map(|one| vec![one]),
+            _ => std::fs::read(&result)
                 .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-                .map_err(|e| format!("no JMH result file at {} ({e})", result.display()));
-            let _ = std::fs::remove_file(&result);
-            // JMH exits 0 with an empty result when its fork died or the benchmark threw; the
-            // cause is in what it printed.
-            text.and_then(|t| {
-                selects
-                    .iter()
-                    .map(|select| parse_jmh(&t, select, metric))
-                    .collect()
-            })
-            .map_err(|e| {
-                format!(
-                    "{e}; the end of its output: {}",
-                    tail(
-                        &format!("{}\n{}", finished.stdout_tail, finished.stderr_tail),
-                        600
-                    )
-                )
-            })
-        }
+                .map_err(|e| format!("no JMH result file at {} ({e})", result.display()))
+                .and_then(|t| {
+                    selects
+                        .iter()
+                        .map(|select| parse_jmh(&t, select, metric))
+                        .collect()
+                }),
+        },
     };
+    clean();
+    // A reader's error comes with the end of what the program printed: JMH exits 0 with an
+    // empty result when its fork died or the benchmark threw, and the cause is there.
+    let parsed = parsed.map_err(|e| {
+        format!(
+            "{e}; the end of its output: {}",
+            tail(
+                &format!("{}\n{}", finished.stdout_tail, finished.stderr_tail),
+                600
+            )
+        )
+    });
     match parsed {
         Ok(results) => Ok(Invoked {
             results,
@@ -351,12 +451,8 @@ mod tests {
     /// A side that runs `script` with `sh -c`, printing lines, with a time limit of `timeout_s`.
     fn sh(script: &str, timeout_s: u64) -> CommandSide {
         CommandSide {
-            program: "sh".into(),
-            args: vec!["-c".into(), script.into()],
-            env: BTreeMap::new(),
-            cwd: None,
-            output: OutputFormat::Lines,
             timeout_s,
+            ..CommandSide::new("sh", vec!["-c".into(), script.into()], Reader::Lines)
         }
     }
 
@@ -472,14 +568,7 @@ mod tests {
 
     #[test]
     fn a_jmh_side_must_name_its_result_file() {
-        let side = CommandSide {
-            program: "java".into(),
-            args: vec!["-jar".into(), "b.jar".into()],
-            env: BTreeMap::new(),
-            cwd: None,
-            output: OutputFormat::Jmh,
-            timeout_s: 600,
-        };
+        let side = CommandSide::new("java", vec!["-jar".into(), "b.jar".into()], Reader::Jmh);
         assert!(side.check().unwrap_err().contains("{result}"));
     }
 }

@@ -62,9 +62,19 @@ pub(crate) struct Stopped(pub String);
 /// each line of its standard output to `sink`. At `timeout` (none when the clock cannot count
 /// that far), at an interrupt or when it cannot be waited for, the whole group is killed.
 pub(crate) fn run<S: LineSink>(
+    cmd: Command,
+    timeout: Duration,
+    sink: S,
+) -> Result<Finished<S>, SpawnOrStop> {
+    run_with(cmd, timeout, sink, ())
+}
+
+/// [`run`], feeding each line of its standard error to `err_sink` as well (a build's progress).
+pub(crate) fn run_with<S: LineSink, E: LineSink>(
     mut cmd: Command,
     timeout: Duration,
     sink: S,
+    err_sink: E,
 ) -> Result<Finished<S>, SpawnOrStop> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -76,7 +86,7 @@ pub(crate) fn run<S: LineSink>(
     let stdout = child.stdout.take().expect("piped");
     let stderr = child.stderr.take().expect("piped");
     let out = std::thread::spawn(move || drain(stdout, sink));
-    let err = std::thread::spawn(move || drain(stderr, ()));
+    let err = std::thread::spawn(move || drain(stderr, err_sink));
     let stop = |child: &mut Child, why: String| {
         SpawnOrStop::Stopped(Stopped(format!("{why}: {}", kill_group(child, started))))
     };
@@ -105,7 +115,7 @@ pub(crate) fn run<S: LineSink>(
         .wait()
         .map_err(|e| SpawnOrStop::Stopped(Stopped(format!("could not be reaped ({e})"))))?;
     let (stdout_tail, sink) = joined(out);
-    let (stderr_tail, ()) = joined(err);
+    let (stderr_tail, _) = joined(err);
     Ok(Finished {
         status,
         stdout_tail,

@@ -7,12 +7,13 @@
 
 use crate::claims::claim::{Claim, Role};
 use crate::claims::validate::validate_claim;
-use crate::run::fork::Catalog;
 use crate::run::result::TrialSpec;
+use crate::run::runner::Launcher;
 use crate::run::settings::available_cores;
 
-use super::arms::{label, side_spec, unmet_requirement};
+use super::arms::{Runnable, label, runnable, unmet_requirement};
 use super::outcome::{ClaimOutcome, ReplicateKind, Verdict};
+use super::settings::PairedSettings;
 
 /// The claims to run: each selected claim after its positive control, that control after its
 /// own, and so on (controls taken from `all`, or from `selected`), each once.
@@ -81,6 +82,16 @@ pub(crate) fn group_by_shared_arms(arms: &[Option<(usize, usize)>]) -> Vec<Vec<u
     groups
 }
 
+/// A program side's label: its command line, and the revision it was built from.
+fn side_label(claim: &Claim, role: Role) -> String {
+    let side = claim.side(role);
+    let command = side.command.as_ref().map(|c| c.label()).unwrap_or_default();
+    match &side.revision {
+        Some(r) => format!("{command} (revision {r})"),
+        None => command,
+    }
+}
+
 /// How a group's replicates are measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GroupKind {
@@ -116,6 +127,9 @@ pub(crate) struct Group {
     pub claim_arms: Vec<(usize, usize)>,
     /// The index the group's random choices are drawn from.
     pub rng_index: usize,
+    /// A group of programs: its claim with each side's program resolved, and why a claim on a
+    /// scenario runs as programs, if it does.
+    pub programs: Option<(Claim, Option<String>)>,
 }
 
 /// A run's plan: every claim's outcome so far (a claim that cannot run already has its
@@ -130,8 +144,9 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// Plans `claims` (in run order) against `catalog`.
-    pub fn new(catalog: &Catalog, claims: &[Claim]) -> Plan {
+    /// Plans `claims` (in run order) against `launcher`'s catalog and builds, with `settings`.
+    pub fn new(launcher: &Launcher, claims: &[Claim], settings: &PairedSettings) -> Plan {
+        let catalog = launcher.catalog();
         let mut arms: Vec<TrialSpec> = Vec::new();
         let mut arm_of = |spec: TrialSpec| -> usize {
             match arms.iter().position(|a| *a == spec) {
@@ -144,48 +159,59 @@ impl Plan {
         };
         let mut outcomes: Vec<ClaimOutcome> = Vec::with_capacity(claims.len());
         let mut claim_arms: Vec<Option<(usize, usize)>> = Vec::with_capacity(claims.len());
-        let mut commands: Vec<usize> = Vec::new();
+        let mut programs: Vec<(usize, Claim, Option<String>)> = Vec::new();
         for claim in claims {
             let mut outcome = ClaimOutcome::new(claim);
+            for role in Role::BOTH {
+                let artifact = claim
+                    .side(role)
+                    .command
+                    .as_ref()
+                    .map_or(Some(crate::run::result::Artifact::Critsec), |c| {
+                        c.artifact()
+                    });
+                outcome.side_mut(role).build = claim
+                    .side(role)
+                    .revision
+                    .as_ref()
+                    .zip(artifact)
+                    .and_then(|(r, a)| launcher.build_of(r, &a).cloned());
+            }
             let mut arms_of_claim = None;
-            if let (Some(a), Some(b)) = (&claim.baseline.command, &claim.contender.command) {
-                outcome.baseline.label = a.label();
-                outcome.contender.label = b.label();
-                match claim.requires.cores {
-                    Some(need) if available_cores() < need => {
-                        outcome.verdict = Ok(Verdict::NotTestable {
-                            reason: format!(
-                                "needs at least {need} cores; this machine has {}",
-                                available_cores()
-                            ),
-                        });
-                    }
-                    _ => {
-                        // Known before it runs: a failure on the first invocation is still a
-                        // failure of a process pair.
-                        outcome.replicate_kind = GroupKind::Invocations.replicate_kind();
-                        commands.push(outcomes.len());
+            let checked = if claim.is_command() {
+                Ok(())
+            } else {
+                validate_claim(catalog, claim).map_err(|e| e.to_string())
+            };
+            match checked.and_then(|()| runnable(launcher, claim, settings)) {
+                Err(e) => outcome.verdict = Err(e),
+                Ok(Runnable::Programs(resolved, note)) => {
+                    outcome.baseline.label = side_label(&resolved, Role::Baseline);
+                    outcome.contender.label = side_label(&resolved, Role::Contender);
+                    match claim.requires.cores {
+                        Some(need) if available_cores() < need => {
+                            outcome.verdict = Ok(Verdict::NotTestable {
+                                reason: format!(
+                                    "needs at least {need} cores; this machine has {}",
+                                    available_cores()
+                                ),
+                            });
+                        }
+                        _ => {
+                            // Known before it runs: a failure on the first invocation is still
+                            // a failure of a process pair.
+                            outcome.replicate_kind = GroupKind::Invocations.replicate_kind();
+                            programs.push((outcomes.len(), resolved, note));
+                        }
                     }
                 }
-            } else {
-                let specs = validate_claim(catalog, claim)
-                    .map_err(|e| e.to_string())
-                    .and_then(|()| {
-                        Ok((
-                            side_spec(catalog, claim, Role::Baseline)?,
-                            side_spec(catalog, claim, Role::Contender)?,
-                        ))
-                    });
-                match specs {
-                    Err(e) => outcome.verdict = Err(e),
-                    Ok((a, b)) => {
-                        outcome.baseline.label = label(&a);
-                        outcome.contender.label = label(&b);
-                        if let Some(reason) = unmet_requirement(claim, [&a, &b]) {
-                            outcome.verdict = Ok(Verdict::NotTestable { reason });
-                        } else {
-                            arms_of_claim = Some((arm_of(a), arm_of(b)));
-                        }
+                Ok(Runnable::Arms(a, b)) => {
+                    outcome.baseline.label = label(&a);
+                    outcome.contender.label = label(&b);
+                    if let Some(reason) = unmet_requirement(claim, [&a, &b]) {
+                        outcome.verdict = Ok(Verdict::NotTestable { reason });
+                    } else {
+                        arms_of_claim = Some((arm_of(a), arm_of(b)));
                     }
                 }
             }
@@ -229,16 +255,18 @@ impl Plan {
                 members: members.clone(),
                 arms: group_arms,
                 rng_index,
+                programs: None,
             });
         }
         // Each claim on programs after every group, its randomness indexed past theirs.
-        for i in commands {
+        for (i, resolved, note) in programs {
             groups.push(Group {
                 kind: GroupKind::Invocations,
                 members: vec![i],
                 arms: Vec::new(),
                 claim_arms: Vec::new(),
                 rng_index: shared.len() + i,
+                programs: Some((resolved, note)),
             });
         }
         Plan {

@@ -9,9 +9,7 @@ use rand::Rng;
 
 use super::measure::round_rng;
 use crate::claims::claim::{Claim, Role};
-use crate::claims::command::{
-    EntrySelection, Invocation, OutputFormat, direction_conflict, invoke,
-};
+use crate::claims::command::{EntrySelection, Invocation, Reader, direction_conflict, invoke};
 use crate::run::runner::interrupted;
 
 use super::looks::{GroupRun, PairObserver, ReplicateSource};
@@ -87,21 +85,26 @@ pub(crate) struct Invocations<'a> {
     /// in forks of its own anyway. The sides then run in JMH's order, not a balanced one.
     shared: bool,
     pairs: Vec<InvocationPair>,
+    /// Why a claim on a scenario runs as programs, when it does.
+    note: Option<String>,
 }
 
 impl<'a> Invocations<'a> {
     /// No invocations yet of `claim`'s two programs.
-    pub fn new(claim: &'a Claim, run: GroupRun) -> Self {
+    /// No invocations yet of `claim`'s two programs; `note` says why they are programs, when
+    /// the claim named a scenario.
+    pub fn new(claim: &'a Claim, run: GroupRun, note: Option<String>) -> Self {
         let shared = match (&claim.baseline.command, &claim.contender.command) {
             (Some(b), Some(c)) => {
                 b == c
-                    && b.output == OutputFormat::Jmh
+                    && b.reader == Reader::Jmh
                     && claim.resolved(Role::Baseline).params.0
                         != claim.resolved(Role::Contender).params.0
             }
             _ => false,
         };
         Invocations {
+            note,
             shared,
             claim,
             run,
@@ -309,6 +312,7 @@ impl ReplicateSource for Invocations<'_> {
                     )
                 })
             })
+            .chain(self.note.clone())
             .chain(self.shared_order())
             .chain(notes)
             .collect()

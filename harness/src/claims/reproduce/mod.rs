@@ -85,7 +85,7 @@ pub fn reproduce_claims(
         mut outcomes,
         arms,
         groups,
-    } = Plan::new(launcher.catalog(), &claims);
+    } = Plan::new(launcher, &claims, settings);
     for group in &groups {
         let members = &group.members;
         if interrupted() {
@@ -118,8 +118,11 @@ pub fn reproduce_claims(
                 take_looks(&mut seeds, &mut outcomes, members, &schedule, observer);
             }
             GroupKind::Invocations => {
-                let claim = &claims[members[0]];
-                let mut invocations = Invocations::new(claim, run);
+                let (claim, note) = group
+                    .programs
+                    .as_ref()
+                    .expect("a group of programs has them");
+                let mut invocations = Invocations::new(claim, run, note.clone());
                 if take_looks(
                     &mut invocations,
                     &mut outcomes,

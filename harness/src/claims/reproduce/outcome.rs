@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::claims::claim::{Claim, Direction};
+use crate::claims::claim::{Claim, Direction, Role};
+use crate::run::result::Build;
 use crate::stats::hierarchy::VarianceComponents;
 use crate::stats::poisson::RateInterval;
 use crate::stats::ratio::RatioInterval;
@@ -149,6 +150,10 @@ pub struct SideRecord {
     /// A program side's runtime and raw iterations (absent for scenarios).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<ProgramRecord>,
+    /// The build of the git revision the side ran (absent for this executable's own sides):
+    /// its commit, whether it had uncommitted changes, its cargo profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<Build>,
 }
 
 /// What a program side ran and reported beyond the claim's metric: its provenance.
@@ -309,6 +314,14 @@ pub struct FarProcess {
 }
 
 impl ClaimOutcome {
+    /// The record of one side.
+    pub(crate) fn side_mut(&mut self, role: Role) -> &mut SideRecord {
+        match role {
+            Role::Baseline => &mut self.baseline,
+            Role::Contender => &mut self.contender,
+        }
+    }
+
     /// A claim not run yet.
     pub(crate) fn new(claim: &Claim) -> Self {
         ClaimOutcome {

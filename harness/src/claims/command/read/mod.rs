@@ -1,7 +1,10 @@
-//! Readers of what a side's program reports: JMH's `-rf json` file ([`jmh`]) and the line
-//! protocol ([`lines`]). Each turns a program's output into an [`Invocation`](super::Invocation)
-//! of one benchmark, or an error that says what the output holds instead.
+//! Readers of what a side's program reports: JMH's `-rf json` file ([`jmh`]), the line protocol
+//! ([`lines`]), criterion's files ([`criterion`]) and divan's table ([`divan`]). Each turns a
+//! program's output into an [`Invocation`](super::Invocation) of one benchmark, or an error that
+//! says what the output holds instead (the benchmarks it has).
 
+pub mod criterion;
+pub mod divan;
 pub mod jmh;
 pub mod lines;
 
