@@ -59,7 +59,12 @@ pub struct AbArgs {
     #[arg(long, value_name = "READER", requires = "cargo_bench")]
     pub reader: Option<String>,
     /// With --cargo-bench: more arguments for the bench executable (e.g. '--measurement-time 2').
-    #[arg(long, value_name = "ARGS", requires = "cargo_bench")]
+    #[arg(
+        long,
+        value_name = "ARGS",
+        requires = "cargo_bench",
+        allow_hyphen_values = true
+    )]
     pub bench_args: Option<String>,
     /// With --scenario: parameter values `NAME=VALUE` (repeatable); with --cargo-bench, the
     /// package.

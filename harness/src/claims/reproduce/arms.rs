@@ -22,10 +22,10 @@ use super::settings::PairedSettings;
 /// How a claim's sides run.
 pub(super) enum Runnable {
     /// As two arms of rounds.
-    Arms(TrialSpec, TrialSpec),
+    Arms(Box<[TrialSpec; 2]>),
     /// As invocations of programs: the claim with each side's program resolved, and why a
     /// claim on a scenario runs that way, if it is one.
-    Programs(Claim, Option<String>),
+    Programs(Box<Claim>, Option<String>),
 }
 
 /// How `claim` runs with `launcher`'s builds and `settings`.
@@ -54,14 +54,14 @@ pub(super) fn runnable(
             command.cargo_bench = None;
             command.package = None;
         }
-        return Ok(Runnable::Programs(resolved, None));
+        return Ok(Runnable::Programs(Box::new(resolved), None));
     }
     let mut specs = [
         side_spec(launcher.catalog(), claim, Role::Baseline)?,
         side_spec(launcher.catalog(), claim, Role::Contender)?,
     ];
     let (Some(a), Some(b)) = (&claim.baseline.revision, &claim.contender.revision) else {
-        return Ok(Runnable::Arms(specs[0].clone(), specs[1].clone()));
+        return Ok(Runnable::Arms(Box::new(specs)));
     };
     let builds = [
         built(launcher, a, &Artifact::Critsec)?,
@@ -72,8 +72,7 @@ pub(super) fn runnable(
             for (spec, build) in specs.iter_mut().zip(builds) {
                 spec.build = Some(build.clone());
             }
-            let [a, b] = specs;
-            Ok(Runnable::Arms(a, b))
+            Ok(Runnable::Arms(Box::new(specs)))
         }
         (Some(x), Some(y)) => Err(format!(
             "the baseline's build ({}) speaks fork protocol {x} and the contender's ({}) {y}: their forks cannot run in one round",
@@ -104,7 +103,7 @@ pub(super) fn runnable(
                 "the build of {} says no fork protocol (it predates it), so each replicate ran both builds as whole processes (`critsec run ... --json`), not as forks in one round",
                 old.join(" and ")
             );
-            Ok(Runnable::Programs(programs, Some(note)))
+            Ok(Runnable::Programs(Box::new(programs), Some(note)))
         }
     }
 }

@@ -201,11 +201,12 @@ impl Plan {
                             // Known before it runs: a failure on the first invocation is still
                             // a failure of a process pair.
                             outcome.replicate_kind = GroupKind::Invocations.replicate_kind();
-                            programs.push((outcomes.len(), resolved, note));
+                            programs.push((outcomes.len(), *resolved, note));
                         }
                     }
                 }
-                Ok(Runnable::Arms(a, b)) => {
+                Ok(Runnable::Arms(specs)) => {
+                    let [a, b] = *specs;
                     outcome.baseline.label = label(&a);
                     outcome.contender.label = label(&b);
                     if let Some(reason) = unmet_requirement(claim, [&a, &b]) {

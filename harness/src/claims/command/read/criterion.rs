@@ -62,7 +62,7 @@ pub fn read_criterion(home: &Path, id: Option<&str>) -> Result<Invocation, Strin
     let s: Sample = serde_json::from_str(&text)
         .map_err(|e| format!("{}: not criterion's sample.json ({e})", sample.display()))?;
     let (iters, time): (f64, f64) = (s.iters.iter().sum(), s.times.iter().sum());
-    if s.iters.len() != s.times.len() || !(iters > 0.0) || !time.is_finite() {
+    if s.iters.len() != s.times.len() || iters.is_nan() || iters <= 0.0 || !time.is_finite() {
         return Err(format!(
             "{}: a sample of {} iteration counts and {} times, {iters} iterations in all",
             sample.display(),
