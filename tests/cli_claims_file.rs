@@ -761,6 +761,45 @@ fn two_builds_of_critsec_are_jmh_sides() {
     assert!(String::from_utf8_lossy(&csv.stderr).contains("-rf json"));
 }
 
+/// A claim whose truth sits on its bound (200 against 100, claimed ">= 2") is AT THE BOUND once
+/// its interval lies inside the band of its tolerance (x/÷ 1.05 by default), and says so; with
+/// a tolerance of its own too narrow for its replicates it stays INCONCLUSIVE.
+#[test]
+fn a_claim_on_its_bound_is_at_the_bound() {
+    let fake = |mean: &str| {
+        side(
+            &format!("--lines -i 5 --mean {mean} --noise-sd 0.001 --offset-sd 0.005 --seed 4"),
+            "lines",
+        )
+    };
+    let at = |extra: &str| {
+        claim(
+            "on-the-bound",
+            &fake("100"),
+            &fake("200"),
+            &format!("benchmark = \"fake\"\n{extra}"),
+        )
+        .replace("min_effect = 1.05", "min_effect = 2.0")
+    };
+    let (o, v) = reproduce("at-the-bound", &at(""));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert_eq!(v["outcomes"][0]["verdict"]["Ok"], "AtTheBound", "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("on-the-bound ") && l.contains("AT THE BOUND"))
+            && out.contains("at bound:  the interval straddles 2 inside its band [1.905, 2.100]"),
+        "{out}"
+    );
+    let (o, v) = reproduce("at-a-narrow-bound", &at("tolerance = 1.0001\n"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        v["outcomes"][0]["verdict"]["Ok"]["Inconclusive"].is_object(),
+        "{out}"
+    );
+}
+
 /// Each replicate's pinned CPU in the verdict file, per claim.
 fn cpus(v: &serde_json::Value, i: usize) -> Vec<Option<u64>> {
     v["outcomes"][i]["replicates"]

@@ -203,6 +203,16 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                 if let Verdict::NotTestable { reason } = v {
                     let _ = writeln!(out, "  not here:  {reason}");
                 }
+                if let (Verdict::AtTheBound, Some(b)) = (v, o.claim.bound()) {
+                    let _ = writeln!(
+                        out,
+                        "  at bound:  the interval straddles {} inside its band [{}, {}] (x/÷ {}): the effect equals the claimed bound, within the claim's tolerance",
+                        b.min_effect,
+                        ratio_text(b.min_effect / b.tolerance),
+                        ratio_text(b.min_effect * b.tolerance),
+                        b.tolerance
+                    );
+                }
                 if let Verdict::Inconclusive { pairs_needed } = v {
                     match pairs_needed {
                         Some(n) => {
@@ -221,8 +231,26 @@ pub fn render(outcomes: &[ClaimOutcome]) -> String {
                                 "  settling:  about {n} replicates at this spread would likely settle it ({cost}--pairs {n})"
                             );
                         }
-                        None => out.push_str("  settling:  the estimate sits on the claimed bound; more pairs will not settle it\n"),
+                        None => out.push_str("  settling:  the estimate sits on the claimed bound, which has no band; more pairs will not settle it\n"),
                     }
+                }
+                let builds = [&o.baseline.build, &o.contender.build];
+                if let [Some(a), Some(b)] = builds {
+                    let built = |b: &critsec_harness::run::Build| {
+                        format!(
+                            "{} ({}{}, {})",
+                            b.revision,
+                            &b.commit[..b.commit.len().min(12)],
+                            if b.dirty { ", uncommitted changes" } else { "" },
+                            b.profile
+                        )
+                    };
+                    let _ = writeln!(
+                        out,
+                        "  builds:    baseline {}, contender {}",
+                        built(a),
+                        built(b)
+                    );
                 }
                 let _ = writeln!(
                     out,

@@ -128,6 +128,12 @@ pub struct Claim {
     /// Ratio claims: the minimum effect, the ratio bound the interval must clear.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_effect: Option<f64>,
+    /// Ratio claims: the band around the bound within which the effect counts as equal to it,
+    /// a factor either way (`1.05`: [bound / 1.05, bound × 1.05]; [`DEFAULT_TOLERANCE`] when
+    /// absent). Stated with the claim, before measuring: an interval that straddles the bound
+    /// but lies inside the band is AT THE BOUND.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
     /// Count claims: the least count the baseline must show in every replicate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<u64>,
@@ -158,6 +164,22 @@ pub struct Claim {
     /// processes (or invocations), to measure the machine's noise; its interval should cover 1.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub aa: bool,
+}
+
+/// The tolerance of a ratio claim that states none: x/÷ 1.05, the few percent within which two
+/// JMH scores are usually called equal.
+pub const DEFAULT_TOLERANCE: f64 = 1.05;
+
+/// What a ratio claim tests its interval against: the bound in its direction, and the band of
+/// its tolerance around it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    /// Which way the ratio is claimed to go.
+    pub direction: Direction,
+    /// The bound.
+    pub min_effect: f64,
+    /// The band's factor either way (1: no band).
+    pub tolerance: f64,
 }
 
 fn primary() -> String {
@@ -303,6 +325,13 @@ impl Claim {
                         "`k` and `exposure` belong to count claims (kind = \"count\")".into(),
                     );
                 }
+                if let Some(t) = self.tolerance
+                    && !(t.is_finite() && t > 1.0 && t <= 2.0)
+                {
+                    return Err(format!(
+                        "`tolerance` is a factor above 1 and at most 2 (1.05: within 5% of the bound either way), not {t}"
+                    ));
+                }
             }
             ClaimKind::Count => {
                 match self.k {
@@ -312,8 +341,9 @@ impl Claim {
                         return Err("a count claim needs `k`, the least count the baseline shows per replicate".into());
                     }
                 }
-                if self.direction.is_some() || self.min_effect.is_some() {
-                    return Err("a count claim has no `direction` or `min_effect`: the contender must show none".into());
+                if self.direction.is_some() || self.min_effect.is_some() || self.tolerance.is_some()
+                {
+                    return Err("a count claim has no `direction`, `min_effect` or `tolerance`: the contender must show none".into());
                 }
             }
         }
@@ -392,6 +422,15 @@ impl Claim {
             _ => {}
         }
         Ok(())
+    }
+
+    /// What a ratio claim tests its interval against; `None` for a count claim.
+    pub fn bound(&self) -> Option<Bound> {
+        Some(Bound {
+            direction: self.direction?,
+            min_effect: self.min_effect?,
+            tolerance: self.tolerance.unwrap_or(DEFAULT_TOLERANCE),
+        })
     }
 
     /// Whether the sides are programs rather than scenarios.

@@ -202,6 +202,7 @@ fn claim(args: &AbArgs, direction: Direction, baseline: Side, contender: Side) -
         kind: ClaimKind::Ratio,
         direction: Some(direction),
         min_effect: Some(min_effect),
+        tolerance: None,
         k: None,
         exposure: None,
         requires: Default::default(),

@@ -134,16 +134,15 @@ pub(crate) fn derive(
                     needs(ClaimKind::Ratio)
                 ));
             }
-            let (Some(direction), Some(min_effect)) = (claim.direction, claim.min_effect) else {
+            let Some(bound) = claim.bound() else {
                 return Err("a ratio claim without direction or min_effect".into());
             };
-            outcome.coherence = coherence(&observed.replicates, direction, min_effect, confidence);
+            outcome.coherence = coherence(&observed.replicates, &bound, confidence);
             if let Some(reason) = outcome.coherence.as_ref().and_then(|c| c.disagreement()) {
                 return Ok(Verdict::NotTestable { reason });
             }
             Ok(verdict(
-                direction,
-                min_effect,
+                &bound,
                 outcome.interval.as_ref().expect("computed above"),
             ))
         }

@@ -27,7 +27,7 @@
 //! distance: its block counts at the level of the probe before it (or, first in the run, the
 //! first level seen), and the coherence line says how many did so.
 
-use crate::claims::claim::Direction;
+use crate::claims::claim::Bound;
 use crate::run::coherence::{TAKEN_NS, coherence_levels};
 use crate::stats::ratio::log_interval;
 
@@ -41,12 +41,11 @@ pub const RARE_SHARE: f64 = 0.10;
 
 /// The probes of `replicates` (blocks without one are left out) read as levels, with the
 /// claim's ratio at each; `None` without probes. With several levels, each level seen in two
-/// replicates or more is judged against `direction` and `min_effect`, at `confidence` (two
-/// levels) or its share of `1 − confidence` (more).
+/// replicates or more is judged against the claim's `bound`, at `confidence` (two levels) or
+/// its share of `1 − confidence` (more).
 pub(crate) fn coherence(
     replicates: &[Paired],
-    direction: Direction,
-    min_effect: f64,
+    bound: &Bound,
     confidence: f64,
 ) -> Option<Coherence> {
     let probes: Vec<f64> = replicates
@@ -120,8 +119,7 @@ pub(crate) fn coherence(
             CoherenceLevel {
                 round_trip_ns: l.median_ns,
                 blocks,
-                verdict: (by_level && !rare && interval.n >= 2)
-                    .then(|| verdict(direction, min_effect, &interval)),
+                verdict: (by_level && !rare && interval.n >= 2).then(|| verdict(bound, &interval)),
                 rare,
                 interval,
             }
@@ -168,6 +166,13 @@ fn level_text(level: &CoherenceLevel) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ">= 1.05" with the default band.
+    const AT_105: Bound = Bound {
+        direction: crate::Direction::Higher,
+        min_effect: 1.05,
+        tolerance: crate::claims::claim::DEFAULT_TOLERANCE,
+    };
     use crate::claims::reproduce::outcome::BlockValue;
 
     const NEAR: f64 = 66.0;
@@ -206,7 +211,7 @@ mod tests {
     }
 
     fn judge(replicates: &[Paired]) -> Coherence {
-        coherence(replicates, Direction::Higher, 1.05, 0.999).unwrap()
+        coherence(replicates, &AT_105, 0.999).unwrap()
     }
 
     #[test]
@@ -308,7 +313,7 @@ mod tests {
         assert_eq!(c.levels[0].verdict, None);
         // No probes, no levels; every probe taken, no level either.
         let unprobed = vec![Paired::unordered(None, 1.0, 2.0); 6];
-        assert_eq!(coherence(&unprobed, Direction::Higher, 1.05, 0.999), None);
+        assert_eq!(coherence(&unprobed, &AT_105, 0.999), None);
         let busy = vec![replicate(1.0, &[(6_000.0, 1.3)]); 3];
         let c = judge(&busy);
         assert_eq!((c.levels.len(), c.by_level(), c.taken), (0, false, 3));

@@ -289,11 +289,7 @@ pub(crate) fn take_looks(
 /// decided it, unless the two do not overlap (a chance within α), where their hull may leave it
 /// undecided.
 fn looks_on(outcome: &ClaimOutcome) -> bool {
-    outcome.claim.kind == ClaimKind::Ratio
-        && matches!(
-            outcome.verdict,
-            Ok(Verdict::Reproduced | Verdict::NotReproduced)
-        )
+    outcome.claim.kind == ClaimKind::Ratio && outcome.verdict.as_ref().is_ok_and(Verdict::decided)
 }
 
 /// Whether a decided `outcome` would take a later look for precision: a claim that looks on
@@ -318,16 +314,16 @@ fn record_replicates(source: &dyn ReplicateSource, member: usize, outcome: &mut 
 }
 
 /// Whether more replicates up to a last look at `last` (at `confidence`) would leave `outcome`
-/// undecided even if its estimate moved two standard errors away from the claimed bound and its
+/// undecided even if its estimate moved two standard errors the way that helps most and its
 /// spread were as small as the replicates so far make plausible (the 90% lower confidence bound
-/// of the sd, from the χ² distribution): the predicted half-width there is wider than that
-/// distance. Stopping then takes no look, so it can only lower the chance of a wrong verdict.
+/// of the sd, from the χ² distribution): the predicted half-width there is wider than the
+/// distance to the bound (no side decided) and wider than the room the tolerance's band leaves
+/// (not AT THE BOUND either). Stopping then takes no look, so it can only lower the chance of a
+/// wrong verdict.
 pub(crate) fn futile(outcome: &ClaimOutcome, last: u32, confidence: f64) -> bool {
-    let (Ok(Verdict::Inconclusive { .. }), Some(r), Some(bound)) = (
-        &outcome.verdict,
-        &outcome.interval,
-        outcome.claim.min_effect,
-    ) else {
+    let (Ok(Verdict::Inconclusive { .. }), Some(r), Some(bound)) =
+        (&outcome.verdict, &outcome.interval, outcome.claim.bound())
+    else {
         return false;
     };
     if r.n < 2 || !r.log_sd.is_finite() || last as usize <= r.n {
@@ -338,9 +334,10 @@ pub(crate) fn futile(outcome: &ClaimOutcome, last: u32, confidence: f64) -> bool
         return false;
     };
     let small_sd = r.log_sd * (df / chi2.inverse_cdf(0.90)).sqrt();
-    let distance = (r.ratio.ln() - bound.ln()).abs();
-    let moved = distance + 2.0 * r.log_sd / (r.n as f64).sqrt();
+    let distance = (r.ratio.ln() - bound.min_effect.ln()).abs();
+    let step = 2.0 * r.log_sd / (r.n as f64).sqrt();
     let half_width =
         t_quantile(confidence, f64::from(last - 1)) * small_sd / f64::from(last).sqrt();
-    moved < half_width
+    let band = bound.tolerance.max(1.0).ln();
+    distance + step < half_width && (distance - step).max(0.0) + half_width > band
 }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::claims::claim::{Claim, Direction, Role};
+use crate::claims::claim::{Bound, Claim, Direction, Role};
 use crate::run::result::Build;
 use crate::stats::hierarchy::VarianceComponents;
 use crate::stats::poisson::RateInterval;
@@ -18,6 +18,9 @@ pub enum Verdict {
     Reproduced,
     /// The interval lies entirely on the other side of the claimed effect.
     NotReproduced,
+    /// The interval straddles the claimed effect but lies inside the band of the claim's
+    /// tolerance around it: the effect equals the claimed bound, within the tolerance.
+    AtTheBound,
     /// The interval straddles the claimed effect.
     Inconclusive {
         /// Roughly how many replicates in all would settle it at the current spread, if any.
@@ -37,14 +40,19 @@ impl Verdict {
         match self {
             Verdict::Reproduced => "REPRODUCED",
             Verdict::NotReproduced => "NOT REPRODUCED",
+            Verdict::AtTheBound => "AT THE BOUND",
             Verdict::Inconclusive { .. } => "INCONCLUSIVE",
             Verdict::NotTestable { .. } => "NOT TESTABLE HERE",
         }
     }
 
-    /// Whether more replicates could not change it.
+    /// Whether more replicates could not change it (AT THE BOUND may still become REPRODUCED
+    /// or NOT REPRODUCED as a later look narrows it, both true of an effect at the bound).
     pub(crate) fn decided(&self) -> bool {
-        matches!(self, Verdict::Reproduced | Verdict::NotReproduced)
+        matches!(
+            self,
+            Verdict::Reproduced | Verdict::NotReproduced | Verdict::AtTheBound
+        )
     }
 }
 
@@ -57,28 +65,42 @@ pub(crate) fn settled(verdict: &Result<Verdict, String>) -> bool {
         .unwrap_or(true)
 }
 
-/// The verdict of an interval against "ratio >= m" (`Higher`) or "ratio <= m" (`Lower`).
-pub fn verdict(direction: Direction, min_effect: f64, r: &RatioInterval) -> Verdict {
-    let (beyond, against) = match direction {
-        Direction::Higher => (r.low >= min_effect, r.high < min_effect),
-        Direction::Lower => (r.high <= min_effect, r.low > min_effect),
+/// The verdict of an interval against "ratio >= m" (`Higher`) or "ratio <= m" (`Lower`), with
+/// the band [m / t, m · t] of the claim's tolerance t: REPRODUCED and NOT REPRODUCED when the
+/// interval lies on one side of m, AT THE BOUND when it straddles m inside the band (the
+/// interval's confidence bounds the chance that a truth outside the band is called so, as it
+/// bounds a wrong side: two one-sided tests, TOST), INCONCLUSIVE otherwise.
+pub fn verdict(bound: &Bound, r: &RatioInterval) -> Verdict {
+    let m = bound.min_effect;
+    let (beyond, against) = match bound.direction {
+        Direction::Higher => (r.low >= m, r.high < m),
+        Direction::Lower => (r.high <= m, r.low > m),
     };
     if beyond {
-        Verdict::Reproduced
-    } else if against {
-        Verdict::NotReproduced
-    } else {
-        // Replicates needed for the half-width to shrink below the distance to the bound, at
-        // the current spread (a rough guide: the t quantile also shrinks as n grows).
-        let distance = (r.ratio.ln() - min_effect.ln()).abs();
-        let pairs_needed = (distance > 1e-12 && r.log_sd.is_finite() && r.n >= 2).then(|| {
-            let t = t_quantile(r.confidence, (r.n - 1).max(1) as f64);
-            ((t * r.log_sd / distance).powi(2))
-                .ceil()
-                .max(r.n as f64 + 1.0) as u64
-        });
-        Verdict::Inconclusive { pairs_needed }
+        return Verdict::Reproduced;
     }
+    if against {
+        return Verdict::NotReproduced;
+    }
+    let band = bound.tolerance.max(1.0).ln();
+    if band > 0.0 && r.low >= m / bound.tolerance && r.high <= m * bound.tolerance {
+        return Verdict::AtTheBound;
+    }
+    // Replicates needed for the half-width to shrink below the distance to the bound, or below
+    // the room the band leaves beside the estimate, at the current spread (a rough guide: the
+    // t quantile also shrinks as n grows).
+    let distance = (r.ratio.ln() - m.ln()).abs();
+    let usable = r.log_sd.is_finite() && r.n >= 2;
+    let t = t_quantile(r.confidence, (r.n.max(2) - 1) as f64);
+    let needed = |room: f64| {
+        (usable && room > 1e-12)
+            .then(|| ((t * r.log_sd / room).powi(2)).ceil().max(r.n as f64 + 1.0) as u64)
+    };
+    let pairs_needed = match (needed(distance), needed(band - distance)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    Verdict::Inconclusive { pairs_needed }
 }
 
 /// What one replicate of a claim is.
@@ -384,20 +406,29 @@ mod tests {
         ratio_interval(ratios)
     }
 
+    /// The bound `m` in `direction` with the default band of x/÷ 1.05.
+    fn bound(direction: Direction, m: f64) -> Bound {
+        Bound {
+            direction,
+            min_effect: m,
+            tolerance: crate::claims::claim::DEFAULT_TOLERANCE,
+        }
+    }
+
     #[test]
     fn verdicts_on_synthetic_ratios() {
         let clearly_beyond = interval(&[2.0, 2.1, 1.95, 2.05, 2.02, 1.98]);
         assert_eq!(
-            verdict(Direction::Higher, 1.5, &clearly_beyond),
+            verdict(&bound(Direction::Higher, 1.5), &clearly_beyond),
             Verdict::Reproduced
         );
         let clearly_against = interval(&[0.8, 0.82, 0.79, 0.81, 0.8, 0.805]);
         assert_eq!(
-            verdict(Direction::Higher, 1.05, &clearly_against),
+            verdict(&bound(Direction::Higher, 1.05), &clearly_against),
             Verdict::NotReproduced
         );
         let straddling = interval(&[0.9, 1.2, 1.0, 1.3, 0.95, 1.1]);
-        match verdict(Direction::Higher, 1.05, &straddling) {
+        match verdict(&bound(Direction::Higher, 1.05), &straddling) {
             Verdict::Inconclusive {
                 pairs_needed: Some(n),
             } => assert!(n > 6, "{n}"),
@@ -405,26 +436,65 @@ mod tests {
         }
         // Lower mirrors higher.
         assert_eq!(
-            verdict(Direction::Lower, 0.9, &clearly_against),
+            verdict(&bound(Direction::Lower, 0.9), &clearly_against),
             Verdict::Reproduced
         );
         assert_eq!(
-            verdict(Direction::Lower, 0.9, &clearly_beyond),
+            verdict(&bound(Direction::Lower, 0.9), &clearly_beyond),
             Verdict::NotReproduced
         );
     }
 
+    /// An interval around the bound: 1.05 [lo, hi] with a half-width of `half` in log terms.
+    fn around(ratio: f64, half: f64) -> RatioInterval {
+        RatioInterval {
+            ratio,
+            low: ratio * (-half).exp(),
+            high: ratio * half.exp(),
+            n: 8,
+            log_sd: 0.05,
+            confidence: 0.999,
+        }
+    }
+
     #[test]
-    fn a_ratio_sitting_on_the_bound_cannot_be_settled() {
-        let on_bound = interval(&[0.9, 1.1, 1.0, 1.0, 0.95, 1.05]);
-        let r = RatioInterval {
-            ratio: 1.05,
-            ..on_bound
+    fn an_interval_straddling_the_bound_inside_its_band_is_at_the_bound() {
+        // The band of >= 1.05 at x/÷ 1.05 is [1.0, 1.1025].
+        let on = bound(Direction::Higher, 1.05);
+        assert_eq!(verdict(&on, &around(1.05, 0.04)), Verdict::AtTheBound);
+        assert_eq!(verdict(&on, &around(1.06, 0.03)), Verdict::AtTheBound);
+        // Out of the band on either side: not yet.
+        assert!(matches!(
+            verdict(&on, &around(1.05, 0.06)),
+            Verdict::Inconclusive { .. }
+        ));
+        assert!(matches!(
+            verdict(&on, &around(1.08, 0.04)),
+            Verdict::Inconclusive { .. }
+        ));
+        // Entirely beyond the bound (and inside the band) it is REPRODUCED, as ever.
+        assert_eq!(verdict(&on, &around(1.09, 0.01)), Verdict::Reproduced);
+        // Lower mirrors higher.
+        assert_eq!(
+            verdict(&bound(Direction::Lower, 0.5), &around(0.5, 0.04)),
+            Verdict::AtTheBound
+        );
+        // Without a band (a tolerance of 1) an estimate on the bound cannot be settled.
+        let exact = Bound {
+            tolerance: 1.0,
+            ..on
         };
         assert_eq!(
-            verdict(Direction::Higher, 1.05, &r),
+            verdict(&exact, &around(1.05, 0.04)),
             Verdict::Inconclusive { pairs_needed: None }
         );
+        // With one, the pairs it needs are those that fit the interval inside the band.
+        match verdict(&on, &around(1.05, 0.1)) {
+            Verdict::Inconclusive {
+                pairs_needed: Some(n),
+            } => assert!(n > 8, "{n}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

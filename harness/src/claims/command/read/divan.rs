@@ -22,20 +22,21 @@ pub(crate) struct DivanTable {
 impl LineSink for DivanTable {
     fn line(&mut self, bytes: &[u8]) {
         let line = String::from_utf8_lossy(bytes);
-        let columns: Vec<&str> = line.split('│').collect();
         if !self.header {
+            let columns: Vec<&str> = line.split('│').collect();
             self.header = columns.len() >= 3 && columns[2].trim() == "median";
             return;
         }
-        // The tree's prefix: three columns per level, the last a branch (`├─ `, `╰─ `).
-        let first = columns[0];
-        let Some(at) = first.find(|c: char| !matches!(c, '│' | '├' | '╰' | '─' | ' '))
+        // The tree's prefix, three columns per level, the last a branch (`├─ `, `╰─ `), is
+        // drawn with the same `│` that parts the columns: it goes before the columns are split.
+        let Some(at) = line.find(|c: char| !matches!(c, '│' | '├' | '╰' | '─' | ' '))
         else {
             return;
         };
-        let depth = first[..at].chars().count() / 3;
-        let rest = first[at..].trim_end();
-        let name = rest.split("  ").next().unwrap_or(rest).trim().to_string();
+        let depth = line[..at].chars().count() / 3;
+        let columns: Vec<&str> = line[at..].split('│').collect();
+        let first = columns[0].trim_end();
+        let name = first.split("  ").next().unwrap_or(first).trim().to_string();
         if depth == 0 || name.is_empty() {
             return;
         }
