@@ -28,9 +28,13 @@ pub struct ReproduceArgs {
     /// Claims to reproduce: substrings of their ids (all when none is given).
     pub claims: Vec<String>,
     /// Short iterations, the default: the whole claim set takes a few minutes on 2 cores.
-    #[arg(long, conflicts_with = "full")]
+    #[arg(long, conflicts_with_all = ["full", "publication"])]
     pub quick: bool,
-    /// JMH-like durations: 5 warmups and 20–40 pairs of 2 s per claim.
+    /// The publication run's settings: quick's slices with a budget that settles what quick's
+    /// cannot (40 s per claim after the pilot, up to 48 pairs; 10-30 seeds).
+    #[arg(long, conflicts_with = "full")]
+    pub publication: bool,
+    /// JMH-like durations: 5 warmups and 10-30 pairs of 2 s per claim.
     #[arg(long)]
     pub full: bool,
     /// Override the iteration time of both sides, e.g. 500ms.
@@ -132,10 +136,12 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let mut settings = if args.full {
-        PairedSettings::full()
+    let (mut settings, mode) = if args.full {
+        (PairedSettings::full(), "full")
+    } else if args.publication {
+        (PairedSettings::publication(), "publication")
     } else {
-        PairedSettings::quick()
+        (PairedSettings::quick(), "quick")
     };
     if let Some(r) = &args.iteration_time {
         settings.iteration_time = parse_duration(r)?;
@@ -159,7 +165,7 @@ pub fn run(args: &ReproduceArgs) -> anyhow::Result<ExitCode> {
     println!(
         "# critsec reproduce: {} claim(s), {} mode, {}",
         selected.len(),
-        if args.full { "full" } else { "quick" },
+        mode,
         machine_words(&m)
     );
     println!(

@@ -245,6 +245,7 @@ fn write_and_reproduce(args: &AbArgs, claim: &Claim) -> anyhow::Result<ExitCode>
     super::reproduce::run(&ReproduceArgs {
         claims: Vec::new(),
         quick: !args.full,
+        publication: false,
         full: args.full,
         iteration_time: None,
         pairs: None,

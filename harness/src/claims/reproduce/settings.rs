@@ -93,6 +93,21 @@ impl PairedSettings {
         }
     }
 
+    /// The publication run's: quick's slices, with a budget that settles what quick's cannot
+    /// (a claim near its bound, a memory-bound spread) and the seeds of full mode: 40 s per
+    /// claim after the pilot, up to 48 rounds, 10-30 seeds. JMH-like iterations of 2 s
+    /// ([`Self::full`]) would take hours for the whole set on 2 cores, for no interval a round
+    /// of 50 ms slices does not give (METHODOLOGY.md, *The noise of this machine*).
+    pub fn publication() -> Self {
+        PairedSettings {
+            most_pairs: 48,
+            budget: Duration::from_secs(40),
+            seeds: 10,
+            max_seeds: 30,
+            ..PairedSettings::quick()
+        }
+    }
+
     /// JMH-like durations: 5 warmups, 10–30 rounds of 4 blocks of 2 s, 10–30 seeds.
     pub fn full() -> Self {
         PairedSettings {
