@@ -73,7 +73,7 @@ fn main() -> ExitCode {
     };
     // Namespaces of a net run's forks that an interrupt or a timeout killed: gone with this
     // command (the forks delete their own when they end normally).
-    critsec_replication::driver::net::netns::sweep_stale();
+    critsec_replication::net::sweep_stale();
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -14,8 +14,8 @@ use bench_replication::ispn_perf::cluster_file::ClusterFile;
 use bench_replication::ispn_perf::{IspnPerf, JOIN_TIMEOUT, NodeError, SECRET_ENV, serve_node};
 use critsec_harness::Params;
 use critsec_replication::NodeId;
-use critsec_replication::driver::net::NetError;
-use critsec_replication::driver::net::wire::Secret;
+use critsec_replication::net::NetError;
+use critsec_replication::net::Secret;
 
 use super::UsageError;
 

@@ -16,10 +16,10 @@ use critsec_harness::{
     CheckFailed, Choice, GroupSpec, Iterations, Metric, ParamSpec, Params, Probe, Scenario,
     ScenarioError, Trial,
 };
-use critsec_replication::driver::sim::CpuConfig;
-use critsec_replication::driver::sim::NetworkConfig;
-use critsec_replication::driver::sim::SimConfig;
-use critsec_replication::driver::threads::ThreadsConfig;
+use critsec_replication::sim::CpuConfig;
+use critsec_replication::sim::NetworkConfig;
+use critsec_replication::sim::SimConfig;
+use critsec_replication::threads::ThreadsConfig;
 use critsec_replication::workload::{MIN_VALUE_SIZE, RequesterStats, WorkloadConfig};
 use critsec_replication::{
     ClusterConfig, ConfigError, GetPlanChoice, NodeStats, ProtocolKind, RejectionPolicy,

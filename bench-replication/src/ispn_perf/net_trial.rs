@@ -23,13 +23,13 @@ use std::time::Duration;
 use critsec_harness::{
     CheckFailed, ExternalSample, Iterations, Params, ScenarioError, SelfTimed, Trial,
 };
-use critsec_replication::driver::net::NetError;
-use critsec_replication::driver::net::coordinator::{
+use critsec_replication::net::NetError;
+use critsec_replication::net::{
     Coordinator, NetCluster, Started, dies_with_its_parent,
 };
-use critsec_replication::driver::net::netns::Namespaces;
-use critsec_replication::driver::net::node::{NodeSettings, serve};
-use critsec_replication::driver::net::wire::Secret;
+use critsec_replication::net::Namespaces;
+use critsec_replication::net::{NodeSettings, serve};
+use critsec_replication::net::Secret;
 use critsec_replication::workload::RequesterStats;
 use critsec_replication::{NodeId, NodeStats};
 

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use critsec_harness::{ExternalSample, Window};
-use critsec_replication::driver::sim::simulate;
+use critsec_replication::sim::simulate;
 
 use super::*;
 
