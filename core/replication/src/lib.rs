@@ -9,14 +9,17 @@
 //! Laid out in two layers. **The model**, at the bottom, is every file outside `driver/`: it
 //! imports no driver, reads no clock and does no I/O (time comes in with each input, effects go
 //! out as [`Output`]s), so any driver can run it and a test can step it by hand:
-//! - `message` (the protocols' vocabulary: [`Msg`], [`Input`], [`Output`]) and `error` (bad
-//!   configurations, failed verifications);
-//! - `components`: what every node is built from: consistent hashing, the data container, key
-//!   locks with FIFO waiters, bounded pools whose slots a command holds while it waits, deadlines;
-//! - `node`: one cluster member as a sans-IO state machine ([`NodeMachine`]): its settings
-//!   ([`ClusterConfig`]), the protocol-independent half ([`NodeBase`]: originator side, primary
-//!   path, the held inbound path of the `block` policy) and the event loop that dispatches each
-//!   input to it or to a protocol;
+//! - `message` (the protocols' vocabulary: [`Msg`], Infinispan's replicable commands such as
+//!   `PutKeyValueCommand` and `ClusteredGetCommand` as JGroups carries them; a machine's
+//!   [`Input`]s and [`Output`]s) and `error` (bad configurations, failed verifications);
+//! - `components`: what every node is built from, Infinispan's components: consistent hashing
+//!   (`ConsistentHash`), the data container (`DataContainer`), key locks with FIFO waiters
+//!   (`LockManager`), the remote-command pool and JGroups' OOB pool, whose slots a command holds
+//!   while it waits, and deadlines;
+//! - `node`: one cluster member (a cache manager's interceptor stack and delivery) as a sans-IO
+//!   state machine ([`NodeMachine`]): its settings ([`ClusterConfig`]), the protocol-independent
+//!   half ([`NodeBase`]: originator side, primary path, the held inbound path of the `block`
+//!   policy) and the event loop that dispatches each input to it or to a protocol;
 //! - `protocol`: the trait the protocols implement ([`WriteProtocol`]), the kind enum that names
 //!   them and builds their machines ([`ProtocolKind`]), the get plans ([`GetPlanChoice`]), and
 //!   one module per protocol;
@@ -26,9 +29,11 @@
 //!
 //! **The drivers**, above it, run the machines, each wrapping the model's errors in its own:
 //! [`sim`], a seeded discrete-event simulation in virtual time for 100-node clusters (a run its
-//! drain cap cuts is [`sim::SimError::DrainCut`]); [`threads`], real threads with real bounded
-//! pools whose threads block, for small clusters, their messages over channels or loopback TCP;
-//! [`net`], one process per node over real sockets, on the threads driver's pools; [`local`],
+//! drain cap cuts is [`sim::SimError::DrainCut`]); [`threads`], real threads where a JGroups
+//! node has them (the transport's receiver, Infinispan's remote-command executor, JGroups' OOB
+//! pool) whose threads block, for small clusters, their messages over channels or loopback TCP;
+//! [`net`], one process per node over real sockets (JGroups' TCP, one JVM per node as
+//! IspnPerfTest runs them), on the threads driver's pools; [`local`],
 //! every node on the calling thread with instant delivery, for a protocol's bare CPU cost. The
 //! simulation and the threads driver repair a lost or rejected message alike (UNICAST3's
 //! retransmission, `driver/retransmission.rs`).

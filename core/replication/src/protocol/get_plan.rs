@@ -4,8 +4,6 @@
 //! run's choice of plan. A leaf of the model: the node's settings and its originator side read
 //! it, and each protocol names its own plan, so it imports neither.
 
-use crate::error::ConfigError;
-
 /// How an originator reads a key it may not own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GetPlan {
@@ -78,14 +76,14 @@ impl GetPlanChoice {
 }
 
 impl std::str::FromStr for GetPlanChoice {
-    type Err = ConfigError;
+    type Err = crate::error::ConfigError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "protocol" => Ok(GetPlanChoice::Protocol),
             "all-owners" => Ok(GetPlanChoice::AllOwners),
             "primary-first" => Ok(GetPlanChoice::PrimaryFirst),
             "staggered" => Ok(GetPlanChoice::Staggered),
-            _ => Err(ConfigError::UnknownName {
+            _ => Err(crate::error::ConfigError::UnknownName {
                 what: "get plan",
                 given: s.to_string(),
                 valid: GetPlanChoice::NAMES,
