@@ -1,5 +1,6 @@
 //! The scenarios and claims this binary knows: the harness self-tests and the four bench crates.
 
+use bench_replication::ispn_perf::NodeProgram;
 use critsec_harness::selftest;
 use critsec_harness::{Catalog, Claim, ClaimError};
 
@@ -8,9 +9,16 @@ pub fn catalog() -> Catalog {
     let mut all = selftest::scenarios();
     all.extend(bench_registry::scenarios());
     all.extend(bench_versionlookup::scenarios());
-    all.extend(bench_replication::scenarios());
+    all.extend(bench_replication::scenarios_hosting_nodes(node_program()));
     all.extend(bench_parser::scenarios());
     Catalog::new(all)
+}
+
+/// How a `driver=net` trial, in a fork or not, starts its node processes: this binary's hidden
+/// `node` command (`cmd/node.rs`).
+fn node_program() -> Option<NodeProgram> {
+    let exe = std::env::current_exe().ok()?;
+    Some(NodeProgram::new(exe, ["node"]))
 }
 
 /// Every claim of the four bench crates.

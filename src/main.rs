@@ -48,10 +48,6 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // A `driver=net` trial, in a fork or not, starts its node processes from this binary.
-    if let Ok(exe) = std::env::current_exe() {
-        bench_replication::ispn_perf::host_nodes_with(exe, vec!["node".to_string()]);
-    }
     // A fork (or a probe of its protocol) re-executes this binary with a hidden first
     // argument; it must not see clap.
     if let Some(code) = critsec_harness::run::as_fork(catalog::catalog) {
@@ -71,9 +67,6 @@ fn main() -> ExitCode {
         Command::Doctor(args) => cmd::doctor::run(&args),
         Command::Node(args) => cmd::node::run(&args),
     };
-    // Namespaces of a net run's forks that an interrupt or a timeout killed: gone with this
-    // command (the forks delete their own when they end normally).
-    critsec_replication::driver::net::netns::sweep_stale();
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -8,10 +8,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use critsec_replication::NodeId;
-use critsec_replication::driver::net::control::RunFigures;
-use critsec_replication::driver::net::coordinator::{Coordinator, NetCluster, Started};
-use critsec_replication::driver::net::netns::Namespaces;
-use critsec_replication::driver::threads::ThreadsConfig;
+use critsec_replication::net::{Coordinator, Namespaces, NetCluster, RunFigures, Started};
+use critsec_replication::threads::ThreadsConfig;
 use critsec_replication::workload::WorkloadConfig;
 use critsec_replication::{ClusterConfig, ProtocolKind};
 
@@ -560,7 +558,7 @@ fn a_connection_that_never_says_hello_is_ignored_while_gathering() {
 #[test]
 fn a_node_without_the_secret_or_from_another_address_is_refused_by_name() {
     let (c, at) = coordinator();
-    let secret = critsec_replication::driver::net::wire::Secret::new(*b"the run's shared secret");
+    let secret = critsec_replication::net::Secret::new(*b"the run's shared secret");
     let e = c
         .with_secret(secret)
         .gather(

@@ -577,7 +577,7 @@ fn the_checks_catch_what_they_are_for() {
     let names = Names::new();
     for name in [
         "critsec_harness::claims::claim",
-        "critsec_replication::driver::sim::CpuConfig",
+        "critsec_replication::ProtocolKind",
         "harness/src/claims/claim.rs",
         "benches/sim_speed.rs",
         "seeds/lucene-queryparser-under-jdwp.txt",
@@ -587,7 +587,7 @@ fn the_checks_catch_what_they_are_for() {
     }
     for name in [
         "critsec_harness::claim",
-        "critsec_replication::driver::sim::NoSuchConfig",
+        "critsec_replication::NoSuchKind",
         "harness/src/claims/nothing.rs",
         "core/nothing/",
     ] {

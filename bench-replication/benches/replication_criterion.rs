@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use critsec_replication::driver::local::LocalCluster;
+use critsec_replication::local::LocalCluster;
 use critsec_replication::workload::WorkloadConfig;
 use critsec_replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
 use critsec_sync::kind::StrategyKind;

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
-use critsec_replication::driver::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
+use critsec_replication::threads::{ClusterClient, ThreadCluster, ThreadsConfig};
 use critsec_replication::{ClientOp, ClusterConfig, Outcome, ProtocolKind, Value};
 use critsec_sync::kind::StrategyKind;
 

@@ -4,7 +4,7 @@
 //! beside the wall time. Each sample is a whole run (seconds), so the sample count is small:
 //! `cargo bench -p bench-replication --bench sim_speed`.
 use bench_replication::sim_speed::cases;
-use critsec_replication::driver::sim::simulate;
+use critsec_replication::sim::simulate;
 use divan::counter::ItemsCount;
 
 fn main() {

@@ -8,7 +8,7 @@
 //! lists cluster sizes (`pause_sweep 1 100,200`; default 100); the simulation runs on the
 //! machine's cores (the figures are the same on any number).
 use bench_replication::sim_speed::claim_config;
-use critsec_replication::driver::sim::simulate;
+use critsec_replication::sim::simulate;
 use critsec_replication::{GetPlanChoice, ProtocolKind};
 
 fn main() {

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use bench_replication::sim_speed::{cases, scale_cases};
 use critsec_replication::ProtocolKind;
-use critsec_replication::driver::sim::{SimConfig, simulate};
+use critsec_replication::sim::{SimConfig, simulate};
 
 fn main() {
     let mut args = std::env::args().skip(1);

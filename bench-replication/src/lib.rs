@@ -12,9 +12,19 @@ pub mod sim_speed;
 
 use critsec_harness::{Claim, ClaimError, Scenario};
 
-/// Every scenario of this crate.
+/// Every scenario of this crate; `driver=net` trials cannot start node processes of their own
+/// (see [`scenarios_hosting_nodes`]).
 pub fn scenarios() -> Vec<Box<dyn Scenario>> {
-    vec![Box::new(ispn_perf::IspnPerf)]
+    vec![Box::new(ispn_perf::IspnPerf::default())]
+}
+
+/// Every scenario of this crate, `driver=net` trials starting their node processes with
+/// `nodes` (a program whose command serves [`ispn_perf::run_node`]), where there is one.
+pub fn scenarios_hosting_nodes(nodes: Option<ispn_perf::NodeProgram>) -> Vec<Box<dyn Scenario>> {
+    match nodes {
+        Some(nodes) => vec![Box::new(ispn_perf::IspnPerf::hosting_nodes(nodes))],
+        None => scenarios(),
+    }
 }
 
 /// The claims declared in `claims.toml`.

@@ -5,9 +5,7 @@
 //! They are the `claims.toml` parameters, built directly (no scenario parsing), so the figures
 //! are what one iteration of those claims costs.
 
-use critsec_replication::driver::sim::CpuConfig;
-use critsec_replication::driver::sim::NetworkConfig;
-use critsec_replication::driver::sim::SimConfig;
+use critsec_replication::sim::{CpuConfig, NetworkConfig, SimConfig};
 use critsec_replication::workload::WorkloadConfig;
 use critsec_replication::{ClusterConfig, ProtocolKind, RejectionPolicy};
 

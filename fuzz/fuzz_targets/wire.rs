@@ -4,7 +4,7 @@
 //! byte strings can hold one frame.)
 #![no_main]
 
-use critsec_replication::driver::net::wire::{FrameReader, encode};
+use critsec_replication::net::{FrameReader, encode};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -145,7 +145,7 @@ impl RunArgs {
             params.entry(name.to_string()).or_default().extend(values);
         }
         // A net run's cluster file sets the defaults of the parameters it names.
-        bench_replication::ispn_perf::cluster_file::fill_params(&mut params).map_err(UsageError)?;
+        bench_replication::ispn_perf::fill_params(&mut params).map_err(UsageError)?;
         let mut env = Vec::new();
         for e in &self.env {
             let (k, v) = e

@@ -29,7 +29,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use critsec_replication::NodeId;
-use critsec_replication::driver::net::wire::Secret;
+use critsec_replication::net::Secret;
 use serde::Deserialize;
 
 /// A parsed, checked cluster file.

@@ -16,31 +16,35 @@ use critsec_harness::{
     CheckFailed, Choice, GroupSpec, Iterations, Metric, ParamSpec, Params, Probe, Scenario,
     ScenarioError, Trial,
 };
-use critsec_replication::driver::sim::CpuConfig;
-use critsec_replication::driver::sim::NetworkConfig;
-use critsec_replication::driver::sim::SimConfig;
-use critsec_replication::driver::threads::ThreadsConfig;
+use critsec_replication::sim::{CpuConfig, NetworkConfig, SimConfig};
+use critsec_replication::threads::ThreadsConfig;
 use critsec_replication::workload::{MIN_VALUE_SIZE, RequesterStats, WorkloadConfig};
 use critsec_replication::{
     ClusterConfig, ConfigError, GetPlanChoice, NodeStats, ProtocolKind, RejectionPolicy,
 };
 use critsec_sync::kind::{StrategyKind, ids};
 
-pub mod cluster_file;
+mod cluster_file;
 mod net_trial;
+mod node_process;
 mod sim_trial;
 #[cfg(test)]
 mod tests;
 mod threads_trial;
 
+pub use cluster_file::{ClusterFile, ClusterFileError, fill_params};
 use net_trial::NetTrial;
-pub use net_trial::{JOIN_TIMEOUT, NodeError, SECRET_ENV, host_nodes_with, serve_node};
+pub use node_process::{NodeError, NodeProgram, NodeStart, SECRET_ENV, run_node};
 use sim_trial::SimTrial;
 use threads_trial::ThreadsTrial;
 
-/// The scenario.
+/// The scenario. Built with the program that hosts node processes ([`IspnPerf::hosting_nodes`]),
+/// its `driver=net` trials start one per node on this machine; built without, they can only wait
+/// for those of a cluster file.
 #[derive(Debug, Default)]
-pub struct IspnPerf;
+pub struct IspnPerf {
+    nodes: Option<NodeProgram>,
+}
 
 // The duration parameters' ranges, each stated in its parameter's description: wide enough for
 // any real cluster (a timeout of ten minutes, a one-way link of a second), narrow enough that
@@ -57,10 +61,15 @@ const CPU_US_PER_MSG: std::ops::RangeInclusive<u64> = 0..=100_000;
 const CPU_NS_PER_BYTE: std::ops::RangeInclusive<u64> = 0..=10_000;
 
 impl IspnPerf {
+    /// The scenario whose `driver=net` trials start their node processes with `nodes`.
+    pub fn hosting_nodes(nodes: NodeProgram) -> Self {
+        IspnPerf { nodes: Some(nodes) }
+    }
+
     /// Every parameter at its first default, as the runner fills what a run leaves out.
     pub fn default_params() -> Params {
         Params::from_pairs(
-            IspnPerf
+            IspnPerf::default()
                 .params()
                 .into_iter()
                 .map(|s| (s.name.to_string(), s.defaults[0].clone())),
@@ -359,6 +368,12 @@ impl Scenario for IspnPerf {
             && params.get("seed").is_ok_and(|s| s != PER_PROCESS)
     }
 
+    /// The network namespaces of `driver=net` trials whose process was killed (a fork past its
+    /// timeout, an interrupted run) before it could delete them; those of live runs stay.
+    fn sweep(&self) {
+        critsec_replication::net::sweep_stale();
+    }
+
     /// A simulation takes at most `cores` worker threads (its figures are the same for any).
     fn fit_cores(&self, params: &mut Params, cores: usize) {
         if let Ok(s) = IspnPerfParams::parse(params) {
@@ -562,7 +577,7 @@ impl Scenario for IspnPerf {
         let trial = match s.driver {
             Driver::Sim => Box::new(SimTrial::new(s)) as Box<dyn Trial>,
             Driver::Threads => Box::new(ThreadsTrial::start(s)?),
-            Driver::Net => Box::new(NetTrial::start(s, &params)?),
+            Driver::Net => Box::new(NetTrial::start(s, &params, self.nodes.as_ref())?),
         };
         Ok(match drawn {
             Some(seed) => Box::new(DrawnSeed { trial, seed }),

@@ -1,7 +1,7 @@
 //! The `net` driver's trial: one OS process per node over real TCP, as IspnPerfTest runs one
 //! JVM per node. This process is the coordinator: it starts the node processes on this machine
-//! (the program that hosts them is registered with [`host_nodes_with`]; `critsec` registers
-//! itself), runs each iteration on every node at once, scores it from the nodes' own counts and
+//! (the program that hosts them is the scenario's [`NodeProgram`]; `critsec` builds its catalog
+//! with itself), runs each iteration on every node at once, scores it from the nodes' own counts and
 //! clocks, and verifies the quiescent cluster from the nodes' reports.
 //!
 //! A node process is `critsec node --coordinator ADDR --id N -p ...`: the scenario's
@@ -14,83 +14,30 @@
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::sync::atomic::Ordering;
-use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use critsec_harness::{
     CheckFailed, ExternalSample, Iterations, Params, ScenarioError, SelfTimed, Trial,
 };
-use critsec_replication::driver::net::NetError;
-use critsec_replication::driver::net::coordinator::{
-    Coordinator, NetCluster, Started, dies_with_its_parent,
+use critsec_replication::net::{
+    Coordinator, Namespaces, NetCluster, NetError, Secret, Started, dies_with_its_parent,
 };
-use critsec_replication::driver::net::netns::Namespaces;
-use critsec_replication::driver::net::node::{NodeSettings, serve};
-use critsec_replication::driver::net::wire::Secret;
 use critsec_replication::workload::RequesterStats;
 use critsec_replication::{NodeId, NodeStats};
 
 use super::cluster_file::ClusterFile;
+use super::node_process::{NodeProgram, SECRET_ENV};
 use super::{Fault, IspnPerfParams, Netns, metrics};
 
 /// How long a node process started here may take to start and join.
-pub const JOIN_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const JOIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long the coordinator waits for the node processes of a cluster file, which are
 /// started by hand (or serve one coordinator after another).
 const CLUSTER_JOIN_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// The environment variable that hands a node process started here its run's secret, as hex.
-pub const SECRET_ENV: &str = "CRITSEC_NODE_SECRET";
-
-/// The program that hosts a node process, and the arguments before the node's own.
-static NODE_PROGRAM: OnceLock<(PathBuf, Vec<String>)> = OnceLock::new();
-
-/// Registers the program a `driver=net` trial starts once per node, with the arguments that
-/// select its node command (`critsec` registers itself and `node`). The first registration
-/// stands.
-pub fn host_nodes_with(program: PathBuf, args: Vec<String>) {
-    let _ = NODE_PROGRAM.set((program, args));
-}
-
-/// A node process's main: parses the scenario's parameters as the coordinator sent them (or
-/// the cluster file gives them) and serves node `id` until the coordinator says exit, trying
-/// to join it for `join_timeout`, its hellos proving `secret`.
-pub fn serve_node(
-    params: &Params,
-    id: NodeId,
-    listen: SocketAddr,
-    coordinator: SocketAddr,
-    join_timeout: Duration,
-    secret: Secret,
-) -> Result<(), NodeError> {
-    let s = IspnPerfParams::parse(params).map_err(NodeError::Params)?;
-    let settings = NodeSettings {
-        protocol: s.protocol,
-        threads: s.threads_config(),
-        workload: s.workload,
-        id,
-        listen,
-        coordinator,
-        join_timeout,
-        secret,
-    };
-    serve(&settings).map_err(NodeError::Net)
-}
-
-/// Why a node process failed.
-#[derive(Debug, thiserror::Error)]
-pub enum NodeError {
-    /// Its parameters are invalid (exit 2).
-    #[error(transparent)]
-    Params(ScenarioError),
-    /// The run failed.
-    #[error(transparent)]
-    Net(NetError),
-}
 
 pub(super) struct NetTrial {
     setup: IspnPerfParams,
@@ -112,9 +59,13 @@ pub(super) struct NetTrial {
 }
 
 impl NetTrial {
-    /// Starts a node process per node on loopback, or waits for those of the cluster file, and
-    /// gathers them.
-    pub(super) fn start(setup: IspnPerfParams, params: &Params) -> Result<NetTrial, ScenarioError> {
+    /// Starts a node process per node on loopback with `nodes`, or waits for those of the
+    /// cluster file, and gathers them.
+    pub(super) fn start(
+        setup: IspnPerfParams,
+        params: &Params,
+        nodes: Option<&NodeProgram>,
+    ) -> Result<NetTrial, ScenarioError> {
         let setup_error = |e: NetError| ScenarioError::Setup(format!("net driver: {e}"));
         if let Some(path) = &setup.net_cluster {
             let bad =
@@ -160,7 +111,7 @@ impl NetTrial {
                 totals: Mutex::default(),
             });
         }
-        let Some((program, args)) = NODE_PROGRAM.get() else {
+        let Some(NodeProgram { program, args }) = nodes else {
             return Err(ScenarioError::Setup(
                 "driver=net starts a process per node: run it from the critsec binary".into(),
             ));

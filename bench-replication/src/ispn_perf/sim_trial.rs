@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use critsec_harness::{CheckFailed, ExternalSample, Iterations, Metric, SelfTimed, Trial};
-use critsec_replication::driver::sim::{SimReport, simulate};
+use critsec_replication::sim::{SimReport, simulate};
 
 use super::{IspnPerfParams, metrics};
 

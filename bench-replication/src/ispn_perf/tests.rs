@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use critsec_harness::{ExternalSample, Window};
-use critsec_replication::driver::sim::simulate;
+use critsec_replication::sim::simulate;
 
 use super::*;
 
@@ -24,8 +24,8 @@ fn sim_iterations_verify_and_report_every_metric() {
             ("requesters", "5"),
             ("duration_ms", "50"),
         ]);
-        let groups = IspnPerf.groups(&p, 1);
-        let trial = IspnPerf.setup(&p, &groups).unwrap();
+        let groups = IspnPerf::default().groups(&p, 1);
+        let trial = IspnPerf::default().setup(&p, &groups).unwrap();
         trial.verify().unwrap();
         let sample = trial
             .expect_self_timed()
@@ -88,7 +88,9 @@ fn small_key_queue(seed: &str) -> Params {
 fn the_first_iteration_runs_the_seed_parameter() {
     let scores = |seed: &str, n: usize| {
         let p = small_key_queue(seed);
-        let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
+        let trial = IspnPerf::default()
+            .setup(&p, &IspnPerf::default().groups(&p, 1))
+            .unwrap();
         trial.verify().unwrap();
         (0..n)
             .map(|_| {
@@ -111,11 +113,13 @@ fn the_first_iteration_runs_the_seed_parameter() {
 /// line; the simulation is then no longer replicated by seed, since its processes differ.
 #[test]
 fn a_seed_drawn_per_process_is_run_and_shown_and_replicates_by_process() {
-    assert!(IspnPerf.deterministic(&small_key_queue("42")));
-    assert!(!IspnPerf.deterministic(&small_key_queue(PER_PROCESS)));
+    assert!(IspnPerf::default().deterministic(&small_key_queue("42")));
+    assert!(!IspnPerf::default().deterministic(&small_key_queue(PER_PROCESS)));
     let drawn = || {
         let p = small_key_queue(PER_PROCESS);
-        let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
+        let trial = IspnPerf::default()
+            .setup(&p, &IspnPerf::default().groups(&p, 1))
+            .unwrap();
         let line = trial.verify().unwrap();
         let seed = line
             .split("; seed ")
@@ -133,7 +137,9 @@ fn a_seed_drawn_per_process_is_run_and_shown_and_replicates_by_process() {
     let (a, b) = (drawn(), drawn());
     assert_ne!(a.0, b.0);
     // The trial ran the seed it shows.
-    let again = IspnPerf.setup(&small_key_queue(&a.0), &[]).unwrap();
+    let again = IspnPerf::default()
+        .setup(&small_key_queue(&a.0), &[])
+        .unwrap();
     let score = again
         .expect_self_timed()
         .run_iteration(false, Duration::from_secs(1))
@@ -158,7 +164,9 @@ fn sim_threads_change_no_figure_and_fit_the_cores_they_are_given() {
     };
     let metrics = |threads: &str| {
         let p = p(threads);
-        let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
+        let trial = IspnPerf::default()
+            .setup(&p, &IspnPerf::default().groups(&p, 1))
+            .unwrap();
         let it = trial
             .expect_self_timed()
             .run_iteration(false, Duration::from_secs(1))
@@ -167,10 +175,10 @@ fn sim_threads_change_no_figure_and_fit_the_cores_they_are_given() {
     };
     assert_eq!(metrics("1"), metrics("3"));
     let mut fitted = p("4");
-    IspnPerf.fit_cores(&mut fitted, 2);
+    IspnPerf::default().fit_cores(&mut fitted, 2);
     assert_eq!(fitted.get("sim_threads").unwrap(), "2");
     let mut fitted = p("1");
-    IspnPerf.fit_cores(&mut fitted, 2);
+    IspnPerf::default().fit_cores(&mut fitted, 2);
     assert_eq!(fitted.get("sim_threads").unwrap(), "1");
 }
 
@@ -184,9 +192,9 @@ fn threads_driver_runs_workers_that_check_and_verify() {
         ("jitter_us", "50"),
         ("keys", "200"),
     ]);
-    let groups = IspnPerf.groups(&p, 1);
+    let groups = IspnPerf::default().groups(&p, 1);
     assert_eq!(groups, vec![GroupSpec::new("requesters", 4)]);
-    let trial = IspnPerf.setup(&p, &groups).unwrap();
+    let trial = IspnPerf::default().setup(&p, &groups).unwrap();
     trial.verify().unwrap();
     let probe = trial.probe().unwrap();
     probe.reset();
@@ -243,7 +251,7 @@ fn sim_with_zero_time_operations_ends_and_verifies() {
         ("requesters", "4"),
         ("duration_ms", "5"),
     ]);
-    let trial = IspnPerf.setup(&p, &[]).unwrap();
+    let trial = IspnPerf::default().setup(&p, &[]).unwrap();
     trial.verify().unwrap();
     let sample = trial
         .expect_self_timed()
@@ -270,7 +278,9 @@ fn a_sim_iteration_cut_by_the_drain_cap_is_a_failed_check() {
         ("cores", "0"),
         ("duration_ms", "100"),
     ]);
-    let trial = IspnPerf.setup(&p, &IspnPerf.groups(&p, 1)).unwrap();
+    let trial = IspnPerf::default()
+        .setup(&p, &IspnPerf::default().groups(&p, 1))
+        .unwrap();
     let err = trial
         .expect_self_timed()
         .run_iteration(false, Duration::from_secs(1))
@@ -294,7 +304,7 @@ fn bad_params_are_rejected_with_the_valid_set() {
         ("value_size", "-1"),
     ] {
         let p = params(&[(k, v)]);
-        let err = IspnPerf
+        let err = IspnPerf::default()
             .setup(&p, &[])
             .err()
             .map(|e| e.to_string())
@@ -364,7 +374,7 @@ mod claim_figures {
                 if seen.contains_key(&key) {
                     continue;
                 }
-                let trial = IspnPerf.setup(&params, &[]).unwrap();
+                let trial = IspnPerf::default().setup(&params, &[]).unwrap();
                 let t = std::time::Instant::now();
                 let s = trial
                     .expect_self_timed()

@@ -9,7 +9,7 @@ use critsec_harness::{
     CheckFailed, Iterations, LockWaitProbe, LockWaits, Metric, Probe, ScenarioError, Trial, Window,
     Worker, WorkerSource,
 };
-use critsec_replication::driver::threads::{ClusterClient, DriverStats, ThreadCluster};
+use critsec_replication::threads::{ClusterClient, DriverStats, ThreadCluster};
 use critsec_replication::workload::{OpGenerator, RequesterStats, reply_matches};
 use critsec_replication::{AckLog, NodeStats, Outcome};
 

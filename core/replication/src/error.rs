@@ -1,14 +1,12 @@
-//! Errors of the replication model: bad configurations and failed verifications.
+//! Errors of the replication model: bad configurations and failed verifications. A driver's
+//! own failures are its own errors, which wrap these (the simulation's drain cap cutting a run
+//! is `sim::SimError::DrainCut`).
 
-use super::driver::sim::InFlight;
 use super::message::{Key, NodeId, Versioned};
 
 /// A configuration the model cannot run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    /// The nodes' TCP connections could not be opened (threads driver over sockets).
-    #[error("could not connect the nodes over loopback TCP: {0}")]
-    Sockets(String),
     /// `num_owners` must be between 1 and the number of nodes.
     #[error("num_owners = {num_owners} is invalid for {nodes} nodes: use 1..={nodes}")]
     BadOwners {
@@ -129,15 +127,6 @@ pub enum VerifyError {
         key: Key,
         /// What is wrong.
         what: String,
-    },
-    /// The simulation's drain cap cut the run before it became quiescent: its end state is
-    /// mid-flight, so the run is not verified (a cut run never passes).
-    #[error("the drain cap cut the run at {at_us} µs, before it became quiescent; {in_flight}")]
-    DrainCut {
-        /// The virtual time of the cut.
-        at_us: u64,
-        /// What was still pending.
-        in_flight: Box<InFlight>,
     },
     /// A Triangle backup's delivered sequence differs from the primary's sent sequence.
     #[error(

@@ -6,33 +6,40 @@
 //! put carries real value bytes ([`Value`], `value_size` of them): the threads and local drivers
 //! copy them once per hop between nodes (marshalling), the simulation shares them.
 //!
-//! Laid out by role:
-//! - [`node`]: the node machine, one cluster member as a sans-IO state machine
-//!   ([`NodeMachine`]): its settings ([`ClusterConfig`]), the protocol-independent half
-//!   ([`NodeBase`]: originator side, primary path, the held inbound path of the `block` policy)
-//!   and the event loop ([`node::ProtocolNode`]) that dispatches each input to it or to a protocol.
-//! - [`protocol`]: the trait the protocols implement ([`WriteProtocol`]), the kind enum that names
-//!   them and builds their machines ([`ProtocolKind`]), and one module per protocol.
-//! - [`components`]: what every node is built from: consistent hashing, the data container, key locks
-//!   with FIFO waiters, bounded pools whose slots a command holds while it waits, deadlines.
-//! - [`driver`]: what runs the machines: a seeded discrete-event simulation in virtual time
-//!   ([`driver::sim`]) for 100-node clusters; real threads with real bounded pools whose threads
-//!   block ([`driver::threads`]) for small ones, their messages over channels or loopback TCP
-//!   ([`driver::net`], so far the wire format and the connections); every node on the calling
-//!   thread with instant delivery ([`driver::local`]) for a protocol's bare CPU cost.
-//! - [`message`] (the protocols' vocabulary: messages, inputs, outputs), [`verifier`] (checks a
-//!   quiescent cluster), [`history`] (checks every completed get and put of a run against the
-//!   puts of its key acknowledged before it started: the read guarantee), [`workload`]
-//!   (IspnPerfTest's requesters) and [`error`].
+//! Laid out in two layers. **The model**, at the bottom, is every file outside `driver/`: it
+//! imports no driver, reads no clock and does no I/O (time comes in with each input, effects go
+//! out as [`Output`]s), so any driver can run it and a test can step it by hand:
+//! - `message` (the protocols' vocabulary: [`Msg`], Infinispan's replicable commands such as
+//!   `PutKeyValueCommand` and `ClusteredGetCommand` as JGroups carries them; a machine's
+//!   [`Input`]s and [`Output`]s) and `error` (bad configurations, failed verifications);
+//! - `components`: what every node is built from, Infinispan's components: consistent hashing
+//!   (`ConsistentHash`), the data container (`DataContainer`), key locks with FIFO waiters
+//!   (`LockManager`), the remote-command pool and JGroups' OOB pool, whose slots a command holds
+//!   while it waits, and deadlines;
+//! - `node`: one cluster member (a cache manager's interceptor stack and delivery) as a sans-IO
+//!   state machine ([`NodeMachine`]): its settings ([`ClusterConfig`]), the protocol-independent
+//!   half ([`NodeBase`]: originator side, primary path, the held inbound path of the `block`
+//!   policy) and the event loop that dispatches each input to it or to a protocol;
+//! - `protocol`: the trait the protocols implement ([`WriteProtocol`]), the kind enum that names
+//!   them and builds their machines ([`ProtocolKind`]), the get plans ([`GetPlanChoice`]), and
+//!   one module per protocol;
+//! - `verifier` (checks a quiescent cluster), `history` (checks every completed get and put of a
+//!   run against the puts of its key acknowledged before it started: the read guarantee) and
+//!   [`workload`] (IspnPerfTest's requesters).
 //!
-//! Architecture invariants: the machines and the simulation never read the wall clock
-//! (`tests/architecture.rs` reads every file outside the threads driver); key locks and pool slots are granted, queued, rejected and timed out only by a
-//! machine, so every driver accounts them identically; the simulation counts a held slot as busy
-//! in virtual time, while the threads driver backs every slot with a real pool thread that stays
-//! blocked (on a key-lock wait or a sync reply) until the machine releases the slot (the machine's
-//! real-slot mode, [`NodeMachine::use_real_slots`], only changes *which thread* runs a command's
-//! steps, never what they do); every protocol passes the conformance suite in `tests.rs` under
-//! both drivers.
+//! **The drivers**, above it, run the machines, each wrapping the model's errors in its own:
+//! [`sim`], a seeded discrete-event simulation in virtual time for 100-node clusters (a run its
+//! drain cap cuts is [`sim::SimError::DrainCut`]); [`threads`], real threads where a JGroups
+//! node has them (the transport's receiver, Infinispan's remote-command executor, JGroups' OOB
+//! pool) whose threads block, for small clusters, their messages over channels or loopback TCP;
+//! [`net`], one process per node over real sockets (JGroups' TCP, one JVM per node as
+//! IspnPerfTest runs them), on the threads driver's pools; [`local`],
+//! every node on the calling thread with instant delivery, for a protocol's bare CPU cost. The
+//! simulation and the threads driver repair a lost or rejected message alike (UNICAST3's
+//! retransmission, `driver/retransmission.rs`).
+//!
+//! The crate's surface is the list below: the model's types at the root, [`workload`], and one
+//! module per driver, each its own chosen list.
 //!
 //! Strategies:
 //! - [`LockForwardingProtocol`] (`lock-forwarding`): sync backup RPC while holding the key lock.
@@ -46,7 +53,7 @@
 #![deny(missing_docs)]
 
 mod components;
-pub mod driver;
+mod driver;
 mod error;
 mod history;
 mod message;
@@ -60,6 +67,7 @@ mod tests;
 
 pub use components::hashing::ConsistentHash;
 pub use components::pool::RejectionPolicy;
+pub use driver::{local, net, sim, threads};
 pub use error::{ConfigError, VerifyError};
 pub use history::{HistoryCheck, TimedOp, check_timeline};
 pub use message::{ClientOp, Input, Key, Msg, NodeId, OpError, Outcome, Output, Value, Versioned};

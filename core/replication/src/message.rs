@@ -17,8 +17,6 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::components::pool::SlotKind;
-
 /// A node's index in the cluster view (0-based).
 pub type NodeId = u16;
 
@@ -402,6 +400,16 @@ pub enum Outcome {
     Put(Versioned),
     /// The operation failed.
     Failed(OpError),
+}
+
+/// Which of a node's pools a command holds a slot of: what a driver that backs slots with real
+/// threads needs to know to pick the thread that runs it ([`Output::Execute`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotKind {
+    /// The remote-command pool.
+    Pool,
+    /// The transport's OOB pool (caller-runs overflow).
+    Oob,
 }
 
 /// An input to a node state machine.

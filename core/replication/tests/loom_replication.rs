@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use critsec_replication::driver::threads::{SlotEvent, SlotSignal};
+use critsec_replication::threads::{SlotEvent, SlotSignal};
 use critsec_sync::Mutex;
 use critsec_sync::primitive::{Arc, thread};
 

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::str::FromStr;
 
 use crate::error::ConfigError;
+use crate::message::SlotKind;
 
 /// What a full pool does with one more command (`ThreadPoolExecutor`'s rejection handler).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,15 +45,6 @@ impl FromStr for RejectionPolicy {
             }),
         }
     }
-}
-
-/// Which pool a running command holds a slot of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SlotKind {
-    /// The remote-command pool.
-    Pool,
-    /// The transport's OOB pool (caller-runs overflow).
-    Oob,
 }
 
 /// One held slot: its pool and a node-unique id, so a driver that backs slots with real threads

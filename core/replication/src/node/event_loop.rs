@@ -286,7 +286,7 @@ mod tests {
     use super::*;
     use crate::ProtocolKind;
     use crate::components::pool::RejectionPolicy;
-    use crate::components::pool::SlotKind;
+    use crate::message::SlotKind;
     use crate::message::Value;
     use crate::node::ClusterConfig;
 

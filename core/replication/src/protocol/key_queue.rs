@@ -33,8 +33,9 @@
 
 use std::collections::VecDeque;
 
+use super::get_plan::GetPlan;
 use super::kind::ProtocolKind;
-use super::write_protocol::{GetPlan, WriteProtocol};
+use super::write_protocol::WriteProtocol;
 use crate::components::collections::{IdMap, Slab};
 use crate::components::pool::Slot;
 use crate::components::timeouts::{Deadline, DeadlineKey};

@@ -18,8 +18,9 @@
 //! and `BackupWrite` (the primary's synchronous backup RPC) are commands on the pool; `GetReply`,
 //! `PutReply` and `BackupReply` are responses on the delivering thread.
 
+use super::get_plan::GetPlan;
 use super::kind::ProtocolKind;
-use super::write_protocol::{GetPlan, WriteProtocol};
+use super::write_protocol::WriteProtocol;
 use crate::components::pool::Slot;
 use crate::components::timeouts::Deadline;
 use crate::message::{Key, Msg, NodeId, OpError, Output};

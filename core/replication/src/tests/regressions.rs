@@ -310,7 +310,7 @@ fn a_run_cut_by_the_drain_cap_fails_naming_the_work_in_flight() {
             .expect("valid config")
             .run();
         assert!(r.requesters.failed_reply > 0, "{p:?}: {r:#?}");
-        let Err(e @ VerifyError::DrainCut { in_flight, .. }) = &r.verify else {
+        let Err(e @ SimError::DrainCut { in_flight, .. }) = &r.verify else {
             panic!("{p:?}: a cut run verified: {r:#?}");
         };
         // The other node's puts, rejected forever, and nothing else.
@@ -356,7 +356,7 @@ fn a_lock_forwarding_run_cut_with_rejected_messages_in_flight_does_not_verify() 
     cfg.workload.requesters_per_node = 5;
     cfg.duration_us = 10_000;
     let r = run(ProtocolKind::LockForwarding, cfg);
-    let Err(VerifyError::DrainCut { at_us, in_flight }) = &r.verify else {
+    let Err(SimError::DrainCut { at_us, in_flight }) = &r.verify else {
         panic!("a cut run verified: {r:#?}");
     };
     assert!(*at_us < 2_000_000, "cut at {at_us} µs");
@@ -498,9 +498,9 @@ fn the_read_check_catches_a_key_queue_whose_gets_accept_a_backups_answer() {
     assert!(r.stats.staggered_gets > 0, "{r:#?}");
     assert!(r.stale_reads > 0, "{r:#?}");
     match &r.verify {
-        Err(VerifyError::StaleRead {
+        Err(SimError::Verify(VerifyError::StaleRead {
             floor, got, count, ..
-        }) => {
+        })) => {
             assert!(got < floor, "{r:#?}");
             assert_eq!(*count, r.stale_reads);
         }

@@ -1,28 +1,36 @@
 //! The net driver: nodes over real sockets, one process per node.
 //!
-//! - [`wire`]: the bytes two nodes exchange over TCP (JGroups' TCP stack frames marshalled
+//! - `wire.rs`: the bytes two nodes exchange over TCP (JGroups' TCP stack frames marshalled
 //!   messages the same way), with the checks a reader makes before it trusts them;
-//! - [`sockets`]: a TCP connection per ordered pair of nodes with a reader thread each, opened in
+//! - `sockets.rs`: a TCP connection per ordered pair of nodes with a reader thread each, opened in
 //!   two phases (bind, then connect) so that a cluster split over processes can open them; the
 //!   threads driver uses them in place of its channels, all nodes in one process
 //!   (`ThreadsConfig::sockets`) or one process's part of a split cluster
 //!   ([`ThreadCluster::start_split`](crate::driver::threads::ThreadCluster::start_split));
-//! - [`node`]: a node process, which hosts one node on the threads driver's transport and pools
+//! - `node.rs`: a node process, which hosts one node on the threads driver's transport and pools
 //!   with its requesters;
-//! - [`coordinator`]: the process that gathers the node processes, runs them, decides quiescence
-//!   and verifies the cluster; [`control`] is what the two say to each other.
+//! - `coordinator.rs`: the process that gathers the node processes, runs them, decides quiescence
+//!   and verifies the cluster; `control.rs` is what the two say to each other.
 //!
-//! - [`netns`]: a network namespace per node process on one machine, linked by veth pairs to a
+//! - `netns.rs`: a network namespace per node process on one machine, linked by veth pairs to a
 //!   bridge.
 //!
 //! What the driver still lacks (faults of processes and links) is listed in ARCHITECTURE.md.
+//! Its surface is the list below: the coordinator's side (what a trial drives), a node
+//! process's main ([`serve`]), the namespaces, and of the wire what a fuzz target reads with.
 
-pub mod control;
-pub mod coordinator;
-pub mod netns;
-pub mod node;
-pub mod sockets;
-pub mod wire;
+mod control;
+mod coordinator;
+mod netns;
+mod node;
+pub(super) mod sockets;
+pub(super) mod wire;
+
+pub use control::RunFigures;
+pub use coordinator::{Coordinator, NetCluster, NetReport, Started, dies_with_its_parent};
+pub use netns::{Namespaces, sweep_stale};
+pub use node::{NodeSettings, serve};
+pub use wire::{FrameReader, Secret, WireError, encode};
 
 use crate::driver::threads::ThreadsConfig;
 use crate::message::NodeId;
@@ -33,11 +41,7 @@ use crate::workload::WorkloadConfig;
 /// ([`wire::settings_digest`]): everything that decides what a node does, so that a node of
 /// another workload cannot join a run and be scored as this one's: the protocol, the cluster's
 /// settings, the links', the seed, and what its requesters do.
-pub fn cluster_digest(
-    protocol: ProtocolKind,
-    cfg: &ThreadsConfig,
-    workload: &WorkloadConfig,
-) -> u64 {
+fn cluster_digest(protocol: ProtocolKind, cfg: &ThreadsConfig, workload: &WorkloadConfig) -> u64 {
     // Every field of the links but `sockets`, which a node process implies.
     let links = (
         cfg.latency_us,

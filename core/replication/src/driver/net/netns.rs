@@ -194,8 +194,9 @@ fn free_subnet(pid: u32, run: u32) -> Result<[u8; 3], NetError> {
 
 /// Deletes the namespaces and bridges of runs whose process is gone (one killed by Ctrl-C or a
 /// timeout before it could delete them). Cheap where there is nothing to sweep: it runs `ip`
-/// only if a namespace of ours exists. `critsec` calls it after every command, so that an
-/// interrupted run leaves nothing behind once the command has ended.
+/// only if a namespace of ours exists. A scenario that runs this driver calls it when a launcher
+/// of its trials is done (bench-replication's `Scenario::sweep`), so that an interrupted run
+/// leaves nothing behind once the command has ended.
 pub fn sweep_stale() {
     let ours = std::fs::read_dir("/run/netns").is_ok_and(|entries| {
         entries

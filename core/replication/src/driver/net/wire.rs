@@ -354,6 +354,7 @@ impl<R: Read> FrameReader<R> {
 }
 
 /// The frame whose postcard encoding is exactly `body`.
+#[cfg(test)]
 pub fn decode(body: &[u8]) -> Result<Frame, WireError> {
     decode_as(body)
 }

@@ -38,12 +38,10 @@ mod partition;
 mod report;
 mod simulation;
 
-pub use partition::MIN_ISSUE_INTERVAL_US;
-pub use report::{InFlight, SimReport};
-pub use simulation::Simulation;
-
-pub use cpu::CpuConfig;
+pub use cpu::{CpuConfig, CpuUsage};
 pub use network::NetworkConfig;
+pub use report::{InFlight, SimError, SimReport};
+pub use simulation::Simulation;
 
 use crate::error::ConfigError;
 use crate::node::ClusterConfig;

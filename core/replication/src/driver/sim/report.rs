@@ -1,6 +1,7 @@
 //! What a simulated run returns: the requesters' view inside the window, the summed node
 //! counters, the CPU model's usage, the history check's counts and the verdict (IspnPerfTest's
 //! per-run report), and, for a run the drain cap cut, what was still in flight ([`InFlight`]).
+//! Its verdict is the model's ([`VerifyError`]) or the simulator's own ([`SimError::DrainCut`]).
 
 use std::collections::BTreeMap;
 
@@ -52,11 +53,28 @@ pub struct SimReport {
     /// The least delay of a message between nodes, µs: the length of the windows the worker
     /// threads run in lockstep (0: the run had one thread, whatever was asked for).
     pub lookahead_us: u64,
-    /// The verdict: [`VerifyError::DrainCut`] if the drain cap cut the run (with what was still
+    /// The verdict: [`SimError::DrainCut`] if the drain cap cut the run (with what was still
     /// in flight; its end state is mid-flight, so the verifier does not judge it, and the
     /// history check's findings stay in `stale_reads` and `bad_put_replies`), else the history
     /// check's first violation during the run, else the verifier's after quiescence.
-    pub verify: Result<VerifyReport, VerifyError>,
+    pub verify: Result<VerifyReport, SimError>,
+}
+
+/// Why a simulated run is not verified: the model's verdict on it, or the simulator's own.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// The history check (during the run) or the verifier (after quiescence) found a violation.
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+    /// The drain cap cut the run before it became quiescent: its end state is mid-flight, so the
+    /// run is not verified (a cut run never passes).
+    #[error("the drain cap cut the run at {at_us} µs, before it became quiescent; {in_flight}")]
+    DrainCut {
+        /// The virtual time of the cut.
+        at_us: u64,
+        /// What was still pending.
+        in_flight: Box<InFlight>,
+    },
 }
 
 /// The work a simulated run still had when the drain cap cut it, each kind of message, input

@@ -33,9 +33,9 @@ use super::barrier::WindowBarrier;
 use super::cpu::CpuUsage;
 use super::event_queue::{Event, EventKind};
 use super::partition::{Happened, Partition, Record};
-use super::report::{InFlight, SimReport};
+use super::report::{InFlight, SimError, SimReport};
 use crate::components::hashing::ConsistentHash;
-use crate::error::{ConfigError, VerifyError};
+use crate::error::ConfigError;
 use crate::history::HistoryCheck;
 use crate::node::{NodeMachine, NodeStats};
 use crate::protocol::ProtocolKind;
@@ -294,7 +294,7 @@ impl Coordinator<'_> {
         parts: &[Mutex<Partition>],
         mail: &[Mutex<Vec<Event>>],
         mut run_window: impl FnMut(u64) -> bool,
-    ) -> Option<VerifyError> {
+    ) -> Option<SimError> {
         let mut cap = DrainCap {
             at: self.drain_cap(),
             completed: 0,
@@ -310,7 +310,7 @@ impl Coordinator<'_> {
                 .min();
             let start = next?;
             if start > cap.at && !self.extend_cap(&mut cap, start, parts, mail) {
-                return Some(VerifyError::DrainCut {
+                return Some(SimError::DrainCut {
                     at_us: cap.at,
                     in_flight: Box::new(self.in_flight(parts, mail)),
                 });
@@ -512,7 +512,7 @@ impl Coordinator<'_> {
     }
 
     /// The report of a run that ended (`cut`: the drain cap cut it).
-    fn report(self, parts: Vec<Partition>, cut: Option<VerifyError>) -> SimReport {
+    fn report(self, parts: Vec<Partition>, cut: Option<SimError>) -> SimReport {
         let (mut end_us, mut events, mut drained_ops, mut last_reply) = (0, 0, 0, 0);
         let (mut drops, mut spikes) = (0, 0);
         let mut requesters = RequesterStats::default();
@@ -544,7 +544,8 @@ impl Coordinator<'_> {
             None => self
                 .history
                 .result()
-                .and_then(|()| verify(&nodes, &self.acks)),
+                .and_then(|()| verify(&nodes, &self.acks))
+                .map_err(SimError::Verify),
         };
         SimReport {
             protocol: nodes

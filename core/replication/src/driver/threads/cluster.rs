@@ -120,7 +120,7 @@ impl std::fmt::Debug for ThreadCluster {
 
 impl ThreadCluster {
     /// Starts the threads of every node running `protocol`.
-    pub fn start(protocol: ProtocolKind, cfg: ThreadsConfig) -> Result<Self, ConfigError> {
+    pub fn start(protocol: ProtocolKind, cfg: ThreadsConfig) -> Result<Self, ThreadsError> {
         let machines = protocol.build_cluster(&cfg.cluster)?;
         Self::start_machines(machines, cfg, None)
     }
@@ -133,9 +133,9 @@ impl ThreadCluster {
         protocol: ProtocolKind,
         mut cfg: ThreadsConfig,
         split: Split,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, ThreadsError> {
         if split.addresses.len() != cfg.cluster.nodes {
-            return Err(ConfigError::Sockets(format!(
+            return Err(ThreadsError::Sockets(format!(
                 "{} node addresses for a cluster of {} nodes",
                 split.addresses.len(),
                 cfg.cluster.nodes
@@ -152,7 +152,7 @@ impl ThreadCluster {
     pub(crate) fn with_machines(
         cfg: ThreadsConfig,
         machines: Vec<Box<dyn NodeMachine>>,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, ThreadsError> {
         cfg.cluster.hash()?;
         Self::start_machines(machines, cfg, None)
     }
@@ -163,14 +163,14 @@ impl ThreadCluster {
         mut machines: Vec<Box<dyn NodeMachine>>,
         cfg: ThreadsConfig,
         split: Option<Split>,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, ThreadsError> {
         let hosted: Vec<bool> = match &split {
             None => vec![true; machines.len()],
             Some(split) => {
                 let mut hosted = vec![false; machines.len()];
                 for n in split.bound.hosted() {
                     *hosted.get_mut(usize::from(n)).ok_or_else(|| {
-                        ConfigError::Sockets(format!(
+                        ThreadsError::Sockets(format!(
                             "node {n} is not a member of a cluster of {} nodes",
                             machines.len()
                         ))
@@ -498,7 +498,7 @@ fn open_sockets(
     epoch: Instant,
     links: &Arc<Links>,
     pending: &Arc<AtomicI64>,
-) -> Result<Connections, ConfigError> {
+) -> Result<Connections, ThreadsError> {
     let inboxes = inboxes.to_vec();
     let (counted, queued) = (Arc::clone(links), Arc::clone(pending));
     let deliver: Deliver = Arc::new(move |to, from, msg, resent, delay_us| {
@@ -535,7 +535,7 @@ fn open_sockets(
             on_end,
         ),
     }
-    .map_err(|e| ConfigError::Sockets(e.to_string()))
+    .map_err(|e| ThreadsError::Sockets(e.to_string()))
 }
 
 impl Drop for ThreadCluster {

@@ -65,7 +65,7 @@ mod client;
 mod cluster;
 mod pool_threads;
 mod runtime;
-pub mod signal;
+mod signal;
 mod stepper;
 mod transport;
 
@@ -73,6 +73,7 @@ pub use client::ClusterClient;
 pub use cluster::{DriverStats, Progress, Split, ThreadCluster};
 pub use signal::{SlotEvent, SlotSignal};
 
+use crate::error::ConfigError;
 use crate::message::{Key, NodeId};
 use crate::node::ClusterConfig;
 
@@ -116,9 +117,16 @@ impl Default for ThreadsConfig {
     }
 }
 
-/// Why a client call failed at the driver level.
+/// Why a threads cluster could not start, or a client call failed at the driver level.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ThreadsError {
+    /// The model cannot run the cluster's configuration.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The nodes' TCP connections could not be opened (`ThreadsConfig::sockets`, or a split
+    /// cluster's part).
+    #[error("could not connect the nodes over loopback TCP: {0}")]
+    Sockets(String),
     /// The key is outside the cluster's key space.
     #[error("key {key} is out of range: valid keys are 0..{keys}")]
     BadKey {

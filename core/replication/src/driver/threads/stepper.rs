@@ -29,8 +29,8 @@ use rand::rngs::SmallRng;
 use super::runtime::{ClusterRuntime, Envelope, Job, NodeRuntime, Reply};
 use super::signal::{SlotEvent, SlotSignal};
 
-use crate::components::pool::SlotKind;
 use crate::driver::retransmission::{ResentInput, repair_tick, resent_arrival, sent_arrival};
+use crate::message::SlotKind;
 use crate::message::{Input, Msg, NodeId, Output};
 
 /// Something a step produced, carried out after the node mutex is released.

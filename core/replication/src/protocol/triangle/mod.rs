@@ -28,8 +28,9 @@ pub mod order;
 
 use std::collections::BTreeMap;
 
+use super::get_plan::GetPlan;
 use super::kind::ProtocolKind;
-use super::write_protocol::{GetPlan, WriteProtocol};
+use super::write_protocol::WriteProtocol;
 use crate::components::pool::Slot;
 use crate::components::timeouts::Deadline;
 use crate::message::{Key, Msg, NodeId, OpError, Output, SeqTag, Versioned};
