@@ -437,7 +437,7 @@ fn paragraphs(text: &str) -> Vec<String> {
 /// ARCHITECTURE.md is a map: short enough to read at one sitting, in paragraphs a reader can
 /// take in at a glance.
 #[test]
-#[ignore = "ARCHITECTURE.md is being rewritten"]
+
 fn the_architecture_map_fits_in_15000_characters_in_short_paragraphs() {
     let map = read("ARCHITECTURE.md");
     let chars = map.chars().count();
