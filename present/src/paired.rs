@@ -6,7 +6,8 @@
 //! A plot becomes claims in code ([`plot_claims`]): for each chart (a thread count, and the
 //! plot's `fix`), each x value (threads, the `axis` value, or a latency percentile) and each
 //! series value other than the plot's `baseline`, one claim whose `params` fix everything else.
-//! Their verdicts mean nothing (`higher`, a bound of 1): their intervals are what is plotted.
+//! Their verdicts mean nothing (`higher`, a bound of 1, a wide band around it, so that they
+//! never stop the looks early): their intervals are what is plotted.
 //! Claims that share a configuration (the baseline at one x) are measured together by the
 //! engine. Each plot's outcomes are saved as `<file>-<k>.pairs.json` ([`pairs_path`], the
 //! layout of `critsec reproduce --json`), so that `critsec report RUN-FOLDER` draws the charts
@@ -29,12 +30,22 @@ use crate::publication::{PlotSpec, Publication, PublicationError, Published};
 /// smallest difference a reader can see between two points on a log axis.
 pub const PLOT_PRECISION: f64 = 1.10;
 
+/// The band around 1 within which a point's claim is AT THE BOUND: the widest a claim may
+/// state. A point's verdict must not stop its looks before its interval is narrow: once every
+/// claim of a group is decided, the group goes on for precision alone; an undecided one near 1
+/// could be judged futile and stop the group at the precision it had. With this band, a point
+/// near 1 is decided as soon as its interval lies within x/÷ 2.
+const POINT_TOLERANCE: f64 = 2.0;
+
 /// The settings the plots are measured with: quick mode's, whose looks go on while a ratio is
-/// wider than [`PLOT_PRECISION`] and the budget lasts.
+/// wider than [`PLOT_PRECISION`] and the budget lasts; a simulation's points take all of quick
+/// mode's 8 seeds in one look (its earlier looks are for decisions, and stop there).
 pub fn plot_settings(seed: u64) -> PairedSettings {
+    let quick = PairedSettings::quick();
     PairedSettings {
         precision: Some(PLOT_PRECISION.ln()),
-        ..PairedSettings::quick().with_seed(seed)
+        seeds: quick.max_seeds,
+        ..quick.with_seed(seed)
     }
 }
 
@@ -254,9 +265,7 @@ fn point_claim(
         kind: ClaimKind::Ratio,
         direction: Some(Direction::Higher),
         min_effect: Some(1.0),
-        // A ratio within the plots' precision of 1 is called equal to it, and measured on only
-        // for precision: the verdict stops nothing a chart needs.
-        tolerance: Some(PLOT_PRECISION),
+        tolerance: Some(POINT_TOLERANCE),
         k: None,
         exposure: None,
         requires: Requirements::default(),
@@ -419,6 +428,8 @@ mod tests {
         assert_eq!(first.baseline.params["strategy"], "mutex");
         assert_eq!(first.contender.params["strategy"], "rwlock");
         assert_eq!(first.min_effect, Some(1.0));
+        // A point near 1 is decided once within x/÷ 2, and goes on only for precision.
+        assert_eq!(first.tolerance, Some(2.0));
         // Every id is distinct, and each claim lies where the report will draw it.
         let mut ids: Vec<&str> = claims.iter().map(|c| c.id.as_str()).collect();
         ids.sort_unstable();
@@ -455,6 +466,15 @@ mod tests {
         assert_eq!((p.chart, p.x.as_str()), (Some(1), "p99"));
         // A claim of one plot is no point of another.
         assert_eq!(place(&r.plots[0], &latency[0]), None);
+    }
+
+    #[test]
+    fn the_plots_aim_at_x_1_10_and_a_simulation_takes_its_seeds_in_one_look() {
+        let s = plot_settings(7);
+        assert_eq!(s.seed, 7);
+        assert!((s.precision.unwrap() - 1.1f64.ln()).abs() < 1e-12);
+        assert_eq!(s.seed_looks(), [PairedSettings::quick().max_seeds]);
+        assert_eq!(s.looks(), PairedSettings::quick().looks());
     }
 
     #[test]
