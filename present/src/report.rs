@@ -1,5 +1,7 @@
 //! `REPORT.md`: the machine and mode of the measurements (read from their own metadata), the
-//! verdict table, and per-run tables comparing strategies side by side, with SVG plots.
+//! verdict table, and per-run tables comparing strategies side by side, each run followed by
+//! its plots: charts of ratios measured in pairs, read from the plots' `.pairs.json` files
+//! beside the run (`crate::ratio_plot`), or tables of a metric.
 //!
 //! Cells read as rebar's `cmp` does: the value with its interval, then in parentheses its ratio
 //! to the best value in the row (`1.00` marks the best), and `-` where nothing was measured.
@@ -290,6 +292,13 @@ fn plots_markdown(
             relative(out, &pairs)
         );
         let drawn = charts(run, spec, &file.outcomes);
+        if drawn.is_empty() {
+            let _ = writeln!(
+                md,
+                "_(plot {k} of {}: no outcome in its pairs file is a point of it, as the plot is now written; measure it again)_\n",
+                run.file
+            );
+        }
         for (i, chart) in drawn.iter().enumerate() {
             let name = if drawn.len() == 1 {
                 format!("{}-{k}.svg", run.file)
