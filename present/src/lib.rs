@@ -5,15 +5,17 @@
 //! - [`run_table`]: the JMH-style table of `critsec run`.
 //! - [`verdicts`]: the verdict table of `critsec reproduce`.
 //! - [`compare`]: Rally-style comparison of two or more JMH JSON files.
-//! - [`report`] and [`plot`]: `REPORT.md` with its SVG plots, their intervals over processes
-//!   ([`processes`]), [`ratio_plot`]: the charts over a
-//!   parameter sweep; [`publication`]: the published
-//!   set of runs (`results/publication.toml`), measured by `critsec report --fresh`.
+//! - [`report`]: `REPORT.md`, the runs' tables of absolute scores over processes
+//!   ([`processes`]) beside charts of ratios to a named baseline: [`paired`] turns each plot of
+//!   the published set ([`publication`], `results/publication.toml`, measured by
+//!   `critsec report --fresh`) into claims measured in interleaved process pairs, [`plot`] says
+//!   what a chart shows, [`ratio_plot`] draws it and writes the table under it.
 
 #![deny(missing_docs)]
 
 pub mod calibration;
 pub mod compare;
+pub mod paired;
 pub mod plot;
 pub mod processes;
 pub mod publication;

@@ -1,5 +1,5 @@
-//! A run's score with its 99.9% interval over processes (JMH's forks), for the published tables
-//! and plots: the unit of replication is the process, as in `reproduce`, so a score measured in
+//! A run's score with its 99.9% interval over processes (JMH's forks), for the published
+//! tables: the unit of replication is the process, as in `reproduce`, so a score measured in
 //! one fork has no interval, however many iterations it ran (JMH's `scoreError` is over the
 //! iterations of all forks together, which leaves out what differs between processes).
 //!

@@ -72,30 +72,40 @@ pub struct Published {
     pub settings: Option<PublishedSettings>,
 }
 
-/// How a run is plotted.
+/// How a run is plotted. Every chart plots ratios to `baseline` measured in interleaved process
+/// pairs (or seeds) by the claims' engine ([`crate::paired`]); a `table` lists a metric's values
+/// from the run file instead, for a metric whose ratio is undefined (a count that is zero).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum PlotSpec {
-    /// Throughput against threads, one series per value of a parameter.
+    /// Each series value's score over `baseline`'s against threads: one chart.
     Threads {
         /// The series parameter.
         series: String,
-        /// `(parameter, value)` pairs the plotted entries must have, in title order.
+        /// The series value every other is divided by.
+        baseline: String,
+        /// `(parameter, value)` pairs the plotted configurations have, in title order.
         #[serde(default)]
         fix: Vec<(String, String)>,
     },
-    /// Latency percentiles of secondary metrics `<prefix>.pNN`, one group per parameter value.
+    /// Each series value's latency percentiles (secondary metrics `<prefix>.<level>`) over
+    /// `baseline`'s, one x value per percentile; one chart per thread count.
     Latency {
         /// The series parameter.
         series: String,
+        /// The series value every other is divided by.
+        baseline: String,
         /// The metric prefix (`put`, `get`).
         prefix: String,
-        /// `(parameter, value)` pairs the plotted entries must have, in title order.
+        /// The percentile levels, as the metrics name them.
+        #[serde(default = "latency_levels")]
+        levels: Vec<String>,
+        /// `(parameter, value)` pairs the plotted configurations have, in title order.
         #[serde(default)]
         fix: Vec<(String, String)>,
     },
-    /// Each series value's score over `baseline`'s against the numeric parameter `axis`, with
-    /// intervals and crossings of 1 marked; one chart per thread count (`present::ratio_plot`).
+    /// Each series value's score over `baseline`'s against the numeric parameter `axis`; one
+    /// chart per thread count.
     Ratio {
         /// The numeric parameter on the x axis.
         axis: String,
@@ -103,23 +113,102 @@ pub enum PlotSpec {
         series: String,
         /// The series value every other is divided by.
         baseline: String,
-        /// `(parameter, value)` pairs the plotted entries must have, in title order.
+        /// `(parameter, value)` pairs the plotted configurations have, in title order.
         #[serde(default)]
         fix: Vec<(String, String)>,
     },
-    /// A metric's value for each series value against the numeric parameter `axis`, with its
-    /// interval; one chart per thread count (`present::ratio_plot`).
+    /// A metric (`primary`, or a secondary metric's name) of each series value over
+    /// `baseline`'s against the numeric parameter `axis`; one chart per thread count.
     Sweep {
         /// The numeric parameter on the x axis.
         axis: String,
         /// The series parameter.
         series: String,
+        /// The series value every other is divided by.
+        baseline: String,
         /// `primary`, or the name of a secondary metric.
         metric: String,
-        /// `(parameter, value)` pairs the plotted entries must have, in title order.
+        /// `(parameter, value)` pairs the plotted configurations have, in title order.
         #[serde(default)]
         fix: Vec<(String, String)>,
     },
+    /// A metric's value from the run file for each series value against `axis`, as a table: for
+    /// counts whose ratio has no meaning where one side counts zero.
+    Table {
+        /// The parameter of the rows.
+        axis: String,
+        /// The series parameter (the columns).
+        series: String,
+        /// `primary`, or the name of a secondary metric.
+        metric: String,
+        /// `(parameter, value)` pairs the listed entries have, in title order.
+        #[serde(default)]
+        fix: Vec<(String, String)>,
+    },
+}
+
+/// The percentiles a latency plot shows unless it names others: the median to the tail a
+/// short simulation still resolves.
+fn latency_levels() -> Vec<String> {
+    ["p50", "p90", "p99", "p99.9"].map(String::from).to_vec()
+}
+
+impl PlotSpec {
+    /// The series parameter.
+    pub fn series(&self) -> &str {
+        match self {
+            PlotSpec::Threads { series, .. }
+            | PlotSpec::Latency { series, .. }
+            | PlotSpec::Ratio { series, .. }
+            | PlotSpec::Sweep { series, .. }
+            | PlotSpec::Table { series, .. } => series,
+        }
+    }
+
+    /// The series value the plotted ratios divide by; `None` for a table.
+    pub fn baseline(&self) -> Option<&str> {
+        match self {
+            PlotSpec::Threads { baseline, .. }
+            | PlotSpec::Latency { baseline, .. }
+            | PlotSpec::Ratio { baseline, .. }
+            | PlotSpec::Sweep { baseline, .. } => Some(baseline),
+            PlotSpec::Table { .. } => None,
+        }
+    }
+
+    /// The `(parameter, value)` pairs every plotted configuration has.
+    pub fn fix(&self) -> &[(String, String)] {
+        match self {
+            PlotSpec::Threads { fix, .. }
+            | PlotSpec::Latency { fix, .. }
+            | PlotSpec::Ratio { fix, .. }
+            | PlotSpec::Sweep { fix, .. }
+            | PlotSpec::Table { fix, .. } => fix,
+        }
+    }
+
+    /// The numeric parameter on the x axis, for plots over one.
+    pub fn axis(&self) -> Option<&str> {
+        match self {
+            PlotSpec::Ratio { axis, .. }
+            | PlotSpec::Sweep { axis, .. }
+            | PlotSpec::Table { axis, .. } => Some(axis),
+            PlotSpec::Threads { .. } | PlotSpec::Latency { .. } => None,
+        }
+    }
+
+    /// The metrics a chart's ratios are of: one, or one per percentile of a latency plot.
+    pub fn metrics(&self) -> Vec<String> {
+        match self {
+            PlotSpec::Threads { .. } | PlotSpec::Ratio { .. } => vec!["primary".into()],
+            PlotSpec::Sweep { metric, .. } | PlotSpec::Table { metric, .. } => {
+                vec![metric.clone()]
+            }
+            PlotSpec::Latency { prefix, levels, .. } => {
+                levels.iter().map(|l| format!("{prefix}.{l}")).collect()
+            }
+        }
+    }
 }
 
 /// Why the set could not be read or measured.
@@ -218,7 +307,8 @@ impl Publication {
         })
     }
 
-    /// Measures the set and every claim into `dir`: a run file (+ metadata) per run of the set
+    /// Measures the set and every claim into `dir`: a run file (+ metadata) per run of the set,
+    /// each plot's paired ratios (`<file>-<k>.pairs.json`, [`crate::paired::measure_pairs`])
     /// and `verdicts.json`; returns the run files in report order. Progress goes to stderr.
     pub fn measure(
         &self,
@@ -228,7 +318,7 @@ impl Publication {
         exe: PathBuf,
         seed: u64,
     ) -> Result<Vec<PathBuf>, PublicationError> {
-        let launcher = Launcher::new(std::sync::Arc::clone(catalog), Some(exe));
+        let launcher = Launcher::new(std::sync::Arc::clone(catalog), Some(exe.clone()));
         let mut files = Vec::new();
         for p in &self.runs {
             if interrupted() {
@@ -260,6 +350,7 @@ impl Publication {
             })?;
             files.push(path);
         }
+        crate::paired::measure_pairs(self, dir, catalog, exe, seed)?;
         let paired = PairedSettings::quick().with_seed(seed);
         let created = now_utc();
         eprintln!("report: reproducing {} claims (seed {seed})", claims.len());

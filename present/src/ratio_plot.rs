@@ -1,469 +1,471 @@
-//! SVG charts over a numeric parameter sweep, one series per strategy (or protocol): a ratio
-//! with its interval and the points where a series crosses 1 (the two sides swap places) marked
-//! ([`ratio_over_parameter`]), or a metric's own value with its interval
-//! ([`values_over_parameter`]).
+//! A chart of ratios to a baseline and what the report writes under it: each series' ratios
+//! with their 99.9% intervals over replicates on a log axis with 1 drawn ([`draw`]), and a
+//! table of the same ratios, the crossings of 1 and the ratios too noisy to read ([`notes`]).
 //!
-//! Generic on purpose: any sweep that asks "where does one design overtake another" is the ratio
-//! chart (the registry's MDC-puts sweep), and any that asks "how does this metric move with the
-//! parameter" the value chart (the replication pause sweep). [`ratios_from_entries`] builds the
-//! series from JMH entries: at each axis value, each series value's score over the baseline's
-//! (same thread count, same other parameters), with an interval from the two 99.9% half-widths by
-//! error propagation (`r * sqrt((e1/s1)^2 + (e2/s2)^2)`); [`values_from_entries`] takes a metric's
-//! score and 99.9% half-width as they are. Those intervals are JMH's, over iterations (and forks
-//! when there are several), not the replicated verdict interval of `critsec reproduce`; the
-//! charts say so under their titles.
+//! Readable by construction: no text is drawn inside the plot area (the legend and its key
+//! have a column of their own, a crossing of 1 is a bar on the line with its name in the
+//! table), the y axis is bounded by the points and the intervals that fit ([`RatioAxis`]: an
+//! interval beyond it is an arrow at the edge, its value in the table), series sit side by
+//! side at one x value, and a marker is hollow when its interval is wider than x/÷ 1.10.
 
-use crate::plot::axes::{Axis, compact};
-use crate::plot::select::param;
-use crate::plot::style::{FONT, PALETTE, chart_on, draw_line, draw_mesh, finish, titled_page};
-use crate::plot::{PlotError, draw_err};
-use critsec_harness::format::JmhEntry;
+use std::fmt::Write as _;
+
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
 
-/// One point: the value (a ratio, or a metric's score) at axis value `x` and its interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SweepPoint {
-    /// The axis parameter's value.
-    pub x: f64,
-    /// Series score over baseline score, or the metric's score.
-    pub value: f64,
-    /// The interval's lower end.
-    pub lo: f64,
-    /// The interval's upper end.
-    pub hi: f64,
-}
+use crate::paired::PLOT_PRECISION;
+use crate::plot::axes::{RatioAxis, Ticked, XAxis, compact};
+use crate::plot::style::{
+    DESC_FONT, FONT, Key, LABEL_CHAR_PX, LABEL_FONT, LEGEND_WIDTH, MARGIN, SIZE, SUBTITLE_BAND,
+    SUBTITLE_FONT, TITLE_FONT, X_LABEL_AREA, Y_LABEL_AREA, draw_marker, label, legend, line_on,
+    look,
+};
+use crate::plot::{PlotError, RatioChart, RatioPoint, draw_err};
+use crate::table::md_escape;
+use crate::verdicts::ratio_text;
 
-/// One series: a name (the series parameter's value) and its points, sorted by `x`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SweepSeries {
-    /// The series parameter's value, e.g. a strategy id.
-    pub name: String,
-    /// Points sorted by axis value.
-    pub points: Vec<SweepPoint>,
-}
-
-/// Where a series crosses 1 between two neighbouring axis values.
+/// Where a series' interval moves from above 1 to below, or back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Crossing {
     /// The series.
     pub series: String,
-    /// The axis values on either side.
-    pub between: (f64, f64),
-    /// The axis value where the straight line between the two points meets 1.
-    pub at: f64,
-    /// Whether both points' intervals exclude 1 (a crossing the noise cannot explain).
-    pub resolved: bool,
+    /// Index of the series in its chart.
+    pub index: usize,
+    /// The x values (indices into the chart's) of the last point on one side and the first on
+    /// the other: the crossing lies between them.
+    pub between: (usize, usize),
+    /// Whether the series goes from above 1 to below.
+    pub downward: bool,
 }
 
-/// Every crossing of 1 in `series`: neighbouring points whose ratios lie on opposite sides.
-pub fn crossings(series: &[SweepSeries]) -> Vec<Crossing> {
+/// Every crossing of 1 in `chart`: consecutive points whose intervals lie wholly on opposite
+/// sides of 1, points whose interval holds 1 in between. A series that only touches 1 within
+/// its noise has none.
+pub fn crossings(chart: &RatioChart) -> Vec<Crossing> {
     let mut out = Vec::new();
-    for s in series {
-        for w in s.points.windows(2) {
-            let (a, b) = (w[0], w[1]);
-            if (a.value - 1.0) * (b.value - 1.0) < 0.0 {
-                let t = (1.0 - a.value) / (b.value - a.value);
-                let excludes = |p: SweepPoint| p.lo > 1.0 || p.hi < 1.0;
+    for (index, s) in chart.series.iter().enumerate() {
+        let mut last: Option<(usize, bool)> = None;
+        for p in &s.points {
+            let side = if p.low > 1.0 {
+                Some(true)
+            } else if p.high < 1.0 {
+                Some(false)
+            } else {
+                None
+            };
+            let Some(above) = side else { continue };
+            if let Some((x, was_above)) = last
+                && was_above != above
+            {
                 out.push(Crossing {
                     series: s.name.clone(),
-                    between: (a.x, b.x),
-                    at: a.x + t * (b.x - a.x),
-                    resolved: excludes(a) && excludes(b),
+                    index,
+                    between: (x, p.x),
+                    downward: was_above,
                 });
             }
+            last = Some((p.x, above));
         }
     }
     out
 }
 
-/// Ratios of every `series_param` value to `baseline` over the numeric parameter `axis`, for
-/// entries of `benchmark` at `threads` threads. Entries whose other parameters differ from the
-/// baseline's at the same axis value are not paired (the caller fixes them first).
-pub fn ratios_from_entries(
-    entries: &[JmhEntry],
-    benchmark: &str,
-    axis: &str,
-    series_param: &str,
-    baseline: &str,
-    threads: u64,
-) -> Vec<SweepSeries> {
-    let chosen: Vec<&JmhEntry> = entries
-        .iter()
-        .filter(|e| e.benchmark.ends_with(benchmark) && e.threads == threads)
-        .collect();
-    let score = |e: &JmhEntry| (e.primary_metric.score.0, e.primary_metric.score_error.0);
-    let others = |e: &JmhEntry| -> Vec<(String, String)> {
-        e.params
-            .iter()
-            .flat_map(|p| p.iter())
-            .filter(|(k, _)| *k != axis && *k != series_param)
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
-    };
-    let mut names: Vec<String> = Vec::new();
-    for e in &chosen {
-        if let Some(v) = param(e, series_param)
-            && v != baseline
-            && !names.iter().any(|n| n == v)
-        {
-            names.push(v.to_string());
-        }
+/// Replicates that would likely bring `p`'s interval within x/÷ [`PLOT_PRECISION`] at its
+/// spread and confidence (the t quantile shrinking as they grow); `None` when its spread is
+/// unknown or the answer beyond 100,000.
+pub fn replicates_to_settle(p: &RatioPoint) -> Option<usize> {
+    if !(p.log_sd.is_finite() && p.log_sd > 0.0) {
+        return None;
     }
-    names
-        .into_iter()
-        .map(|name| {
-            let mut points: Vec<SweepPoint> = chosen
-                .iter()
-                .filter(|e| param(e, series_param) == Some(name.as_str()))
-                .filter_map(|e| {
-                    let x: f64 = param(e, axis)?.parse().ok()?;
-                    let base = chosen.iter().find(|b| {
-                        param(b, series_param) == Some(baseline)
-                            && param(b, axis) == param(e, axis)
-                            && others(b) == others(e)
-                    })?;
-                    let ((s1, e1), (s0, e0)) = (score(e), score(base));
-                    if !(s1 > 0.0 && s0 > 0.0) {
-                        return None;
-                    }
-                    let ratio = s1 / s0;
-                    let rel = |s: f64, err: f64| if err.is_finite() { err / s } else { 0.0 };
-                    let half = ratio * (rel(s1, e1).powi(2) + rel(s0, e0).powi(2)).sqrt();
-                    Some(SweepPoint {
-                        x,
-                        value: ratio,
-                        lo: (ratio - half).max(0.0),
-                        hi: ratio + half,
-                    })
-                })
-                .collect();
-            points.sort_by(|a, b| a.x.total_cmp(&b.x));
-            points.dedup_by(|a, b| a.x == b.x);
-            SweepSeries { name, points }
-        })
-        .filter(|s| !s.points.is_empty())
-        .collect()
+    let goal = PLOT_PRECISION.ln();
+    (p.n.max(2) + 1..=100_000).find(|&m| {
+        let t = critsec_harness::stats::t_quantile(p.confidence, (m - 1) as f64);
+        t * p.log_sd / (m as f64).sqrt() <= goal
+    })
 }
 
-/// The value of `metric` (`primary`, or a secondary metric's name) of every `series_param` value
-/// over the numeric parameter `axis`, for entries of `benchmark` at `threads` threads, with the
-/// metric's 99.9% half-width as the interval. An axis value with several entries of one series
-/// (other parameters differing) keeps the first; the caller fixes them first.
-pub fn values_from_entries(
-    entries: &[JmhEntry],
-    benchmark: &str,
-    axis: &str,
-    series_param: &str,
-    metric: &str,
-    threads: u64,
-) -> Vec<SweepSeries> {
-    let mut out: Vec<SweepSeries> = Vec::new();
-    for e in entries
-        .iter()
-        .filter(|e| e.benchmark.ends_with(benchmark) && e.threads == threads)
-    {
-        let m = if metric == "primary" {
-            Some(&e.primary_metric)
-        } else {
-            e.secondary_metrics.get(metric)
-        };
-        let (Some(m), Some(name), Some(x)) = (
-            m,
-            param(e, series_param),
-            param(e, axis).and_then(|v| v.parse::<f64>().ok()),
-        ) else {
-            continue;
-        };
-        let (value, err) = (m.score.0, m.score_error.0);
-        if !value.is_finite() {
-            continue;
-        }
-        let half = if err.is_finite() { err } else { 0.0 };
-        let point = SweepPoint {
-            x,
-            value,
-            lo: (value - half).max(0.0),
-            hi: value + half,
-        };
-        match out.iter_mut().find(|s| s.name == name) {
-            Some(s) => s.points.push(point),
-            None => out.push(SweepSeries {
-                name: name.to_string(),
-                points: vec![point],
-            }),
-        }
-    }
-    for s in &mut out {
-        s.points.sort_by(|a, b| a.x.total_cmp(&b.x));
-        s.points.dedup_by(|a, b| a.x == b.x);
-    }
-    out
+/// Whether `p`'s interval is wider than x/÷ [`PLOT_PRECISION`].
+pub fn too_noisy(p: &RatioPoint) -> bool {
+    p.half_width() > PLOT_PRECISION.ln() + 1e-12
 }
 
-/// Draws `series` (ratio against `axis_label`), a reference line at 1, the intervals as bars and
-/// each crossing of 1 as a vertical dashed mark labelled with where it lies. Returns SVG text.
-pub fn ratio_over_parameter(
-    series: &[SweepSeries],
-    axis_label: &str,
-    ratio_label: &str,
-    title: &str,
-    subtitle: &str,
-) -> Result<String, PlotError> {
-    over_parameter(series, axis_label, ratio_label, title, subtitle, true)
-}
-
-/// Draws `series` (a metric's value labelled `value_label` against `axis_label`) with the
-/// intervals as bars: on a log axis when all values are positive and spread over 10x, else on a
-/// linear axis from 0 (counts that are 0 somewhere). Returns SVG text.
-pub fn values_over_parameter(
-    series: &[SweepSeries],
-    axis_label: &str,
-    value_label: &str,
-    title: &str,
-    subtitle: &str,
-) -> Result<String, PlotError> {
-    over_parameter(series, axis_label, value_label, title, subtitle, false)
-}
-
-/// The chart of both: `ratio` adds the line at 1 and the crossings, and keeps 1 in range.
-fn over_parameter(
-    series: &[SweepSeries],
-    axis_label: &str,
-    value_label: &str,
-    title: &str,
-    subtitle: &str,
-    ratio: bool,
-) -> Result<String, PlotError> {
-    let xs: Vec<f64> = {
-        let mut v: Vec<f64> = series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.x))
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v.dedup();
-        v
-    };
-    if xs.is_empty() {
-        return Err(PlotError::NoScores {
-            benchmark: title.to_string(),
+/// The chart as SVG text.
+pub fn draw(chart: &RatioChart) -> Result<String, PlotError> {
+    if chart.series.iter().all(|s| s.points.is_empty()) {
+        return Err(PlotError::Empty {
+            title: chart.title.clone(),
         });
     }
-    let (xmin, xmax) = (xs[0], xs[xs.len() - 1]);
-    let pad = ((xmax - xmin) * 0.05).max(0.5);
-    let x = Axis {
-        log_base: None,
-        range: (xmin - pad)..(xmax + pad),
-        ticks: xs.clone(),
-    };
-    let start = if ratio {
-        (1.0, 1.0)
-    } else {
-        (f64::INFINITY, f64::NEG_INFINITY)
-    };
-    let (lo, hi) = series
-        .iter()
-        .flat_map(|s| s.points.iter())
-        .fold(start, |(a, b), p| {
-            (a.min(p.value), b.max(p.hi.min(4.0 * p.value)))
-        });
-    let y = if ratio {
-        Axis::values(lo.max(1e-3), hi, hi / lo.max(1e-3) > 10.0)
-    } else {
-        Axis::values(lo, hi.max(lo), lo > 0.0 && hi / lo > 10.0)
-    };
-    let found = if ratio { crossings(series) } else { Vec::new() };
+    let axis = RatioAxis::of(chart);
+    let found = crossings(chart);
     let mut svg = String::new();
     {
-        let page = titled_page(&mut svg, title)?;
-        let mut chart = chart_on(&page, subtitle, x.coord(), y.coord())?;
-        let xf = |v: &f64| compact(*v);
-        let yf = |v: &f64| compact(y.value_at(*v));
-        let y_desc = if y.log_base.is_some() {
-            format!("{value_label}, log scale")
-        } else {
-            value_label.to_string()
-        };
-        draw_mesh(&mut chart, |m| {
-            m.x_desc(axis_label)
-                .y_desc(y_desc)
-                .x_label_formatter(&xf)
-                .y_label_formatter(&yf);
-        })?;
-        let one = y.to_drawn(1.0);
-        if ratio {
-            chart
-                .draw_series([PathElement::new(
-                    vec![(x.range.start, one), (x.range.end, one)],
-                    BLACK.stroke_width(1),
-                )])
-                .map_err(draw_err)?;
-        }
-        for (i, s) in series.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
-            let drawn: Vec<(f64, f64)> = s
-                .points
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let page = root
+            .titled(&chart.title, (FONT, TITLE_FONT))
+            .map_err(draw_err)?;
+        let (band, body) = page.split_vertically(SUBTITLE_BAND);
+        let (band_w, _) = band.dim_in_pixel();
+        band.draw(&Text::new(
+            chart.subtitle.clone(),
+            (band_w as i32 / 2, 2),
+            label(SUBTITLE_FONT, HPos::Center, VPos::Top),
+        ))
+        .map_err(draw_err)?;
+        let (body_w, _) = body.dim_in_pixel();
+        let (left, right) = body.split_horizontally(body_w - LEGEND_WIDTH);
+        let (w, h) = left.dim_in_pixel();
+        let plot_w = f64::from(w - 2 * MARGIN - Y_LABEL_AREA);
+        let plot_h = f64::from(h - 2 * MARGIN - X_LABEL_AREA);
+        let x = XAxis::of(&chart.xs, chart.series.len(), plot_w, LABEL_CHAR_PX);
+        let y_ticks: Vec<f64> = axis.ticks(plot_h).iter().map(|t| t.log10()).collect();
+        let x_ticks: Vec<f64> = x.ticks.iter().map(|(p, _)| *p).collect();
+        let mut c = ChartBuilder::on(&left)
+            .margin(MARGIN)
+            .x_label_area_size(X_LABEL_AREA)
+            .y_label_area_size(Y_LABEL_AREA)
+            .build_cartesian_2d(
+                Ticked::new(x.range.clone(), x_ticks),
+                Ticked::new(axis.drawn(), y_ticks),
+            )
+            .map_err(draw_err)?;
+        let x_label = |v: &f64| {
+            x.ticks
                 .iter()
-                .map(|p| (p.x, y.to_drawn(p.value)))
-                .collect();
-            draw_line(&mut chart, &drawn, color, s.name.clone())?;
-            let (ylo, yhi) = (y.value_at(y.range.start), y.value_at(y.range.end));
-            for p in &s.points {
-                let (a, b) = (y.to_drawn(p.lo.max(ylo)), y.to_drawn(p.hi.min(yhi)));
-                chart
-                    .draw_series([PathElement::new(
-                        vec![(p.x, a), (p.x, b)],
-                        color.stroke_width(1),
-                    )])
-                    .map_err(draw_err)?;
+                .find(|(p, _)| (p - v).abs() < 1e-9)
+                .map(|(_, l)| l.clone())
+                .unwrap_or_default()
+        };
+        let y_label = |v: &f64| compact(10f64.powf(*v));
+        c.configure_mesh()
+            .x_desc(chart.x_desc.clone())
+            .y_desc(format!("ratio to {} (log scale)", chart.baseline))
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
+            .label_style((FONT, LABEL_FONT))
+            .axis_desc_style((FONT, DESC_FONT))
+            .light_line_style(WHITE)
+            .bold_line_style(RGBColor(228, 228, 228))
+            .draw()
+            .map_err(draw_err)?;
+        let at = |px: f64, v: f64| c.backend_coord(&(px, v.log10()));
+        let (x0, x1) = (x.range.start, x.range.end);
+        let (y0, y1) = (axis.low, axis.high);
+        let frame = RGBColor(120, 120, 120);
+        root.draw(&Rectangle::new(
+            [at(x0, y1), at(x1, y0)],
+            frame.stroke_width(1),
+        ))
+        .map_err(draw_err)?;
+        root.draw(&PathElement::new(
+            vec![at(x0, 1.0), at(x1, 1.0)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(draw_err)?;
+        let mut key = Key {
+            crossing: !found.is_empty(),
+            ..Key::default()
+        };
+        for (i, s) in chart.series.iter().enumerate() {
+            let look = look(i);
+            let off = x.offset(i);
+            let pos = |p: &RatioPoint| chart.xs[p.x].pos + off;
+            let line: Vec<(i32, i32)> = s.points.iter().map(|p| at(pos(p), p.ratio)).collect();
+            if line.len() > 1 {
+                line_on(&root, &line, &look)?;
             }
-            for c in found.iter().filter(|c| c.series == s.name) {
-                let style = color
-                    .mix(if c.resolved { 0.9 } else { 0.4 })
-                    .stroke_width(1);
-                let dashes = (0..20).map(|k| {
-                    let t = |j: f64| y.range.start + (y.range.end - y.range.start) * j / 20.0;
-                    PathElement::new(vec![(c.at, t(k as f64)), (c.at, t(k as f64 + 0.5))], style)
-                });
-                chart.draw_series(dashes).map_err(draw_err)?;
-                chart
-                    .draw_series([Text::new(
-                        format!("{} = 1 at {}", s.name, compact(c.at)),
-                        (c.at, one),
-                        (FONT, 12).into_font().color(&color),
-                    )])
+            for p in &s.points {
+                let (px, _) = at(pos(p), 1.0);
+                let (lo, hi) = (p.low.max(y0), p.high.min(y1));
+                let (top, bottom) = (at(pos(p), hi).1, at(pos(p), lo).1);
+                let style = look.colour.stroke_width(1);
+                root.draw(&PathElement::new(vec![(px, top), (px, bottom)], style))
                     .map_err(draw_err)?;
+                for (end, fits, dir) in
+                    [(top, axis.fits(p.high), -1), (bottom, axis.fits(p.low), 1)]
+                {
+                    if fits {
+                        root.draw(&PathElement::new(vec![(px - 4, end), (px + 4, end)], style))
+                            .map_err(draw_err)?;
+                    } else {
+                        // An arrowhead whose tip is on the axis's edge, pointing out.
+                        key.arrow = true;
+                        let tip = vec![(px, end), (px - 5, end - 9 * dir), (px + 5, end - 9 * dir)];
+                        root.draw(&Polygon::new(tip, look.colour.filled()))
+                            .map_err(draw_err)?;
+                    }
+                }
+            }
+            for p in &s.points {
+                let noisy = too_noisy(p);
+                key.hollow |= noisy;
+                draw_marker(&root, at(pos(p), p.ratio), &look, noisy, 2)?;
             }
         }
-        finish(&mut chart, &page, SeriesLabelPosition::UpperRight)?;
+        for cr in &found {
+            // A bar along 1 over the x interval the crossing lies in, below the line by the
+            // series' rank so that two series' bars never cover each other.
+            let look = look(cr.index);
+            let off = x.offset(cr.index);
+            let drop = 5 + 5 * cr.index as i32;
+            let (a, _) = at(chart.xs[cr.between.0].pos + off, 1.0);
+            let (b, y) = at(chart.xs[cr.between.1].pos + off, 1.0);
+            let y = y + drop;
+            let style = look.colour.stroke_width(3);
+            root.draw(&PathElement::new(vec![(a, y), (b, y)], style))
+                .map_err(draw_err)?;
+            for end in [a, b] {
+                root.draw(&PathElement::new(
+                    vec![(end, y - 4), (end, y + 4)],
+                    look.colour.stroke_width(1),
+                ))
+                .map_err(draw_err)?;
+            }
+        }
+        let (lx, ly) = right.get_base_pixel();
+        let names: Vec<String> = chart.series.iter().map(|s| s.name.clone()).collect();
+        legend(
+            &root,
+            (lx + 8, ly + MARGIN as i32 + 10),
+            &format!("ratio to {}:", chart.baseline),
+            &names,
+            key,
+        )?;
+        root.present().map_err(draw_err)?;
     }
     Ok(svg)
+}
+
+/// How long `seconds` reads: `40 s`, `3.5 min`, `1.2 h`.
+fn duration(seconds: f64) -> String {
+    if !seconds.is_finite() {
+        "time unknown".into()
+    } else if seconds < 90.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 5400.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
+}
+
+/// What the report writes under a chart: a table of its ratios (a row per x value, a column
+/// per series: ratio [interval] (replicates)), the crossings of 1, the ratios too noisy to
+/// read with what would settle them, and the points that could not be drawn.
+pub fn notes(chart: &RatioChart) -> String {
+    let axis = RatioAxis::of(chart);
+    let mut md = String::new();
+    let heads: Vec<String> = chart
+        .series
+        .iter()
+        .map(|s| format!("{} / {}", md_escape(&s.name), md_escape(&chart.baseline)))
+        .collect();
+    let _ = writeln!(
+        md,
+        "| {} | {} |",
+        md_escape(&chart.x_desc),
+        heads.join(" | ")
+    );
+    let _ = writeln!(md, "|---|{}", "---|".repeat(heads.len()));
+    for (xi, xv) in chart.xs.iter().enumerate() {
+        let cells: Vec<String> = chart
+            .series
+            .iter()
+            .map(|s| match s.points.iter().find(|p| p.x == xi) {
+                Some(p) => {
+                    let mut marks = String::new();
+                    if too_noisy(p) {
+                        marks.push_str(" †");
+                    }
+                    if !(axis.fits(p.low) && axis.fits(p.high)) {
+                        marks.push_str(" ‡");
+                    }
+                    format!(
+                        "{} [{}, {}] ({}){marks}",
+                        ratio_text(p.ratio),
+                        ratio_text(p.low),
+                        ratio_text(p.high),
+                        p.n
+                    )
+                }
+                None => "-".into(),
+            })
+            .collect();
+        let _ = writeln!(md, "| {} | {} |", md_escape(&xv.label), cells.join(" | "));
+    }
+    let seeds = chart.series.iter().flat_map(|s| &s.points).any(|p| p.seeds);
+    let _ = writeln!(
+        md,
+        "\n(n): {}; †: interval wider than x/÷ {PLOT_PRECISION:.2}; ‡: interval beyond the chart's axis (an arrow there).\n",
+        if seeds { "seeds" } else { "process pairs" }
+    );
+    let found = crossings(chart);
+    if found.is_empty() {
+        md.push_str("- Crossings of 1: none.\n");
+    }
+    for c in &found {
+        let (a, b) = (&chart.xs[c.between.0].label, &chart.xs[c.between.1].label);
+        let _ = writeln!(
+            md,
+            "- Crossing of 1: {} / {} goes from {} 1 at {} = {a} to {} 1 at {b}, so crosses it between them.",
+            md_escape(&c.series),
+            md_escape(&chart.baseline),
+            if c.downward { "above" } else { "below" },
+            md_escape(&chart.x_desc),
+            if c.downward { "below" } else { "above" },
+        );
+    }
+    for s in &chart.series {
+        let noisy: Vec<String> = s
+            .points
+            .iter()
+            .filter(|p| too_noisy(p))
+            .map(|p| {
+                let word = if p.seeds { "seeds" } else { "pairs" };
+                let settle = match replicates_to_settle(p) {
+                    Some(m) => format!(
+                        "about {m} {word} would settle it, {} more",
+                        duration((m - p.n) as f64 * p.replicate_seconds)
+                    ),
+                    None => "its spread is unknown".into(),
+                };
+                format!(
+                    "{} (x/÷ {:.2} over {} {word}: {settle})",
+                    md_escape(&chart.xs[p.x].label),
+                    p.half_width().exp(),
+                    p.n
+                )
+            })
+            .collect();
+        if !noisy.is_empty() {
+            let _ = writeln!(
+                md,
+                "- Too noisy: {} at {} = {}.",
+                md_escape(&s.name),
+                md_escape(&chart.x_desc),
+                noisy.join("; ")
+            );
+        }
+    }
+    for m in &chart.missing {
+        let _ = writeln!(
+            md,
+            "- Not drawn: {} at {} = {}: {}.",
+            md_escape(&m.series),
+            md_escape(&chart.x_desc),
+            md_escape(&m.x),
+            md_escape(&m.why)
+        );
+    }
+    md
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use critsec_harness::format::read_entries;
+    use crate::plot::{RatioSeries, XValue};
 
-    fn point(x: f64, value: f64, half: f64) -> SweepPoint {
-        SweepPoint {
+    fn p(x: usize, ratio: f64, half: f64) -> RatioPoint {
+        RatioPoint {
             x,
-            value,
-            lo: value - half,
-            hi: value + half,
+            ratio,
+            low: ratio / half,
+            high: ratio * half,
+            n: 8,
+            log_sd: 0.05,
+            confidence: 0.999,
+            seeds: false,
+            replicate_seconds: 3.0,
+        }
+    }
+
+    fn chart(series: Vec<(&str, Vec<RatioPoint>)>) -> RatioChart {
+        RatioChart {
+            title: "registry/get_core_micro, 1 thread".into(),
+            subtitle: "sub".into(),
+            x_desc: "mdc_puts".into(),
+            baseline: "mutex".into(),
+            xs: (0..5)
+                .map(|i| XValue {
+                    label: i.to_string(),
+                    pos: i as f64,
+                })
+                .collect(),
+            series: series
+                .into_iter()
+                .map(|(n, points)| RatioSeries {
+                    name: n.into(),
+                    points,
+                })
+                .collect(),
+            missing: Vec::new(),
         }
     }
 
     #[test]
-    fn a_crossing_is_found_between_the_points_and_resolved_only_outside_the_noise() {
-        let s = vec![
-            SweepSeries {
-                name: "a".into(),
-                points: vec![
-                    point(0.0, 0.5, 0.1),
-                    point(2.0, 1.5, 0.1),
-                    point(4.0, 1.2, 0.5),
+    fn a_crossing_is_where_the_interval_changes_side_and_is_listed_once() {
+        let c = chart(vec![
+            // Above, holding 1, holding 1, below: one crossing between 0 and 3.
+            (
+                "a",
+                vec![
+                    p(0, 1.5, 1.05),
+                    p(1, 1.02, 1.05),
+                    p(2, 0.98, 1.05),
+                    p(3, 0.7, 1.05),
                 ],
-            },
-            SweepSeries {
-                name: "b".into(),
-                points: vec![point(0.0, 1.1, 0.2), point(2.0, 0.9, 0.05)],
-            },
-        ];
-        let c = crossings(&s);
-        assert_eq!(c.len(), 2, "{c:?}");
-        assert_eq!(c[0].series, "a");
-        assert_eq!(c[0].between, (0.0, 2.0));
-        assert!((c[0].at - 1.0).abs() < 1e-9);
-        assert!(c[0].resolved);
-        assert_eq!(c[1].series, "b");
-        assert!(!c[1].resolved, "b's first interval contains 1");
-        let svg = ratio_over_parameter(&s, "puts", "ratio", "t", "sub").unwrap();
-        assert!(svg.contains("a = 1 at 1"), "the crossing is labelled");
-        assert!(svg.starts_with("<svg"));
-    }
-
-    fn entry(strategy: &str, puts: &str, threads: u64, score: f64) -> String {
-        format!(
-            r#"{{"benchmark":"critsec.registry.get_core_micro","mode":"thrpt","threads":{threads},"forks":1,"params":{{"strategy":"{strategy}","mdc_puts":"{puts}","cores":"10"}},"primaryMetric":{{"score":{score},"scoreError":{err},"scoreConfidence":[0,0],"scoreUnit":"ops/s","rawData":[[{score}]]}},"secondaryMetrics":{{}}}}"#,
-            err = score / 10.0
-        )
+            ),
+            // Wobbling about 1 within its noise: none.
+            ("b", vec![p(0, 1.03, 1.1), p(1, 0.97, 1.1)]),
+            // Below, then above: one, upward.
+            ("c", vec![p(0, 0.5, 1.05), p(4, 2.0, 1.05)]),
+        ]);
+        let found = crossings(&c);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!((found[0].between, found[0].downward), ((0, 3), true));
+        assert_eq!((found[1].between, found[1].downward), ((0, 4), false));
+        let md = notes(&c);
+        assert!(
+            md.contains("a / mutex goes from above 1 at mdc_puts = 0 to below 1 at 3"),
+            "{md}"
+        );
+        assert_eq!(md.matches("Crossing of 1").count(), 2, "{md}");
     }
 
     #[test]
-    fn ratios_pair_each_series_with_the_baseline_at_the_same_point() {
-        let text = format!(
-            "[{}]",
-            [
-                entry("mutex", "0", 2, 100.0),
-                entry("snapshot", "0", 2, 200.0),
-                entry("mutex", "4", 2, 50.0),
-                entry("snapshot", "4", 2, 25.0),
-                entry("snapshot", "8", 2, 25.0), // no baseline: not paired
-                entry("snapshot", "0", 8, 1.0),  // other thread count
-            ]
-            .join(",")
-        );
-        let entries = read_entries(&text, "test").unwrap();
-        let s = ratios_from_entries(
-            &entries,
-            "get_core_micro",
-            "mdc_puts",
-            "strategy",
-            "mutex",
-            2,
-        );
-        assert_eq!(s.len(), 1);
-        assert_eq!(s[0].name, "snapshot");
-        let r: Vec<(f64, f64)> = s[0].points.iter().map(|p| (p.x, p.value)).collect();
-        assert_eq!(r, [(0.0, 2.0), (4.0, 0.5)]);
-        let half = 2.0 * (0.1f64.powi(2) * 2.0).sqrt();
-        assert!((s[0].points[0].hi - (2.0 + half)).abs() < 1e-9);
-    }
-
-    #[test]
-    fn values_take_the_named_metric_per_series_at_one_thread_count() {
-        let e = |protocol: &str, pause: &str, threads: u64, timeouts: f64| {
-            format!(
-                r#"{{"benchmark":"critsec.replication.ispn_perf","mode":"thrpt","threads":{threads},"forks":1,"params":{{"protocol":"{protocol}","gc_pause_ms":"{pause}"}},"primaryMetric":{{"score":1,"scoreError":0,"scoreConfidence":[0,0],"scoreUnit":"req/s/node","rawData":[[1]]}},"secondaryMetrics":{{"lock_timeouts":{{"score":{timeouts},"scoreError":2,"scoreConfidence":[0,0],"scoreUnit":"count","rawData":[[{timeouts}]]}}}}}}"#
-            )
+    fn a_wide_interval_is_too_noisy_with_what_would_settle_it() {
+        let wide = RatioPoint {
+            log_sd: 0.2,
+            ..p(1, 1.1, 1.5)
         };
-        let text = format!(
-            "[{}]",
-            [
-                e("lock-forwarding", "5", 1, 23.0),
-                e("lock-forwarding", "0", 1, 0.0),
-                e("key-queue", "0", 1, 0.0),
-                e("key-queue", "0", 2, 9.0), // other thread count
-            ]
-            .join(",")
+        let c = chart(vec![("a", vec![p(0, 1.2, 1.05), wide])]);
+        let md = notes(&c);
+        assert!(md.contains("| 1 | 1.100 [0.733, 1.650] (8) †"), "{md}");
+        let m = replicates_to_settle(&wide).unwrap();
+        // t ≈ 3.3 at many replicates: (3.3 · 0.2 / ln 1.1)² ≈ 48.
+        assert!((40..70).contains(&m), "{m}");
+        assert!(
+            md.contains(&format!(
+                "Too noisy: a at mdc_puts = 1 (x/÷ 1.50 over 8 pairs: about {m} pairs would settle it, "
+            )),
+            "{md}"
         );
-        let entries = read_entries(&text, "test").unwrap();
-        let s = values_from_entries(
-            &entries,
-            "ispn_perf",
-            "gc_pause_ms",
-            "protocol",
-            "lock_timeouts",
-            1,
-        );
-        type Point = (f64, f64, f64);
-        let got: Vec<(&str, Vec<Point>)> = s
-            .iter()
-            .map(|s| {
-                let p = s.points.iter().map(|p| (p.x, p.value, p.hi)).collect();
-                (s.name.as_str(), p)
-            })
-            .collect();
+        assert_eq!(md.matches("Too noisy").count(), 1, "{md}");
+        // A narrow one needs nothing more, and one without a spread has no estimate.
+        assert!(!too_noisy(&p(0, 1.0, 1.09)));
         assert_eq!(
-            got,
-            [
-                ("lock-forwarding", vec![(0.0, 0.0, 2.0), (5.0, 23.0, 25.0)]),
-                ("key-queue", vec![(0.0, 0.0, 2.0)]),
-            ]
+            replicates_to_settle(&RatioPoint {
+                log_sd: f64::NAN,
+                ..wide
+            }),
+            None
         );
-        let svg =
-            values_over_parameter(&s, "gc_pause_ms", "lock_timeouts (count)", "t", "sub").unwrap();
-        assert!(svg.contains("lock_timeouts (count)") && !svg.contains("log scale"));
-        assert!(!svg.contains("= 1 at"), "no crossings on a value chart");
+    }
+
+    #[test]
+    fn an_empty_chart_is_an_error_value() {
+        let e = draw(&chart(vec![("a", Vec::new())])).unwrap_err();
+        assert!(matches!(e, PlotError::Empty { .. }));
     }
 }

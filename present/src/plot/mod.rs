@@ -1,65 +1,111 @@
-//! SVG charts for `critsec report`: throughput against threads ([`throughput_vs_threads`]) and
-//! latency percentiles ([`latency_percentiles`]), and the pieces every chart of the report
-//! shares, `ratio_plot`'s included.
+//! What a chart of the report shows: ratios to a named baseline, each with its 99.9% interval
+//! over replicates (process pairs or seeds), one series per contender, over an x axis of thread
+//! counts, a parameter's values or latency percentiles ([`RatioChart`]). `crate::ratio_plot`
+//! draws one as SVG and writes the table under it.
 //!
-//! Both functions are pure: JMH entries in, SVG text out (plotters' SVG backend, which writes
-//! `<text>` elements itself and needs no font files). They plot one benchmark, with one series
-//! per value of a parameter (usually `strategy`), and say under the title which entries they
-//! chose; a chart that cannot be drawn is a [`PlotError`] value.
-//!
-//! - `style`: the one page, chart, mesh, series and legend style.
-//! - `select`: which entries a chart plots, and the subtitle naming every choice made.
-//! - `axes`: linear and log axes, their ticks and tick labels.
-//! - `throughput`: throughput against threads.
-//! - `latency`: latency percentiles as grouped bars.
+//! - `select`: which outcomes of a plot's verdict file a chart draws, and where.
+//! - `throughput`: the x axis of a plot against threads, and how a thread count reads.
+//! - `latency`: the x axis of a latency plot: its percentiles.
+//! - `axes`: the log ratio axis and its ticks, the x axis's positions.
+//! - `style`: the one page, series look (colour, marker, dash) and legend of every chart.
 
 pub(crate) mod axes;
 mod latency;
-pub(crate) mod select;
+mod select;
 pub(crate) mod style;
-#[cfg(test)]
-mod testutil;
 mod throughput;
 
-pub use latency::latency_percentiles;
-pub use throughput::throughput_vs_threads;
+pub use axes::RatioAxis;
+pub use select::charts;
+pub use throughput::threads_words;
+
+/// A chart: ratios of each series to the baseline at each x value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatioChart {
+    /// The title: scenario, fixed parameters, thread count.
+    pub title: String,
+    /// What the ratios are of and over what, under the title.
+    pub subtitle: String,
+    /// The x axis's description.
+    pub x_desc: String,
+    /// The baseline every ratio divides by.
+    pub baseline: String,
+    /// The x values, in axis order.
+    pub xs: Vec<XValue>,
+    /// One series per contender.
+    pub series: Vec<RatioSeries>,
+    /// Points that have no interval, and why.
+    pub missing: Vec<Missing>,
+}
+
+/// An x value: its label and its position on the axis (a log for thread counts that span 8x,
+/// an index for percentiles).
+#[derive(Debug, Clone, PartialEq)]
+pub struct XValue {
+    /// The value as the parameter or the metric names it.
+    pub label: String,
+    /// Where it is drawn.
+    pub pos: f64,
+}
+
+/// A contender's ratios.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatioSeries {
+    /// The series value, e.g. a strategy.
+    pub name: String,
+    /// Its points, in x order.
+    pub points: Vec<RatioPoint>,
+}
+
+/// One ratio with its interval over replicates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RatioPoint {
+    /// Index into [`RatioChart::xs`].
+    pub x: usize,
+    /// Contender / baseline: the geometric mean over replicates.
+    pub ratio: f64,
+    /// The interval's lower end.
+    pub low: f64,
+    /// The interval's upper end.
+    pub high: f64,
+    /// Replicates it is over.
+    pub n: usize,
+    /// The replicates' log-ratio standard deviation.
+    pub log_sd: f64,
+    /// The interval's confidence.
+    pub confidence: f64,
+    /// Whether a replicate is a seed (else a process pair).
+    pub seeds: bool,
+    /// Wall seconds one replicate of its group took.
+    pub replicate_seconds: f64,
+}
+
+impl RatioPoint {
+    /// The interval's log half-width: `ln(x/÷ factor)`.
+    pub fn half_width(&self) -> f64 {
+        (self.high / self.low).ln() / 2.0
+    }
+}
+
+/// A point a plot should have but cannot draw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Missing {
+    /// The series.
+    pub series: String,
+    /// The x value's label.
+    pub x: String,
+    /// Why (a failed check, an interrupted run, a single replicate).
+    pub why: String,
+}
 
 /// Why a chart could not be drawn.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PlotError {
-    /// No entry has this benchmark name.
-    #[error("no entry for benchmark `{benchmark}`; benchmarks present: {}", available.join(", "))]
-    NoEntries {
-        /// The benchmark asked for.
-        benchmark: String,
-        /// The benchmarks the entries have.
-        available: Vec<String>,
-    },
-    /// The benchmark's entries lack the series parameter.
-    #[error("benchmark `{benchmark}` has no parameter `{param}`; its parameters: {}", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
-    NoSeriesParam {
-        /// The benchmark.
-        benchmark: String,
-        /// The series parameter asked for.
-        param: String,
-        /// The parameters its entries have.
-        available: Vec<String>,
-    },
-    /// No entry has a finite positive score to plot.
-    #[error("benchmark `{benchmark}` has no finite score to plot")]
-    NoScores {
-        /// The benchmark.
-        benchmark: String,
-    },
-    /// No entry has latency percentiles under this prefix.
-    #[error("benchmark `{benchmark}` has no percentiles for `{prefix}` (looked for secondary metrics `{prefix}.p50`, `{prefix}.p99`, ...; an empty prefix means the primary metric's scorePercentiles); its secondary metrics: {}", available.join(", "))]
-    NoPercentiles {
-        /// The benchmark.
-        benchmark: String,
-        /// The metric prefix asked for.
-        prefix: String,
-        /// The secondary metrics its entries have.
-        available: Vec<String>,
+    /// No point has an interval.
+    #[error("no ratio with an interval to draw in `{title}`")]
+    Empty {
+        /// The chart's title.
+        title: String,
     },
     /// plotters failed to draw (it should not, into a string).
     #[error("drawing failed: {0}")]
@@ -69,50 +115,4 @@ pub enum PlotError {
 /// A plotters failure as a [`PlotError::Draw`].
 pub(crate) fn draw_err<E: std::fmt::Display>(e: E) -> PlotError {
     PlotError::Draw(e.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use testutil::{entry, metric, sweep};
-
-    #[test]
-    fn bad_input_is_an_error_value() {
-        let e = throughput_vs_threads(&sweep(), "nope", "strategy", "t").unwrap_err();
-        assert_eq!(
-            e,
-            PlotError::NoEntries {
-                benchmark: "nope".into(),
-                available: vec!["registry.get_core_micro".into()]
-            }
-        );
-        let e = throughput_vs_threads(&sweep(), "registry.get_core_micro", "impl", "t")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("no parameter `impl`; its parameters: cores, strategy"),
-            "{e}"
-        );
-        let e = throughput_vs_threads(&[], "x", "strategy", "t").unwrap_err();
-        assert!(matches!(e, PlotError::NoEntries { .. }));
-        let e = latency_percentiles(&sweep(), "registry.get_core_micro", "strategy", "get", "t")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("no percentiles for `get`"), "{e}");
-        let mut plain = entry("x.y", 1, &[], metric(1.0, 0.0, "ops/s"), &[]);
-        plain.params = None;
-        let e = throughput_vs_threads(&[plain], "x.y", "strategy", "t")
-            .unwrap_err()
-            .to_string();
-        assert!(e.ends_with("its parameters: none"), "{e}");
-        let nan = entry(
-            "x.y",
-            1,
-            &[("strategy", "a")],
-            metric(f64::NAN, 0.0, "ops/s"),
-            &[],
-        );
-        let e = throughput_vs_threads(&[nan], "x.y", "strategy", "t").unwrap_err();
-        assert!(matches!(e, PlotError::NoScores { .. }));
-    }
 }
