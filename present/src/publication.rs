@@ -351,7 +351,8 @@ impl Publication {
             files.push(path);
         }
         crate::paired::measure_pairs(self, dir, catalog, exe, seed)?;
-        let paired = PairedSettings::quick().with_seed(seed);
+        // The publication run decides what quick mode cannot: a larger budget per claim.
+        let paired = PairedSettings::publication().with_seed(seed);
         let created = now_utc();
         eprintln!("report: reproducing {} claims (seed {seed})", claims.len());
         let outcomes = reproduce_claims(&launcher, claims, claims, &paired, &mut Silent);

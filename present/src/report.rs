@@ -422,6 +422,8 @@ fn mode_of(s: &PairedSettings) -> String {
     };
     if unseeded == PairedSettings::quick() {
         "quick mode".into()
+    } else if unseeded == PairedSettings::publication() {
+        "publication mode (quick's slices, a budget that settles what quick's cannot)".into()
     } else if unseeded == PairedSettings::full() {
         "full mode".into()
     } else {
