@@ -503,27 +503,10 @@ fn nodes_started_by_hand_from_a_cluster_file_serve_one_coordinator_after_another
 /// `critsec run -p driver=net -p cluster=FILE` and `extra`, nothing repeated from the file:
 /// whether it passed, and its output.
 fn run_naming_only_the_file(file: &std::path::Path, extra: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_critsec"))
-        .args([
-            "run",
-            "replication/ispn_perf",
-            "-f",
-            "1",
-            "-wi",
-            "0",
-            "-i",
-            "1",
-        ])
-        .args(["-r", "100ms", "-p", "driver=net"])
-        .args(["-p", &format!("cluster={}", file.display())])
-        .args(extra)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let cluster = format!("cluster={}", file.display());
+    let mut args = vec!["-r", "100ms", "-p", "driver=net", "-p", &cluster];
+    args.extend(extra);
+    let (out, text) = ispn_run(&args);
     (out.status.success(), text)
 }
 
@@ -599,6 +582,15 @@ fn a_node_without_the_secret_or_from_another_address_is_refused_by_name() {
 /// `critsec run` of `args` (after `run replication/ispn_perf -f 1 -wi 0 -i 1`, nodes on
 /// loopback): its exit code and its output.
 fn critsec_run(args: &[&str]) -> (Option<i32>, String) {
+    let mut all = vec!["-p", "driver=net", "-p", "netns=off"];
+    all.extend(args);
+    let (out, text) = ispn_run(&all);
+    (out.status.code(), text)
+}
+
+/// `critsec run replication/ispn_perf -f 1 -wi 0 -i 1` and `args`: what it did, and its
+/// stdout and stderr as one text.
+fn ispn_run(args: &[&str]) -> (std::process::Output, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_critsec"))
         .args([
             "run",
@@ -610,7 +602,6 @@ fn critsec_run(args: &[&str]) -> (Option<i32>, String) {
             "-i",
             "1",
         ])
-        .args(["-p", "driver=net", "-p", "netns=off"])
         .args(args)
         .output()
         .unwrap();
@@ -619,7 +610,7 @@ fn critsec_run(args: &[&str]) -> (Option<i32>, String) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    (out.status.code(), text)
+    (out, text)
 }
 
 /// Large values on few nodes: each node's reports (its acks, its final state) once carried

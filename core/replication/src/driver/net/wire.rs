@@ -184,20 +184,23 @@ impl Hello {
         self.check(ours)
     }
 
+    /// The error of a hello whose `what` is `theirs` where ours is `ours`.
+    fn mismatch(&self, what: &'static str, theirs: String, ours: String) -> WireError {
+        WireError::Mismatch {
+            node: self.from,
+            what,
+            theirs,
+            ours,
+        }
+    }
+
     fn check_build(&self, ours: &Hello) -> Result<(), WireError> {
-        let mismatch = |what: &'static str, theirs: String, ours: String| {
-            Err(WireError::Mismatch {
-                node: self.from,
-                what,
-                theirs,
-                ours,
-            })
-        };
         if self.wire != ours.wire {
-            return mismatch("wire version", self.wire.to_string(), ours.wire.to_string());
+            let (theirs, ours) = (self.wire.to_string(), ours.wire.to_string());
+            return Err(self.mismatch("wire version", theirs, ours));
         }
         if self.build != ours.build {
-            return mismatch("build", self.build.clone(), ours.build.clone());
+            return Err(self.mismatch("build", self.build.clone(), ours.build.clone()));
         }
         Ok(())
     }
@@ -205,21 +208,13 @@ impl Hello {
     /// Whether a peer's hello can be talked to by `ours`: the same wire version, build and
     /// cluster settings (its proof is [`Self::check_proven`]'s).
     pub fn check(&self, ours: &Hello) -> Result<(), WireError> {
-        let mismatch = |what: &'static str, theirs: String, ours: String| {
-            Err(WireError::Mismatch {
-                node: self.from,
-                what,
-                theirs,
-                ours,
-            })
-        };
         self.check_build(ours)?;
         if self.cluster != ours.cluster {
-            return mismatch(
+            return Err(self.mismatch(
                 "cluster settings digest",
                 format!("{:#018x}", self.cluster),
                 format!("{:#018x}", ours.cluster),
-            );
+            ));
         }
         Ok(())
     }
