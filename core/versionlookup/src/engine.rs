@@ -1,11 +1,22 @@
 //! The engine: a tantivy index written the way an Elasticsearch primary shard writes.
 //!
-//! [`Engine::index`] follows `InternalEngine.index` for provided ids: take the engine's read
-//! lock and the id's lock, resolve the current version (live version map first, then the lookup
-//! cache against the last refreshed reader), assign version + 1 (or 1), and write (update =
-//! delete by term + add). [`Engine::index_auto`] is the append-only path for auto-generated ids:
-//! no version map, no lookup. [`Engine::refresh`] commits and reopens the reader with the
-//! version map's refresh lifecycle around it.
+//! [`Engine::index`] follows `InternalEngine.index` for provided ids: take the engine's indexing
+//! lock shared and the id's lock, resolve the current version (live version map first, then the
+//! lookup cache against the last refreshed reader), assign version + 1 (or 1), and hand the write
+//! (update = delete by term + add) to the writer. [`Engine::index_auto`] is the append-only path
+//! for auto-generated ids: no version map, no lookup.
+//!
+//! [`Engine::refresh`] follows `InternalEngine.refresh` with the version map as a refresh
+//! listener, and indexing goes on while it runs. Only its cut takes the indexing lock
+//! exclusively: the version map's `beforeRefresh` and the taking of every thread's buffered
+//! writes (Lucene's `markForFullFlush`), so indexing waits only for the operations in flight.
+//! Then, with no engine lock, it hands the batch to tantivy's writer, commits, reopens the reader,
+//! lets the lookup cache see the new generation, publishes it, and calls `afterRefresh`.
+//!
+//! Deviation: tantivy has no near-real-time reader, so a refresh is a commit (a Lucene commit:
+//! segments written and the index's meta file saved) followed by a reopen, and each refresh that
+//! saw writes adds one segment. Buffered documents are inverted by tantivy's indexing worker when
+//! the refresh hands them over, not by the indexing thread as it adds them to its DWPT.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -20,6 +31,7 @@ use tantivy::schema::{BytesOptions, FAST, Field, Schema, TEXT};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use super::error::VersionLookupError;
+use super::indexing_buffer::{BufferedOp, IndexingBuffers};
 use super::leaf_lookup::{
     BODY_FIELD, DocVersion, ID_FIELD, ReaderGeneration, SEQ_NO_FIELD, VERSION_FIELD,
 };
@@ -35,7 +47,8 @@ pub struct EngineConfig {
     /// be empty or absent).
     pub directory: Option<PathBuf>,
     /// Refresh (commit and reopen) after every this many index/delete operations, which makes
-    /// the segment count a controlled parameter. `None`: only explicit refreshes.
+    /// the segment count a controlled parameter. `None`: only explicit refreshes. The operation
+    /// that reaches the count runs the refresh; the other indexing threads go on.
     pub refresh_every_ops: Option<u64>,
     /// After a refresh, merge the smallest segments in the background whenever there are more
     /// than this many (one merge at a time). `None`: never merge on our own.
@@ -110,32 +123,65 @@ enum Resolved {
     Absent,
 }
 
+/// Deliberate bugs in the refresh, for the tests that must catch them.
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum RefreshMutant {
+    /// The real refresh.
+    #[default]
+    None,
+    /// `afterRefresh` before the new reader is published: entries leave the version map before
+    /// their documents are visible.
+    DropOldBeforePublish,
+    /// The refresh count moves when the reader is published, not at the cut: a delete made
+    /// while a refresh runs gets the previous count, so its tombstone is collected by that
+    /// refresh although its delete is only in the next one.
+    CountRefreshAtPublish,
+}
+
+/// Whether a refresh is running on behalf of the schedule, and whether another one is owed.
+#[derive(Default)]
+struct Schedule {
+    running: bool,
+    owed: bool,
+}
+
 /// A shard's indexing engine over one tantivy index and one lookup-cache strategy.
 pub struct Engine {
     index: Index,
     fields: Fields,
-    /// Index operations hold it shared (Elasticsearch's engine `readLock`); a refresh holds it
-    /// exclusively because tantivy's commit needs `&mut IndexWriter`.
-    writer: RwLock<IndexWriter>,
+    /// Index operations hold it shared (Elasticsearch's engine `readLock`); only a refresh's
+    /// cut holds it exclusively, for a few swaps.
+    indexing: RwLock<()>,
+    /// Writes handed to the writer since the last cut.
+    buffers: IndexingBuffers,
+    /// The writer, held by one refresh (or merge, or bulk load) at a time: indexing threads
+    /// never touch it, so a commit does not stop them.
+    writer: Mutex<IndexWriter>,
     reader: IndexReader,
     current: ArcSwap<ReaderGeneration>,
     cache: Box<dyn LookupCache>,
     version_map: LiveVersionMap,
-    /// Only uniqueness matters, so `Relaxed`; the writer lock orders it against commits.
+    /// Only uniqueness and the order of one id's operations matter, so `Relaxed`: the id's
+    /// lock orders those.
     next_seq_no: AtomicU64,
-    /// Refreshes started; written under the exclusive writer lock and read under the shared
-    /// one, so the lock orders it and `Relaxed` suffices.
+    /// Cuts made; written under the exclusive indexing lock and read under the shared one, so
+    /// the lock orders it and `Relaxed` suffices.
     refreshes: AtomicU64,
     /// Operations since creation, to trigger refreshes; a plain counter, `Relaxed`.
     ops: AtomicU64,
-    refresh_lock: Mutex<()>,
+    /// A std mutex, taken once per scheduled refresh: it guards no protocol the benchmarks
+    /// measure, and an instrumented `versionlookup.` lock would add a lock-wait metric to every
+    /// versionlookup result.
+    schedule: std::sync::Mutex<Schedule>,
     /// Set while a background merge runs; `Acquire`/`Release` so the next merge sees its end.
     merging: Arc<AtomicBool>,
     /// The thread waiting for the last background merge, so `force_merge` can wait for it too.
-    /// A std mutex: it guards no protocol the benchmarks measure, and an instrumented
-    /// `versionlookup.` lock would add a lock-wait metric to every versionlookup result.
+    /// A std mutex, as `schedule` is.
     merge_thread: std::sync::Mutex<Option<JoinHandle<()>>>,
     config: EngineConfig,
+    #[cfg(test)]
+    mutant: RefreshMutant,
 }
 
 impl Engine {
@@ -189,7 +235,9 @@ impl Engine {
         Ok(Engine {
             index,
             fields,
-            writer: RwLock::new("versionlookup.engine", writer),
+            indexing: RwLock::new("versionlookup.engine", ()),
+            buffers: IndexingBuffers::new(),
+            writer: Mutex::new("versionlookup.refresh", writer),
             reader,
             current: ArcSwap::from_pointee(first),
             cache,
@@ -197,11 +245,20 @@ impl Engine {
             next_seq_no: AtomicU64::new(0),
             refreshes: AtomicU64::new(0),
             ops: AtomicU64::new(0),
-            refresh_lock: Mutex::new("versionlookup.refresh", ()),
+            schedule: std::sync::Mutex::new(Schedule::default()),
             merging: Arc::new(AtomicBool::new(false)),
             merge_thread: std::sync::Mutex::new(None),
             config,
+            #[cfg(test)]
+            mutant: RefreshMutant::None,
         })
+    }
+
+    /// This engine with a deliberate bug in its refresh.
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: RefreshMutant) -> Self {
+        self.mutant = mutant;
+        self
     }
 
     /// The lookup strategy.
@@ -263,7 +320,7 @@ impl Engine {
     ) -> Result<IndexResult, VersionLookupError> {
         let uid = Uid::encode_id(id)?;
         let result = {
-            let writer = self.writer.read();
+            let _indexing = self.indexing.read();
             let _id_lock = self.version_map.acquire_lock(&uid);
             let mut lookup = LookupStats::default();
             timer.start();
@@ -275,10 +332,14 @@ impl Engine {
                 Resolved::Absent => (1, false, false),
             };
             let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
-            if live {
-                writer.delete_term(Term::from_field_bytes(self.fields.id, &uid));
-            }
-            writer.add_document(self.document(&uid, version, seq_no, body))?;
+            // Handed to the writer before the version map records it: a cut that moves the
+            // entry to `old` also takes the document (`IndexWriter.updateDocument` comes before
+            // `putIndexUnderLock` in `InternalEngine.index`).
+            self.buffers.push(BufferedOp::Add {
+                seq_no,
+                delete: live.then(|| Term::from_field_bytes(self.fields.id, &uid)),
+                doc: self.document(&uid, version, seq_no, body),
+            });
             self.version_map
                 .put_index_under_lock(&uid, DocVersion { version, seq_no });
             IndexResult {
@@ -302,10 +363,14 @@ impl Engine {
     pub fn index_auto(&self, id: &str, body: &str) -> Result<IndexResult, VersionLookupError> {
         let uid = Uid::encode_id(id)?;
         let seq_no = {
-            let writer = self.writer.read();
+            let _indexing = self.indexing.read();
             let _id_lock = self.version_map.acquire_lock(&uid);
             let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
-            writer.add_document(self.document(&uid, 1, seq_no, body))?;
+            self.buffers.push(BufferedOp::Add {
+                seq_no,
+                delete: None,
+                doc: self.document(&uid, 1, seq_no, body),
+            });
             seq_no
         };
         self.after_op()?;
@@ -322,7 +387,7 @@ impl Engine {
     pub fn delete(&self, id: &str) -> Result<DeleteResult, VersionLookupError> {
         let uid = Uid::encode_id(id)?;
         let result = {
-            let writer = self.writer.read();
+            let _indexing = self.indexing.read();
             let _id_lock = self.version_map.acquire_lock(&uid);
             let (version, found) = match self.resolve(&uid, &mut LookupStats::default())? {
                 Resolved::Live(v, _) => (v.version + 1, true),
@@ -331,7 +396,10 @@ impl Engine {
             };
             let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
             if found {
-                writer.delete_term(Term::from_field_bytes(self.fields.id, &uid));
+                self.buffers.push(BufferedOp::Delete {
+                    seq_no,
+                    term: Term::from_field_bytes(self.fields.id, &uid),
+                });
             }
             let stamp = self.refreshes.load(Ordering::Relaxed);
             self.version_map
@@ -346,7 +414,7 @@ impl Engine {
     /// `None` when absent or deleted.
     pub fn get_version(&self, id: &str) -> Result<Option<u64>, VersionLookupError> {
         let uid = Uid::encode_id(id)?;
-        let _writer = self.writer.read();
+        let _indexing = self.indexing.read();
         let _id_lock = self.version_map.acquire_lock(&uid);
         Ok(match self.resolve(&uid, &mut LookupStats::default())? {
             Resolved::Live(v, _) => Some(v.version),
@@ -369,36 +437,93 @@ impl Engine {
         if let Some(every) = self.config.refresh_every_ops {
             let n = self.ops.fetch_add(1, Ordering::Relaxed) + 1;
             if n % every == 0 {
-                self.refresh()?;
+                self.scheduled_refresh()?;
             }
         }
         Ok(())
     }
 
-    /// Commits, reopens the reader and moves the version map's entries out (Elasticsearch
-    /// refresh, with `LiveVersionMap` as a refresh listener).
+    /// A refresh on the schedule (`maybeRefresh`): the operation that reaches the count runs
+    /// it, unless one is running already; then that one refreshes once more when it ends, so a
+    /// count is never lost and no indexing thread waits for another's refresh.
+    fn scheduled_refresh(&self) -> Result<(), VersionLookupError> {
+        {
+            let mut schedule = self.schedule.lock().unwrap_or_else(|e| e.into_inner());
+            if schedule.running {
+                schedule.owed = true;
+                return Ok(());
+            }
+            schedule.running = true;
+        }
+        loop {
+            let result = self.refresh();
+            let mut schedule = self.schedule.lock().unwrap_or_else(|e| e.into_inner());
+            if result.is_err() || !schedule.owed {
+                schedule.running = false;
+                return result;
+            }
+            schedule.owed = false;
+        }
+    }
+
+    /// Makes every write that finished before it visible and moves the version map's entries
+    /// out (Elasticsearch refresh, with `LiveVersionMap` as a refresh listener). Indexing goes on
+    /// meanwhile; a second refresh waits for this one.
     ///
-    /// Deviation: tantivy has no near-real-time reader, so a refresh is also a commit; each
-    /// refresh that saw writes adds one segment.
+    /// An error leaves the engine unusable, as Elasticsearch fails its engine when a refresh
+    /// fails: the batch taken by the cut may be lost.
     pub fn refresh(&self) -> Result<(), VersionLookupError> {
-        let _one_at_a_time = self.refresh_lock.lock();
-        let now = {
-            let mut writer = self.writer.write();
-            // No index operation is in flight: current -> old is atomic with respect to writes,
-            // and every entry in old is in the commit below.
+        #[cfg(test)]
+        let count_at_cut = self.mutant != RefreshMutant::CountRefreshAtPublish;
+        #[cfg(not(test))]
+        let count_at_cut = true;
+        let mut writer = self.writer.lock();
+        // The cut: no index operation is in flight, so current -> old is atomic with respect to
+        // writes, and `old` holds exactly the writes of the batch.
+        let (batch, mut now) = {
+            let _cut = self.indexing.write();
             self.version_map.before_refresh();
-            let now = self.refreshes.fetch_add(1, Ordering::Relaxed) + 1;
-            writer.commit()?;
-            self.maybe_merge(&mut writer)?;
-            now
+            let now = if count_at_cut {
+                self.refreshes.fetch_add(1, Ordering::Relaxed) + 1
+            } else {
+                0
+            };
+            (self.buffers.take_all(), now)
         };
+        // Tantivy's indexing worker inverts the batch while indexing threads go on.
+        for op in batch.into_ordered() {
+            match op {
+                BufferedOp::Add { delete, doc, .. } => {
+                    if let Some(term) = delete {
+                        writer.delete_term(term);
+                    }
+                    writer.add_document(doc)?;
+                }
+                BufferedOp::Delete { term, .. } => {
+                    writer.delete_term(term);
+                }
+            }
+        }
+        writer.commit()?;
+        self.maybe_merge(&mut writer)?;
+        #[cfg(test)]
+        if self.mutant == RefreshMutant::DropOldBeforePublish {
+            self.version_map.after_refresh();
+        }
         self.publish()?;
+        if !count_at_cut {
+            let _indexing = self.indexing.write();
+            now = self.refreshes.fetch_add(1, Ordering::Relaxed) + 1;
+        }
+        // Entries of `old` are in the reader just published: only now may they leave the map.
         self.version_map.after_refresh();
         self.version_map
             .prune_tombstones(now, self.config.gc_deletes_refreshes);
         Ok(())
     }
 
+    /// Opens the committed index as a new reader generation and publishes it; called with the
+    /// writer held, so publications follow commits in order.
     fn publish(&self) -> Result<(), VersionLookupError> {
         self.reader.reload()?;
         let generation = ReaderGeneration::new(self.reader.searcher())?;
@@ -455,18 +580,14 @@ impl Engine {
     /// merge still running is waited for first, so its segments are merged too.
     pub fn force_merge(&self) -> Result<(), VersionLookupError> {
         self.refresh()?;
-        {
-            // Background merges start only in `refresh`, under this lock, so none starts while
-            // we wait for the running one; index operations go on meanwhile.
-            let _one_at_a_time = self.refresh_lock.lock();
-            self.wait_for_background_merge();
-            let mut writer = self.writer.write();
-            let ids = self.index.searchable_segment_ids()?;
-            if ids.len() > 1 && !self.merging.load(Ordering::Acquire) {
-                writer.merge(&ids).wait()?;
-            }
+        // Background merges start only in `refresh`, with the writer held, so none starts while
+        // we wait for the running one; index operations go on meanwhile.
+        let mut writer = self.writer.lock();
+        self.wait_for_background_merge();
+        let ids = self.index.searchable_segment_ids()?;
+        if ids.len() > 1 && !self.merging.load(Ordering::Acquire) {
+            writer.merge(&ids).wait()?;
         }
-        let _one_at_a_time = self.refresh_lock.lock();
         self.publish()
     }
 
@@ -487,27 +608,24 @@ impl Engine {
         }
         let mut seen = HashSet::new();
         let mut loaded = 0u64;
-        {
-            let mut writer = self.writer.write();
-            for (id, version) in docs {
-                let uid = Uid::encode_id(id)?;
-                if !seen.insert(uid.clone()) {
-                    return Err(VersionLookupError::BadConfig {
-                        name: "bulk_load",
-                        value: id.to_string(),
-                        reason: "ids must be distinct",
-                    });
-                }
-                let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
-                writer.add_document(self.document(&uid, version.max(1), seq_no, "bulk loaded"))?;
-                loaded += 1;
-                if loaded % per_segment as u64 == 0 {
-                    writer.commit()?;
-                }
+        let mut writer = self.writer.lock();
+        for (id, version) in docs {
+            let uid = Uid::encode_id(id)?;
+            if !seen.insert(uid.clone()) {
+                return Err(VersionLookupError::BadConfig {
+                    name: "bulk_load",
+                    value: id.to_string(),
+                    reason: "ids must be distinct",
+                });
             }
-            writer.commit()?;
+            let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
+            writer.add_document(self.document(&uid, version.max(1), seq_no, "bulk loaded"))?;
+            loaded += 1;
+            if loaded % per_segment as u64 == 0 {
+                writer.commit()?;
+            }
         }
-        let _one_at_a_time = self.refresh_lock.lock();
+        writer.commit()?;
         self.publish()?;
         Ok(loaded)
     }
