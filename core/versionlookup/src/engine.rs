@@ -7,16 +7,18 @@
 //! for auto-generated ids: no version map, no lookup.
 //!
 //! [`Engine::refresh`] follows `InternalEngine.refresh` with the version map as a refresh
-//! listener, and indexing goes on while it runs. Only its cut takes the indexing lock
-//! exclusively: the version map's `beforeRefresh` and the taking of every thread's buffered
-//! writes (Lucene's `markForFullFlush`), so indexing waits only for the operations in flight.
-//! Then, with no engine lock, it hands the batch to tantivy's writer, commits, reopens the reader,
+//! listener, and indexing goes on while it runs. Its cut takes the indexing lock exclusively for
+//! a few swaps: the version map's `beforeRefresh`, and the writer taken out for the commit
+//! (Lucene's `markForFullFlush`). Until the writer is handed back, index operations buffer their
+//! writes per thread, as Lucene's go to fresh DWPTs during a full flush. With no engine lock the
+//! refresh commits, hands the writer back with what was buffered meanwhile, reopens the reader,
 //! lets the lookup cache see the new generation, publishes it, and calls `afterRefresh`.
 //!
 //! Deviation: tantivy has no near-real-time reader, so a refresh is a commit (a Lucene commit:
 //! segments written and the index's meta file saved) followed by a reopen, and each refresh that
-//! saw writes adds one segment. Buffered documents are inverted by tantivy's indexing worker when
-//! the refresh hands them over, not by the indexing thread as it adds them to its DWPT.
+//! saw writes adds one segment. One tantivy indexing worker inverts the documents handed to the
+//! writer, not each indexing thread into its own DWPT, and the documents buffered during a
+//! commit reach it only when the writer is handed back.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -31,14 +33,14 @@ use tantivy::schema::{BytesOptions, FAST, Field, Schema, TEXT};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use super::error::VersionLookupError;
-use super::indexing_buffer::{BufferedOp, IndexingBuffers};
+use super::indexing_buffer::{Batch, BufferedOp, IndexingBuffers};
 use super::leaf_lookup::{
     BODY_FIELD, DocVersion, ID_FIELD, ReaderGeneration, SEQ_NO_FIELD, VERSION_FIELD,
 };
 use super::live_version_map::{LiveVersionMap, MapEntry};
 use super::lookup_cache::{LookupCache, LookupStats};
 use super::uid::Uid;
-use critsec_sync::{Mutex, RwLock};
+use critsec_sync::{Mutex, RwLock, RwLockWriteGuard};
 
 /// Engine settings.
 #[derive(Debug, Clone)]
@@ -137,7 +139,14 @@ pub(crate) enum RefreshMutant {
     /// while a refresh runs gets the previous count, so its tombstone is collected by that
     /// refresh although its delete is only in the next one.
     CountRefreshAtPublish,
+    /// Buffered writes are fed to the writer thread by thread, not in sequence-number order: a
+    /// later write of an id by one thread can be applied before an earlier one by another.
+    FeedByThread,
 }
+
+/// Batches no larger than this are fed to the writer inside the cut that hands it back: about
+/// as long as that cut waits for the operations in flight.
+const FEED_UNDER_CUT: usize = 64;
 
 /// Whether a refresh is running on behalf of the schedule, and whether another one is owed.
 #[derive(Default)]
@@ -150,14 +159,15 @@ struct Schedule {
 pub struct Engine {
     index: Index,
     fields: Fields,
-    /// Index operations hold it shared (Elasticsearch's engine `readLock`); only a refresh's
-    /// cut holds it exclusively, for a few swaps.
-    indexing: RwLock<()>,
-    /// Writes handed to the writer since the last cut.
+    /// Index operations hold it shared (Elasticsearch's engine `readLock`) and hand their
+    /// writes to the writer it holds (`IndexWriter.updateDocument`); a cut holds it exclusively
+    /// for a few swaps and may take the writer out. `None` while a refresh, merge or bulk load
+    /// has the writer.
+    indexing: RwLock<Option<IndexWriter>>,
+    /// Writes made while the writer was out, until it is handed back.
     buffers: IndexingBuffers,
-    /// The writer, held by one refresh (or merge, or bulk load) at a time: indexing threads
-    /// never touch it, so a commit does not stop them.
-    writer: Mutex<IndexWriter>,
+    /// One refresh, merge or bulk load has the writer out at a time.
+    refresh_lock: Mutex<()>,
     reader: IndexReader,
     current: ArcSwap<ReaderGeneration>,
     cache: Box<dyn LookupCache>,
@@ -235,9 +245,9 @@ impl Engine {
         Ok(Engine {
             index,
             fields,
-            indexing: RwLock::new("versionlookup.engine", ()),
+            indexing: RwLock::new("versionlookup.engine", Some(writer)),
             buffers: IndexingBuffers::new(),
-            writer: Mutex::new("versionlookup.refresh", writer),
+            refresh_lock: Mutex::new("versionlookup.refresh", ()),
             reader,
             current: ArcSwap::from_pointee(first),
             cache,
@@ -320,7 +330,7 @@ impl Engine {
     ) -> Result<IndexResult, VersionLookupError> {
         let uid = Uid::encode_id(id)?;
         let result = {
-            let _indexing = self.indexing.read();
+            let writer = self.indexing.read();
             let _id_lock = self.version_map.acquire_lock(&uid);
             let mut lookup = LookupStats::default();
             timer.start();
@@ -333,13 +343,16 @@ impl Engine {
             };
             let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
             // Handed to the writer before the version map records it: a cut that moves the
-            // entry to `old` also takes the document (`IndexWriter.updateDocument` comes before
-            // `putIndexUnderLock` in `InternalEngine.index`).
-            self.buffers.push(BufferedOp::Add {
-                seq_no,
-                delete: live.then(|| Term::from_field_bytes(self.fields.id, &uid)),
-                doc: self.document(&uid, version, seq_no, body),
-            });
+            // entry to `old` has the document in its commit (`IndexWriter.updateDocument` comes
+            // before `putIndexUnderLock` in `InternalEngine.index`).
+            self.hand(
+                writer.as_ref(),
+                BufferedOp::Add {
+                    seq_no,
+                    delete: live.then(|| Term::from_field_bytes(self.fields.id, &uid)),
+                    doc: self.document(&uid, version, seq_no, body),
+                },
+            )?;
             self.version_map
                 .put_index_under_lock(&uid, DocVersion { version, seq_no });
             IndexResult {
@@ -363,14 +376,17 @@ impl Engine {
     pub fn index_auto(&self, id: &str, body: &str) -> Result<IndexResult, VersionLookupError> {
         let uid = Uid::encode_id(id)?;
         let seq_no = {
-            let _indexing = self.indexing.read();
+            let writer = self.indexing.read();
             let _id_lock = self.version_map.acquire_lock(&uid);
             let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
-            self.buffers.push(BufferedOp::Add {
-                seq_no,
-                delete: None,
-                doc: self.document(&uid, 1, seq_no, body),
-            });
+            self.hand(
+                writer.as_ref(),
+                BufferedOp::Add {
+                    seq_no,
+                    delete: None,
+                    doc: self.document(&uid, 1, seq_no, body),
+                },
+            )?;
             seq_no
         };
         self.after_op()?;
@@ -387,7 +403,7 @@ impl Engine {
     pub fn delete(&self, id: &str) -> Result<DeleteResult, VersionLookupError> {
         let uid = Uid::encode_id(id)?;
         let result = {
-            let _indexing = self.indexing.read();
+            let writer = self.indexing.read();
             let _id_lock = self.version_map.acquire_lock(&uid);
             let (version, found) = match self.resolve(&uid, &mut LookupStats::default())? {
                 Resolved::Live(v, _) => (v.version + 1, true),
@@ -396,10 +412,13 @@ impl Engine {
             };
             let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
             if found {
-                self.buffers.push(BufferedOp::Delete {
-                    seq_no,
-                    term: Term::from_field_bytes(self.fields.id, &uid),
-                });
+                self.hand(
+                    writer.as_ref(),
+                    BufferedOp::Delete {
+                        seq_no,
+                        term: Term::from_field_bytes(self.fields.id, &uid),
+                    },
+                )?;
             }
             let stamp = self.refreshes.load(Ordering::Relaxed);
             self.version_map
@@ -470,47 +489,37 @@ impl Engine {
     /// out (Elasticsearch refresh, with `LiveVersionMap` as a refresh listener). Indexing goes on
     /// meanwhile; a second refresh waits for this one.
     ///
-    /// An error leaves the engine unusable, as Elasticsearch fails its engine when a refresh
-    /// fails: the batch taken by the cut may be lost.
+    /// An error may leave writes out of the index, as Elasticsearch fails its engine when a
+    /// refresh fails.
     pub fn refresh(&self) -> Result<(), VersionLookupError> {
         #[cfg(test)]
         let count_at_cut = self.mutant != RefreshMutant::CountRefreshAtPublish;
         #[cfg(not(test))]
         let count_at_cut = true;
-        let mut writer = self.writer.lock();
+        let _one_at_a_time = self.refresh_lock.lock();
         // The cut: no index operation is in flight, so current -> old is atomic with respect to
-        // writes, and `old` holds exactly the writes of the batch.
-        let (batch, mut now) = {
-            let _cut = self.indexing.write();
+        // writes, and the writer taken out holds exactly the writes `old` records.
+        let (mut writer, mut now) = {
+            let mut indexing = self.indexing.write();
             self.version_map.before_refresh();
             let now = if count_at_cut {
                 self.refreshes.fetch_add(1, Ordering::Relaxed) + 1
             } else {
                 0
             };
-            (self.buffers.take_all(), now)
+            (Self::take_writer(&mut indexing), now)
         };
-        // Tantivy's indexing worker inverts the batch while indexing threads go on.
-        for op in batch.into_ordered() {
-            match op {
-                BufferedOp::Add { delete, doc, .. } => {
-                    if let Some(term) = delete {
-                        writer.delete_term(term);
-                    }
-                    writer.add_document(doc)?;
-                }
-                BufferedOp::Delete { term, .. } => {
-                    writer.delete_term(term);
-                }
+        let published = (|| {
+            writer.commit()?;
+            self.maybe_merge(&mut writer)?;
+            #[cfg(test)]
+            if self.mutant == RefreshMutant::DropOldBeforePublish {
+                self.version_map.after_refresh();
             }
-        }
-        writer.commit()?;
-        self.maybe_merge(&mut writer)?;
-        #[cfg(test)]
-        if self.mutant == RefreshMutant::DropOldBeforePublish {
-            self.version_map.after_refresh();
-        }
-        self.publish()?;
+            self.publish()
+        })();
+        self.hand_back(writer)?;
+        published?;
         if !count_at_cut {
             let _indexing = self.indexing.write();
             now = self.refreshes.fetch_add(1, Ordering::Relaxed) + 1;
@@ -522,8 +531,68 @@ impl Engine {
         Ok(())
     }
 
-    /// Opens the committed index as a new reader generation and publishes it; called with the
-    /// writer held, so publications follow commits in order.
+    /// Hands a write to the writer, or to this thread's buffer while the writer is out.
+    fn hand(&self, writer: Option<&IndexWriter>, op: BufferedOp) -> Result<(), VersionLookupError> {
+        match writer {
+            Some(writer) => apply(writer, op),
+            None => {
+                self.buffers.push(op);
+                Ok(())
+            }
+        }
+    }
+
+    /// Applies a batch in sequence-number order; after an error, applies the rest and returns
+    /// the error.
+    fn feed(&self, writer: &IndexWriter, batch: Batch) -> Result<(), VersionLookupError> {
+        #[cfg(test)]
+        let ops = if self.mutant == RefreshMutant::FeedByThread {
+            batch.into_by_thread()
+        } else {
+            batch.into_ordered()
+        };
+        #[cfg(not(test))]
+        let ops = batch.into_ordered();
+        let mut result = Ok(());
+        for op in ops {
+            result = result.and(apply(writer, op));
+        }
+        result
+    }
+
+    /// Takes the writer out, in a cut; only one checkout at a time, under `refresh_lock`.
+    fn take_writer(indexing: &mut RwLockWriteGuard<'_, Option<IndexWriter>>) -> IndexWriter {
+        indexing
+            .take()
+            .expect("the writer is out only under refresh_lock, and always handed back")
+    }
+
+    /// Hands the writer back to index operations after feeding it what they buffered while it
+    /// was out, in batches each taken by a short cut. The last batch is fed inside the cut that
+    /// hands the writer back, so no later write of an id overtakes a buffered one: a small one,
+    /// or one that feeding no longer shrinks (the writer's backpressure then holds indexing, as
+    /// Lucene's stall control does when flushing falls behind). Feeds the rest after an error,
+    /// and returns the first.
+    fn hand_back(&self, writer: IndexWriter) -> Result<(), VersionLookupError> {
+        let mut result = Ok(());
+        let mut previous = usize::MAX;
+        loop {
+            let mut indexing = self.indexing.write();
+            let batch = self.buffers.take_all();
+            let len = batch.len();
+            if len <= FEED_UNDER_CUT || len > previous / 2 {
+                result = result.and(self.feed(&writer, batch));
+                *indexing = Some(writer);
+                return result;
+            }
+            drop(indexing);
+            result = result.and(self.feed(&writer, batch));
+            previous = len;
+        }
+    }
+
+    /// Opens the committed index as a new reader generation and publishes it; called under
+    /// `refresh_lock`, so publications follow commits in order.
     fn publish(&self) -> Result<(), VersionLookupError> {
         self.reader.reload()?;
         let generation = ReaderGeneration::new(self.reader.searcher())?;
@@ -580,14 +649,20 @@ impl Engine {
     /// merge still running is waited for first, so its segments are merged too.
     pub fn force_merge(&self) -> Result<(), VersionLookupError> {
         self.refresh()?;
-        // Background merges start only in `refresh`, with the writer held, so none starts while
-        // we wait for the running one; index operations go on meanwhile.
-        let mut writer = self.writer.lock();
+        // Background merges start only in `refresh`, under this lock, so none starts while we
+        // wait for the running one; index operations go on meanwhile.
+        let _one_at_a_time = self.refresh_lock.lock();
         self.wait_for_background_merge();
-        let ids = self.index.searchable_segment_ids()?;
-        if ids.len() > 1 && !self.merging.load(Ordering::Acquire) {
-            writer.merge(&ids).wait()?;
-        }
+        let mut writer = Self::take_writer(&mut self.indexing.write());
+        let merged = (|| {
+            let ids = self.index.searchable_segment_ids()?;
+            if ids.len() > 1 && !self.merging.load(Ordering::Acquire) {
+                writer.merge(&ids).wait()?;
+            }
+            Ok::<_, VersionLookupError>(())
+        })();
+        self.hand_back(writer)?;
+        merged?;
         self.publish()
     }
 
@@ -606,9 +681,23 @@ impl Engine {
                 reason: "bulk_load needs an empty engine and per_segment >= 1",
             });
         }
+        let _one_at_a_time = self.refresh_lock.lock();
+        let mut writer = Self::take_writer(&mut self.indexing.write());
+        let loaded = self.load(&mut writer, docs, per_segment);
+        self.hand_back(writer)?;
+        let loaded = loaded?;
+        self.publish()?;
+        Ok(loaded)
+    }
+
+    fn load<'a>(
+        &self,
+        writer: &mut IndexWriter,
+        docs: impl IntoIterator<Item = (&'a str, u64)>,
+        per_segment: usize,
+    ) -> Result<u64, VersionLookupError> {
         let mut seen = HashSet::new();
         let mut loaded = 0u64;
-        let mut writer = self.writer.lock();
         for (id, version) in docs {
             let uid = Uid::encode_id(id)?;
             if !seen.insert(uid.clone()) {
@@ -626,7 +715,6 @@ impl Engine {
             }
         }
         writer.commit()?;
-        self.publish()?;
         Ok(loaded)
     }
 
@@ -644,4 +732,20 @@ impl Engine {
         }
         Ok((docs, sum))
     }
+}
+
+/// Applies one write to the writer.
+fn apply(writer: &IndexWriter, op: BufferedOp) -> Result<(), VersionLookupError> {
+    match op {
+        BufferedOp::Add { delete, doc, .. } => {
+            if let Some(term) = delete {
+                writer.delete_term(term);
+            }
+            writer.add_document(doc)?;
+        }
+        BufferedOp::Delete { term, .. } => {
+            writer.delete_term(term);
+        }
+    }
+    Ok(())
 }

@@ -1,12 +1,11 @@
-//! Models: the documents indexing threads have handed to the writer since the last refresh, one
-//! buffer per thread.
-//! Upstream: Lucene's `DocumentsWriterPerThread` pool as a refresh sees it. An indexing thread
-//! adds to its own buffer, so indexing threads never contend for one; a refresh's cut takes every
-//! buffer at once (`DocumentsWriterFlushControl.markForFullFlush`) and later documents go to fresh
-//! ones while the taken ones are flushed.
-//! Deviation: a Lucene DWPT inverts each document as it is added; a buffer here holds the built
-//! document, and tantivy's indexing worker inverts it when the refresh hands the batch to the
-//! writer. Deletes are buffered with the documents instead of going to a global delete queue.
+//! Models: the writes indexing threads make while a refresh has the writer out, one buffer per
+//! thread.
+//! Upstream: Lucene's fresh `DocumentsWriterPerThread`s during a full flush: once
+//! `DocumentsWriterFlushControl.markForFullFlush` has marked the DWPTs to flush, indexing threads
+//! write into new ones, each its own, so they never contend for one.
+//! Deviation: a Lucene DWPT inverts each document as it is added; a buffer holds the built
+//! document until the writer is handed back, and deletes wait in it with the documents instead
+//! of going to the global delete queue.
 
 use tantivy::{TantivyDocument, Term};
 use thread_local::ThreadLocal;
@@ -78,6 +77,11 @@ impl IndexingBuffers {
 pub(crate) struct Batch(Vec<Vec<BufferedOp>>);
 
 impl Batch {
+    /// Operations taken.
+    pub(crate) fn len(&self) -> usize {
+        self.0.iter().map(Vec::len).sum()
+    }
+
     /// The operations in sequence-number order.
     ///
     /// Only the order of operations on one id matters to the writer (a delete removes the
@@ -88,5 +92,11 @@ impl Batch {
         // Stable and adaptive: each thread's run is already sorted.
         ops.sort_by_key(BufferedOp::seq_no);
         ops
+    }
+
+    /// The operations thread by thread, for the mutant that must break ordering.
+    #[cfg(test)]
+    pub(crate) fn into_by_thread(self) -> Vec<BufferedOp> {
+        self.0.into_iter().flatten().collect()
     }
 }

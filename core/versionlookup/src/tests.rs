@@ -10,7 +10,7 @@
 //! refresh between its commit and its publication, and fail on the engine's refresh mutants.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::Duration;
 
 use rand::rngs::SmallRng;
@@ -486,7 +486,7 @@ impl Gate {
 }
 
 /// A real cache whose `on_refresh` passes the gate first: a refresh parks there after its cut
-/// and commit, before its reader is published and before `afterRefresh`.
+/// and commit, with the writer still out, before its reader is published and `afterRefresh`.
 struct Parking {
     inner: Box<dyn LookupCache>,
     gate: Arc<Gate>,
@@ -546,8 +546,9 @@ fn expect_version(
 
 /// Index operations go on while a refresh runs, and resolve every id correctly through it: an
 /// id written before the cut through `old` until the new reader is published, a tombstone
-/// written during the refresh until a reader holds its delete. Errs (rather than panics) on a
-/// wrong version, so that the mutants' runs can expect it.
+/// written during the refresh until a reader holds its delete; writes two threads buffered
+/// during it reach the index in the order they were made. Errs (rather than panics) on a wrong
+/// version, so that the mutants' runs can expect it.
 pub(super) fn check_indexing_goes_on_during_a_refresh(
     make: Make,
     mutant: RefreshMutant,
@@ -567,6 +568,19 @@ pub(super) fn check_indexing_goes_on_during_a_refresh(
     .map_err(|e| e.to_string())?;
     let index = |n: u64| e.index(&id(n), "x").map(|r| r.version);
     let delete = |n: u64| e.delete(&id(n)).map(|r| r.version);
+    // A second indexing thread, so that writes made during the refresh land in two buffers.
+    let (to_helper, requests) = mpsc::channel::<u64>();
+    let (replies, from_helper) = mpsc::channel();
+    let helper_engine = Arc::clone(&e);
+    let helper = std::thread::spawn(move || {
+        for n in requests {
+            let _ = replies.send(helper_engine.index(&id(n), "y").map(|r| r.version));
+        }
+    });
+    let index_on_helper = |n: u64| {
+        to_helper.send(n).expect("helper thread");
+        from_helper.recv().expect("helper thread")
+    };
     expect_version("update before the refresh", index(1), v0(1) + 1)?;
     expect_version("delete before the refresh", delete(2), v0(2) + 1)?;
     expect_version("new id before the refresh", index(100), 1)?;
@@ -575,20 +589,27 @@ pub(super) fn check_indexing_goes_on_during_a_refresh(
     let refreshing = Arc::clone(&e);
     let refresher = std::thread::spawn(move || refreshing.refresh());
     gate.wait_parked();
-    // Parked after its commit: the batch is committed but not visible, and still in `old`.
-    expect_version("update during the refresh", index(1), v0(1) + 2)?;
-    expect_version("second write of a new id during the refresh", index(100), 2)?;
-    let deleted = e.get_version(&id(2)).map_err(|e| e.to_string())?;
-    if deleted.is_some() {
-        return Err(format!("id 2 deleted before the refresh reads {deleted:?}"));
-    }
-    expect_version("delete during the refresh", delete(3), v0(3) + 1)?;
-    expect_version("new id during the refresh", index(101), 1)?;
+    // Parked after its commit: the batch is committed but not visible, and still in `old`; the
+    // writer is out, so these writes are buffered.
+    let during = (|| {
+        expect_version("update during the refresh", index(1), v0(1) + 2)?;
+        expect_version("second write of a new id during the refresh", index(100), 2)?;
+        let deleted = e.get_version(&id(2)).map_err(|e| e.to_string())?;
+        if deleted.is_some() {
+            return Err(format!("id 2 deleted before the refresh reads {deleted:?}"));
+        }
+        expect_version("delete during the refresh", delete(3), v0(3) + 1)?;
+        expect_version("new id during the refresh", index(101), 1)?;
+        // Ids 5 and 6, each written by both threads in turn.
+        expect_version("helper's first write of 5", index_on_helper(5), v0(5) + 1)?;
+        expect_version("second write of 5", index(5), v0(5) + 2)?;
+        expect_version("first write of 6", index(6), v0(6) + 1)?;
+        expect_version("helper's second write of 6", index_on_helper(6), v0(6) + 2)
+    })();
     let in_time = gate.open();
-    refresher
-        .join()
-        .expect("refresh thread")
-        .map_err(|e| e.to_string())?;
+    let refreshed = refresher.join().expect("refresh thread");
+    during?;
+    refreshed.map_err(|e| e.to_string())?;
     if !in_time {
         return Err("index operations waited for the refresh".into());
     }
@@ -600,10 +621,11 @@ pub(super) fn check_indexing_goes_on_during_a_refresh(
         v0(3) + 2,
     )?;
     expect_version("update after the refresh", index(1), v0(1) + 3)?;
-    // Ids 1, 3, 100 and 101 were written since the cut; the re-index cleared 3's tombstone.
-    if e.version_map_sizes() != (4, 0, 0) {
+    // Ids 1, 3, 5, 6, 100 and 101 were written since the cut; the re-index cleared 3's
+    // tombstone.
+    if e.version_map_sizes() != (6, 0, 0) {
         return Err(format!(
-            "version map (current, old, tombstones) {:?}, expected (4, 0, 0)",
+            "version map (current, old, tombstones) {:?}, expected (6, 0, 0)",
             e.version_map_sizes()
         ));
     }
@@ -613,6 +635,8 @@ pub(super) fn check_indexing_goes_on_during_a_refresh(
         (1, Some(v0(1) + 3)),
         (2, None),
         (3, Some(v0(3) + 2)),
+        (5, Some(v0(5) + 2)),
+        (6, Some(v0(6) + 2)),
         (100, Some(2)),
         (101, Some(1)),
     ]);
@@ -631,6 +655,8 @@ pub(super) fn check_indexing_goes_on_during_a_refresh(
     if checksum != live {
         return Err(format!("checksum {checksum:?}, expected {live:?}"));
     }
+    drop(to_helper);
+    helper.join().expect("helper thread");
     Ok(())
 }
 
@@ -763,6 +789,13 @@ mod refresh_mutants {
         let e = check_indexing_goes_on_during_a_refresh(make, RefreshMutant::DropOldBeforePublish)
             .unwrap_err();
         assert!(e.contains("during the refresh"), "{e}");
+    }
+
+    #[test]
+    fn feeding_buffered_writes_thread_by_thread_reorders_an_id_s_writes() {
+        let e =
+            check_indexing_goes_on_during_a_refresh(make, RefreshMutant::FeedByThread).unwrap_err();
+        assert!(e.starts_with("final lookup of id "), "{e}");
     }
 
     #[test]
