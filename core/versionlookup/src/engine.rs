@@ -144,10 +144,6 @@ pub(crate) enum RefreshMutant {
     FeedByThread,
 }
 
-/// Batches no larger than this are fed to the writer inside the cut that hands it back: about
-/// as long as that cut waits for the operations in flight.
-const FEED_UNDER_CUT: usize = 64;
-
 /// Whether a refresh is running on behalf of the schedule, and whether another one is owed.
 #[derive(Default)]
 struct Schedule {
@@ -568,27 +564,19 @@ impl Engine {
     }
 
     /// Hands the writer back to index operations after feeding it what they buffered while it
-    /// was out, in batches each taken by a short cut. The last batch is fed inside the cut that
-    /// hands the writer back, so no later write of an id overtakes a buffered one: a small one,
-    /// or one that feeding no longer shrinks (the writer's backpressure then holds indexing, as
-    /// Lucene's stall control does when flushing falls behind). Feeds the rest after an error,
-    /// and returns the first.
+    /// was out: first what a short cut takes, with no lock held, then, inside the cut that hands
+    /// the writer back, what they buffered meanwhile, so no later write of an id overtakes a
+    /// buffered one. Feeds the rest after an error, and returns the first.
     fn hand_back(&self, writer: IndexWriter) -> Result<(), VersionLookupError> {
-        let mut result = Ok(());
-        let mut previous = usize::MAX;
-        loop {
-            let mut indexing = self.indexing.write();
-            let batch = self.buffers.take_all();
-            let len = batch.len();
-            if len <= FEED_UNDER_CUT || len > previous / 2 {
-                result = result.and(self.feed(&writer, batch));
-                *indexing = Some(writer);
-                return result;
-            }
-            drop(indexing);
-            result = result.and(self.feed(&writer, batch));
-            previous = len;
-        }
+        let batch = {
+            let _cut = self.indexing.write();
+            self.buffers.take_all()
+        };
+        let fed = self.feed(&writer, batch);
+        let mut indexing = self.indexing.write();
+        let fed = fed.and(self.feed(&writer, self.buffers.take_all()));
+        *indexing = Some(writer);
+        fed
     }
 
     /// Opens the committed index as a new reader generation and publishes it; called under

@@ -77,11 +77,6 @@ impl IndexingBuffers {
 pub(crate) struct Batch(Vec<Vec<BufferedOp>>);
 
 impl Batch {
-    /// Operations taken.
-    pub(crate) fn len(&self) -> usize {
-        self.0.iter().map(Vec::len).sum()
-    }
-
     /// The operations in sequence-number order.
     ///
     /// Only the order of operations on one id matters to the writer (a delete removes the
