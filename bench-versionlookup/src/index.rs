@@ -110,7 +110,7 @@ impl Scenario for IndexScenario {
     }
 
     fn description(&self) -> &'static str {
-        "Indexes documents the way an Elasticsearch primary does, each thread a Rally client: provided ids (\"%010d\", 25% conflicts uniform over the client's used ids, on-conflict index) take the engine read lock and the id's lock, check the live version map, then look the id up through the cache strategy in the last refreshed reader's segments, and write (delete-by-term + add on an update); auto ids take the append-only path with no lookup. The engine refreshes (commits) every `refresh_every` docs, and merges the smallest segments in the background to keep at most `segments + 1`."
+        "Indexes documents the way an Elasticsearch primary does, each thread a Rally client: provided ids (\"%010d\", 25% conflicts uniform over the client's used ids, on-conflict index) take the engine read lock and the id's lock, check the live version map, then look the id up through the cache strategy in the last refreshed reader's segments, and write (delete-by-term + add on an update); auto ids take the append-only path with no lookup. The engine refreshes (commits and reopens) every `refresh_every` docs, on the thread whose doc reaches the count while the other threads go on indexing (they buffer their writes while the refresh has the writer), and merges the smallest segments in the background to keep at most `segments + 1`."
     }
 
     fn params(&self) -> Vec<ParamSpec> {

@@ -1,11 +1,24 @@
 //! The engine: a tantivy index written the way an Elasticsearch primary shard writes.
 //!
-//! [`Engine::index`] follows `InternalEngine.index` for provided ids: take the engine's read
-//! lock and the id's lock, resolve the current version (live version map first, then the lookup
-//! cache against the last refreshed reader), assign version + 1 (or 1), and write (update =
-//! delete by term + add). [`Engine::index_auto`] is the append-only path for auto-generated ids:
-//! no version map, no lookup. [`Engine::refresh`] commits and reopens the reader with the
-//! version map's refresh lifecycle around it.
+//! [`Engine::index`] follows `InternalEngine.index` for provided ids: take the engine's indexing
+//! lock shared and the id's lock, resolve the current version (live version map first, then the
+//! lookup cache against the last refreshed reader), assign version + 1 (or 1), and hand the write
+//! (update = delete by term + add) to the writer. [`Engine::index_auto`] is the append-only path
+//! for auto-generated ids: no version map, no lookup.
+//!
+//! [`Engine::refresh`] follows `InternalEngine.refresh` with the version map as a refresh
+//! listener, and indexing goes on while it runs. Its cut takes the indexing lock exclusively for
+//! a few swaps: the version map's `beforeRefresh`, and the writer taken out for the commit
+//! (Lucene's `markForFullFlush`). Until the writer is handed back, index operations buffer their
+//! writes per thread, as Lucene's go to fresh DWPTs during a full flush. With no engine lock the
+//! refresh commits, hands the writer back with what was buffered meanwhile, reopens the reader,
+//! lets the lookup cache see the new generation, publishes it, and calls `afterRefresh`.
+//!
+//! Deviation: tantivy has no near-real-time reader, so a refresh is a commit (a Lucene commit:
+//! segments written and the index's meta file saved) followed by a reopen, and each refresh that
+//! saw writes adds one segment. One tantivy indexing worker inverts the documents handed to the
+//! writer, not each indexing thread into its own DWPT, and the documents buffered during a
+//! commit reach it only when the writer is handed back.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -20,13 +33,14 @@ use tantivy::schema::{BytesOptions, FAST, Field, Schema, TEXT};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use super::error::VersionLookupError;
+use super::indexing_buffer::{Batch, BufferedOp, IndexingBuffers};
 use super::leaf_lookup::{
     BODY_FIELD, DocVersion, ID_FIELD, ReaderGeneration, SEQ_NO_FIELD, VERSION_FIELD,
 };
 use super::live_version_map::{LiveVersionMap, MapEntry};
 use super::lookup_cache::{LookupCache, LookupStats};
 use super::uid::Uid;
-use critsec_sync::{Mutex, RwLock};
+use critsec_sync::{Mutex, RwLock, RwLockWriteGuard};
 
 /// Engine settings.
 #[derive(Debug, Clone)]
@@ -35,7 +49,8 @@ pub struct EngineConfig {
     /// be empty or absent).
     pub directory: Option<PathBuf>,
     /// Refresh (commit and reopen) after every this many index/delete operations, which makes
-    /// the segment count a controlled parameter. `None`: only explicit refreshes.
+    /// the segment count a controlled parameter. `None`: only explicit refreshes. The operation
+    /// that reaches the count runs the refresh; the other indexing threads go on.
     pub refresh_every_ops: Option<u64>,
     /// After a refresh, merge the smallest segments in the background whenever there are more
     /// than this many (one merge at a time). `None`: never merge on our own.
@@ -110,32 +125,69 @@ enum Resolved {
     Absent,
 }
 
+/// Deliberate bugs in the refresh, for the tests that must catch them.
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum RefreshMutant {
+    /// The real refresh.
+    #[default]
+    None,
+    /// `afterRefresh` before the new reader is published: entries leave the version map before
+    /// their documents are visible.
+    DropOldBeforePublish,
+    /// The refresh count moves when the reader is published, not at the cut: a delete made
+    /// while a refresh runs gets the previous count, so its tombstone is collected by that
+    /// refresh although its delete is only in the next one.
+    CountRefreshAtPublish,
+    /// Buffered writes are fed to the writer thread by thread, not in sequence-number order: a
+    /// later write of an id by one thread can be applied before an earlier one by another.
+    FeedByThread,
+}
+
+/// Whether a refresh is running on behalf of the schedule, and whether another one is owed.
+#[derive(Default)]
+struct Schedule {
+    running: bool,
+    owed: bool,
+}
+
 /// A shard's indexing engine over one tantivy index and one lookup-cache strategy.
 pub struct Engine {
     index: Index,
     fields: Fields,
-    /// Index operations hold it shared (Elasticsearch's engine `readLock`); a refresh holds it
-    /// exclusively because tantivy's commit needs `&mut IndexWriter`.
-    writer: RwLock<IndexWriter>,
+    /// Index operations hold it shared (Elasticsearch's engine `readLock`) and hand their
+    /// writes to the writer it holds (`IndexWriter.updateDocument`); a cut holds it exclusively
+    /// for a few swaps and may take the writer out. `None` while a refresh, merge or bulk load
+    /// has the writer.
+    indexing: RwLock<Option<IndexWriter>>,
+    /// Writes made while the writer was out, until it is handed back.
+    buffers: IndexingBuffers,
+    /// One refresh, merge or bulk load has the writer out at a time.
+    refresh_lock: Mutex<()>,
     reader: IndexReader,
     current: ArcSwap<ReaderGeneration>,
     cache: Box<dyn LookupCache>,
     version_map: LiveVersionMap,
-    /// Only uniqueness matters, so `Relaxed`; the writer lock orders it against commits.
+    /// Only uniqueness and the order of one id's operations matter, so `Relaxed`: the id's
+    /// lock orders those.
     next_seq_no: AtomicU64,
-    /// Refreshes started; written under the exclusive writer lock and read under the shared
-    /// one, so the lock orders it and `Relaxed` suffices.
+    /// Cuts made; written under the exclusive indexing lock and read under the shared one, so
+    /// the lock orders it and `Relaxed` suffices.
     refreshes: AtomicU64,
     /// Operations since creation, to trigger refreshes; a plain counter, `Relaxed`.
     ops: AtomicU64,
-    refresh_lock: Mutex<()>,
+    /// A std mutex, taken once per scheduled refresh: it guards no protocol the benchmarks
+    /// measure, and an instrumented `versionlookup.` lock would add a lock-wait metric to every
+    /// versionlookup result.
+    schedule: std::sync::Mutex<Schedule>,
     /// Set while a background merge runs; `Acquire`/`Release` so the next merge sees its end.
     merging: Arc<AtomicBool>,
     /// The thread waiting for the last background merge, so `force_merge` can wait for it too.
-    /// A std mutex: it guards no protocol the benchmarks measure, and an instrumented
-    /// `versionlookup.` lock would add a lock-wait metric to every versionlookup result.
+    /// A std mutex, as `schedule` is.
     merge_thread: std::sync::Mutex<Option<JoinHandle<()>>>,
     config: EngineConfig,
+    #[cfg(test)]
+    mutant: RefreshMutant,
 }
 
 impl Engine {
@@ -189,7 +241,9 @@ impl Engine {
         Ok(Engine {
             index,
             fields,
-            writer: RwLock::new("versionlookup.engine", writer),
+            indexing: RwLock::new("versionlookup.engine", Some(writer)),
+            buffers: IndexingBuffers::new(),
+            refresh_lock: Mutex::new("versionlookup.refresh", ()),
             reader,
             current: ArcSwap::from_pointee(first),
             cache,
@@ -197,11 +251,20 @@ impl Engine {
             next_seq_no: AtomicU64::new(0),
             refreshes: AtomicU64::new(0),
             ops: AtomicU64::new(0),
-            refresh_lock: Mutex::new("versionlookup.refresh", ()),
+            schedule: std::sync::Mutex::new(Schedule::default()),
             merging: Arc::new(AtomicBool::new(false)),
             merge_thread: std::sync::Mutex::new(None),
             config,
+            #[cfg(test)]
+            mutant: RefreshMutant::None,
         })
+    }
+
+    /// This engine with a deliberate bug in its refresh.
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: RefreshMutant) -> Self {
+        self.mutant = mutant;
+        self
     }
 
     /// The lookup strategy.
@@ -263,7 +326,7 @@ impl Engine {
     ) -> Result<IndexResult, VersionLookupError> {
         let uid = Uid::encode_id(id)?;
         let result = {
-            let writer = self.writer.read();
+            let writer = self.indexing.read();
             let _id_lock = self.version_map.acquire_lock(&uid);
             let mut lookup = LookupStats::default();
             timer.start();
@@ -275,10 +338,17 @@ impl Engine {
                 Resolved::Absent => (1, false, false),
             };
             let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
-            if live {
-                writer.delete_term(Term::from_field_bytes(self.fields.id, &uid));
-            }
-            writer.add_document(self.document(&uid, version, seq_no, body))?;
+            // Handed to the writer before the version map records it: a cut that moves the
+            // entry to `old` has the document in its commit (`IndexWriter.updateDocument` comes
+            // before `putIndexUnderLock` in `InternalEngine.index`).
+            self.hand(
+                writer.as_ref(),
+                BufferedOp::Add {
+                    seq_no,
+                    delete: live.then(|| Term::from_field_bytes(self.fields.id, &uid)),
+                    doc: self.document(&uid, version, seq_no, body),
+                },
+            )?;
             self.version_map
                 .put_index_under_lock(&uid, DocVersion { version, seq_no });
             IndexResult {
@@ -302,10 +372,17 @@ impl Engine {
     pub fn index_auto(&self, id: &str, body: &str) -> Result<IndexResult, VersionLookupError> {
         let uid = Uid::encode_id(id)?;
         let seq_no = {
-            let writer = self.writer.read();
+            let writer = self.indexing.read();
             let _id_lock = self.version_map.acquire_lock(&uid);
             let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
-            writer.add_document(self.document(&uid, 1, seq_no, body))?;
+            self.hand(
+                writer.as_ref(),
+                BufferedOp::Add {
+                    seq_no,
+                    delete: None,
+                    doc: self.document(&uid, 1, seq_no, body),
+                },
+            )?;
             seq_no
         };
         self.after_op()?;
@@ -322,7 +399,7 @@ impl Engine {
     pub fn delete(&self, id: &str) -> Result<DeleteResult, VersionLookupError> {
         let uid = Uid::encode_id(id)?;
         let result = {
-            let writer = self.writer.read();
+            let writer = self.indexing.read();
             let _id_lock = self.version_map.acquire_lock(&uid);
             let (version, found) = match self.resolve(&uid, &mut LookupStats::default())? {
                 Resolved::Live(v, _) => (v.version + 1, true),
@@ -331,7 +408,13 @@ impl Engine {
             };
             let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
             if found {
-                writer.delete_term(Term::from_field_bytes(self.fields.id, &uid));
+                self.hand(
+                    writer.as_ref(),
+                    BufferedOp::Delete {
+                        seq_no,
+                        term: Term::from_field_bytes(self.fields.id, &uid),
+                    },
+                )?;
             }
             let stamp = self.refreshes.load(Ordering::Relaxed);
             self.version_map
@@ -346,7 +429,7 @@ impl Engine {
     /// `None` when absent or deleted.
     pub fn get_version(&self, id: &str) -> Result<Option<u64>, VersionLookupError> {
         let uid = Uid::encode_id(id)?;
-        let _writer = self.writer.read();
+        let _indexing = self.indexing.read();
         let _id_lock = self.version_map.acquire_lock(&uid);
         Ok(match self.resolve(&uid, &mut LookupStats::default())? {
             Resolved::Live(v, _) => Some(v.version),
@@ -369,36 +452,135 @@ impl Engine {
         if let Some(every) = self.config.refresh_every_ops {
             let n = self.ops.fetch_add(1, Ordering::Relaxed) + 1;
             if n % every == 0 {
-                self.refresh()?;
+                self.scheduled_refresh()?;
             }
         }
         Ok(())
     }
 
-    /// Commits, reopens the reader and moves the version map's entries out (Elasticsearch
-    /// refresh, with `LiveVersionMap` as a refresh listener).
+    /// A refresh on the schedule (`maybeRefresh`): the operation that reaches the count runs
+    /// it, unless one is running already; then that one refreshes once more when it ends, so a
+    /// count is never lost and no indexing thread waits for another's refresh.
+    fn scheduled_refresh(&self) -> Result<(), VersionLookupError> {
+        {
+            let mut schedule = self.schedule.lock().unwrap_or_else(|e| e.into_inner());
+            if schedule.running {
+                schedule.owed = true;
+                return Ok(());
+            }
+            schedule.running = true;
+        }
+        loop {
+            let result = self.refresh();
+            let mut schedule = self.schedule.lock().unwrap_or_else(|e| e.into_inner());
+            if result.is_err() || !schedule.owed {
+                schedule.running = false;
+                return result;
+            }
+            schedule.owed = false;
+        }
+    }
+
+    /// Makes every write that finished before it visible and moves the version map's entries
+    /// out (Elasticsearch refresh, with `LiveVersionMap` as a refresh listener). Indexing goes on
+    /// meanwhile; a second refresh waits for this one.
     ///
-    /// Deviation: tantivy has no near-real-time reader, so a refresh is also a commit; each
-    /// refresh that saw writes adds one segment.
+    /// An error may leave writes out of the index, as Elasticsearch fails its engine when a
+    /// refresh fails.
     pub fn refresh(&self) -> Result<(), VersionLookupError> {
+        #[cfg(test)]
+        let count_at_cut = self.mutant != RefreshMutant::CountRefreshAtPublish;
+        #[cfg(not(test))]
+        let count_at_cut = true;
         let _one_at_a_time = self.refresh_lock.lock();
-        let now = {
-            let mut writer = self.writer.write();
-            // No index operation is in flight: current -> old is atomic with respect to writes,
-            // and every entry in old is in the commit below.
+        // The cut: no index operation is in flight, so current -> old is atomic with respect to
+        // writes, and the writer taken out holds exactly the writes `old` records.
+        let (mut writer, mut now) = {
+            let mut indexing = self.indexing.write();
             self.version_map.before_refresh();
-            let now = self.refreshes.fetch_add(1, Ordering::Relaxed) + 1;
+            let now = if count_at_cut {
+                self.refreshes.fetch_add(1, Ordering::Relaxed) + 1
+            } else {
+                0
+            };
+            (Self::take_writer(&mut indexing), now)
+        };
+        let published = (|| {
             writer.commit()?;
             self.maybe_merge(&mut writer)?;
-            now
-        };
-        self.publish()?;
+            #[cfg(test)]
+            if self.mutant == RefreshMutant::DropOldBeforePublish {
+                self.version_map.after_refresh();
+            }
+            self.publish()
+        })();
+        self.hand_back(writer)?;
+        published?;
+        if !count_at_cut {
+            let _indexing = self.indexing.write();
+            now = self.refreshes.fetch_add(1, Ordering::Relaxed) + 1;
+        }
+        // Entries of `old` are in the reader just published: only now may they leave the map.
         self.version_map.after_refresh();
         self.version_map
             .prune_tombstones(now, self.config.gc_deletes_refreshes);
         Ok(())
     }
 
+    /// Hands a write to the writer, or to this thread's buffer while the writer is out.
+    fn hand(&self, writer: Option<&IndexWriter>, op: BufferedOp) -> Result<(), VersionLookupError> {
+        match writer {
+            Some(writer) => apply(writer, op),
+            None => {
+                self.buffers.push(op);
+                Ok(())
+            }
+        }
+    }
+
+    /// Applies a batch in sequence-number order; after an error, applies the rest and returns
+    /// the error.
+    fn feed(&self, writer: &IndexWriter, batch: Batch) -> Result<(), VersionLookupError> {
+        #[cfg(test)]
+        let ops = if self.mutant == RefreshMutant::FeedByThread {
+            batch.into_by_thread()
+        } else {
+            batch.into_ordered()
+        };
+        #[cfg(not(test))]
+        let ops = batch.into_ordered();
+        let mut result = Ok(());
+        for op in ops {
+            result = result.and(apply(writer, op));
+        }
+        result
+    }
+
+    /// Takes the writer out, in a cut; only one checkout at a time, under `refresh_lock`.
+    fn take_writer(indexing: &mut RwLockWriteGuard<'_, Option<IndexWriter>>) -> IndexWriter {
+        indexing
+            .take()
+            .expect("the writer is out only under refresh_lock, and always handed back")
+    }
+
+    /// Hands the writer back to index operations after feeding it what they buffered while it
+    /// was out: first what a short cut takes, with no lock held, then, inside the cut that hands
+    /// the writer back, what they buffered meanwhile, so no later write of an id overtakes a
+    /// buffered one. Feeds the rest after an error, and returns the first.
+    fn hand_back(&self, writer: IndexWriter) -> Result<(), VersionLookupError> {
+        let batch = {
+            let _cut = self.indexing.write();
+            self.buffers.take_all()
+        };
+        let fed = self.feed(&writer, batch);
+        let mut indexing = self.indexing.write();
+        let fed = fed.and(self.feed(&writer, self.buffers.take_all()));
+        *indexing = Some(writer);
+        fed
+    }
+
+    /// Opens the committed index as a new reader generation and publishes it; called under
+    /// `refresh_lock`, so publications follow commits in order.
     fn publish(&self) -> Result<(), VersionLookupError> {
         self.reader.reload()?;
         let generation = ReaderGeneration::new(self.reader.searcher())?;
@@ -455,18 +637,20 @@ impl Engine {
     /// merge still running is waited for first, so its segments are merged too.
     pub fn force_merge(&self) -> Result<(), VersionLookupError> {
         self.refresh()?;
-        {
-            // Background merges start only in `refresh`, under this lock, so none starts while
-            // we wait for the running one; index operations go on meanwhile.
-            let _one_at_a_time = self.refresh_lock.lock();
-            self.wait_for_background_merge();
-            let mut writer = self.writer.write();
+        // Background merges start only in `refresh`, under this lock, so none starts while we
+        // wait for the running one; index operations go on meanwhile.
+        let _one_at_a_time = self.refresh_lock.lock();
+        self.wait_for_background_merge();
+        let mut writer = Self::take_writer(&mut self.indexing.write());
+        let merged = (|| {
             let ids = self.index.searchable_segment_ids()?;
             if ids.len() > 1 && !self.merging.load(Ordering::Acquire) {
                 writer.merge(&ids).wait()?;
             }
-        }
-        let _one_at_a_time = self.refresh_lock.lock();
+            Ok::<_, VersionLookupError>(())
+        })();
+        self.hand_back(writer)?;
+        merged?;
         self.publish()
     }
 
@@ -485,30 +669,40 @@ impl Engine {
                 reason: "bulk_load needs an empty engine and per_segment >= 1",
             });
         }
+        let _one_at_a_time = self.refresh_lock.lock();
+        let mut writer = Self::take_writer(&mut self.indexing.write());
+        let loaded = self.load(&mut writer, docs, per_segment);
+        self.hand_back(writer)?;
+        let loaded = loaded?;
+        self.publish()?;
+        Ok(loaded)
+    }
+
+    fn load<'a>(
+        &self,
+        writer: &mut IndexWriter,
+        docs: impl IntoIterator<Item = (&'a str, u64)>,
+        per_segment: usize,
+    ) -> Result<u64, VersionLookupError> {
         let mut seen = HashSet::new();
         let mut loaded = 0u64;
-        {
-            let mut writer = self.writer.write();
-            for (id, version) in docs {
-                let uid = Uid::encode_id(id)?;
-                if !seen.insert(uid.clone()) {
-                    return Err(VersionLookupError::BadConfig {
-                        name: "bulk_load",
-                        value: id.to_string(),
-                        reason: "ids must be distinct",
-                    });
-                }
-                let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
-                writer.add_document(self.document(&uid, version.max(1), seq_no, "bulk loaded"))?;
-                loaded += 1;
-                if loaded % per_segment as u64 == 0 {
-                    writer.commit()?;
-                }
+        for (id, version) in docs {
+            let uid = Uid::encode_id(id)?;
+            if !seen.insert(uid.clone()) {
+                return Err(VersionLookupError::BadConfig {
+                    name: "bulk_load",
+                    value: id.to_string(),
+                    reason: "ids must be distinct",
+                });
             }
-            writer.commit()?;
+            let seq_no = self.next_seq_no.fetch_add(1, Ordering::Relaxed);
+            writer.add_document(self.document(&uid, version.max(1), seq_no, "bulk loaded"))?;
+            loaded += 1;
+            if loaded % per_segment as u64 == 0 {
+                writer.commit()?;
+            }
         }
-        let _one_at_a_time = self.refresh_lock.lock();
-        self.publish()?;
+        writer.commit()?;
         Ok(loaded)
     }
 
@@ -526,4 +720,20 @@ impl Engine {
         }
         Ok((docs, sum))
     }
+}
+
+/// Applies one write to the writer.
+fn apply(writer: &IndexWriter, op: BufferedOp) -> Result<(), VersionLookupError> {
+    match op {
+        BufferedOp::Add { delete, doc, .. } => {
+            if let Some(term) = delete {
+                writer.delete_term(term);
+            }
+            writer.add_document(doc)?;
+        }
+        BufferedOp::Delete { term, .. } => {
+            writer.delete_term(term);
+        }
+    }
+    Ok(())
 }

@@ -18,6 +18,7 @@ mod cache_map;
 mod engine;
 mod error;
 mod id_generator;
+mod indexing_buffer;
 mod kind;
 mod leaf_lookup;
 mod live_version_map;

@@ -1,15 +1,16 @@
 //! The live version map: versions of documents written since the last refresh, and tombstones.
 //!
 //! Follows Elasticsearch `LiveVersionMap` (safe-access mode, which provided ids always enforce):
-//! index operations go to `current`; a refresh first moves `current` to `old` (so entries stay
-//! visible while the new reader opens) and, once the new reader is published, drops `old`.
+//! index operations go to `current`; a refresh's cut moves `current` to `old` (so entries stay
+//! visible while the refresh commits and opens the new reader, and index operations go on into
+//! a fresh `current`) and, once the new reader is published, drops `old`.
 //! Tombstones live in their own map, untouched by refreshes, until they are older than the GC
 //! interval (`index.gc_deletes`, here counted in refreshes rather than seconds).
 //!
 //! | where an id's latest op is | visible through |
 //! |---|---|
 //! | written since the last `before_refresh` | `current` |
-//! | written before it, refresh not yet published | `old` (and the committed segment) |
+//! | written before it, refresh not yet published | `old` (and the refresh's batch) |
 //! | refreshed | the reader only |
 //! | deleted, younger than the GC interval | `tombstones` |
 
@@ -122,7 +123,8 @@ impl LiveVersionMap {
     }
 
     /// `beforeRefresh`: current becomes old, a fresh current takes new writes. The engine calls
-    /// it while no index operation is in flight, so the swap is atomic with respect to writes.
+    /// it in a refresh's cut, while no index operation is in flight, so the swap is atomic with
+    /// respect to writes.
     pub fn before_refresh(&self) {
         for shard in self.maps.iter() {
             let mut m = shard.lock();
@@ -133,7 +135,9 @@ impl LiveVersionMap {
     /// `afterRefresh`: the new reader is published and holds everything old held.
     pub fn after_refresh(&self) {
         for shard in self.maps.iter() {
-            shard.lock().old = IdMap::default();
+            // Freed outside the shard's lock, which index operations take.
+            let old = std::mem::take(&mut shard.lock().old);
+            drop(old);
         }
     }
 

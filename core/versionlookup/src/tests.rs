@@ -5,14 +5,18 @@
 //! reader; refreshed entries are found through the new reader; tombstones outlive refreshes
 //! until GC; auto ids never look up), plus the PR #19856 counts: N map and thread-local gets
 //! for N lookups per reader, N*S per segment. Each check takes a constructor of the strategy;
-//! one module per strategy at the bottom runs them all.
+//! one module per strategy at the bottom runs them all. The refresh's own checks (indexing goes
+//! on during a refresh and resolves through `old`; a scheduled refresh is never lost) park a
+//! refresh between its commit and its publication, and fail on the engine's refresh mutants.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, mpsc};
+use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::engine::RefreshMutant;
 use super::*;
 
 type Make = fn() -> Box<dyn LookupCache>;
@@ -422,7 +426,274 @@ pub(super) fn check_force_merge_waits_for_a_background_merge(make: Make) {
     assert_eq!(e.checksum().unwrap(), (3 * BATCH, 3 * BATCH));
 }
 
+/// Longer than any index operation could take; it only turns an operation that waits for a
+/// parked refresh (a deadlock in these checks) into a failure. Not a timing assertion.
+const DEADLOCK_BREAKER: Duration = Duration::from_secs(60);
+
+#[derive(Default)]
+struct GateState {
+    armed: bool,
+    parked: bool,
+    open: bool,
+    forced: bool,
+}
+
+/// Parks the next refresh that reaches it, once armed, until the test opens it.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+impl Gate {
+    fn arm(&self) {
+        self.state.lock().unwrap().armed = true;
+    }
+
+    /// Called by the refresh; parks it if armed.
+    fn pass(&self) {
+        let mut s = self.state.lock().unwrap();
+        if !std::mem::take(&mut s.armed) {
+            return;
+        }
+        s.parked = true;
+        self.changed.notify_all();
+        while !s.open {
+            let (guard, wait) = self.changed.wait_timeout(s, DEADLOCK_BREAKER).unwrap();
+            s = guard;
+            if wait.timed_out() && !s.open {
+                s.forced = true;
+                break;
+            }
+        }
+    }
+
+    fn wait_parked(&self) {
+        let mut s = self.state.lock().unwrap();
+        while !s.parked {
+            s = self.changed.wait(s).unwrap();
+        }
+    }
+
+    /// Lets the parked refresh go on; false if it had to go on without being let go, because
+    /// the test's operations were waiting for it.
+    fn open(&self) -> bool {
+        let mut s = self.state.lock().unwrap();
+        s.open = true;
+        self.changed.notify_all();
+        !s.forced
+    }
+}
+
+/// A real cache whose `on_refresh` passes the gate first: a refresh parks there after its cut
+/// and commit, with the writer still out, before its reader is published and `afterRefresh`.
+struct Parking {
+    inner: Box<dyn LookupCache>,
+    gate: Arc<Gate>,
+}
+
+impl LookupCache for Parking {
+    fn id(&self) -> &'static str {
+        self.inner.id()
+    }
+
+    fn lookup(
+        &self,
+        reader: &ReaderGeneration,
+        uid: &[u8],
+        stats: &mut LookupStats,
+    ) -> Result<Option<DocVersion>, VersionLookupError> {
+        self.inner.lookup(reader, uid, stats)
+    }
+
+    fn on_refresh(&self, reader: &ReaderGeneration) -> Result<(), VersionLookupError> {
+        self.gate.pass();
+        self.inner.on_refresh(reader)
+    }
+
+    fn cached_entries(&self) -> usize {
+        self.inner.cached_entries()
+    }
+}
+
+fn parking_engine(
+    make: Make,
+    config: EngineConfig,
+    mutant: RefreshMutant,
+) -> (Arc<Engine>, Arc<Gate>) {
+    let gate = Arc::new(Gate::default());
+    let cache = Box::new(Parking {
+        inner: make(),
+        gate: Arc::clone(&gate),
+    });
+    let e = Engine::open(config, cache)
+        .expect("engine opens")
+        .with_mutant(mutant);
+    (Arc::new(e), gate)
+}
+
+fn expect_version(
+    what: &str,
+    got: Result<u64, VersionLookupError>,
+    want: u64,
+) -> Result<(), String> {
+    match got {
+        Ok(v) if v == want => Ok(()),
+        Ok(v) => Err(format!("{what}: version {v}, expected {want}")),
+        Err(e) => Err(format!("{what}: {e}")),
+    }
+}
+
+/// Index operations go on while a refresh runs, and resolve every id correctly through it: an
+/// id written before the cut through `old` until the new reader is published, a tombstone
+/// written during the refresh until a reader holds its delete; writes two threads buffered
+/// during it reach the index in the order they were made. Errs (rather than panics) on a wrong
+/// version, so that the mutants' runs can expect it.
+pub(super) fn check_indexing_goes_on_during_a_refresh(
+    make: Make,
+    mutant: RefreshMutant,
+) -> Result<(), String> {
+    let config = EngineConfig {
+        gc_deletes_refreshes: 1,
+        ..EngineConfig::default()
+    };
+    let (e, gate) = parking_engine(make, config, mutant);
+    let ids: Vec<String> = (0..40).map(id).collect();
+    e.bulk_load(
+        ids.iter()
+            .enumerate()
+            .map(|(n, s)| (s.as_str(), v0(n as u64))),
+        20,
+    )
+    .map_err(|e| e.to_string())?;
+    let index = |n: u64| e.index(&id(n), "x").map(|r| r.version);
+    let delete = |n: u64| e.delete(&id(n)).map(|r| r.version);
+    // A second indexing thread, so that writes made during the refresh land in two buffers.
+    let (to_helper, requests) = mpsc::channel::<u64>();
+    let (replies, from_helper) = mpsc::channel();
+    let helper_engine = Arc::clone(&e);
+    let helper = std::thread::spawn(move || {
+        for n in requests {
+            let _ = replies.send(helper_engine.index(&id(n), "y").map(|r| r.version));
+        }
+    });
+    let index_on_helper = |n: u64| {
+        to_helper.send(n).expect("helper thread");
+        from_helper.recv().expect("helper thread")
+    };
+    expect_version("update before the refresh", index(1), v0(1) + 1)?;
+    expect_version("delete before the refresh", delete(2), v0(2) + 1)?;
+    expect_version("new id before the refresh", index(100), 1)?;
+
+    gate.arm();
+    let refreshing = Arc::clone(&e);
+    let refresher = std::thread::spawn(move || refreshing.refresh());
+    gate.wait_parked();
+    // Parked after its commit: the batch is committed but not visible, and still in `old`; the
+    // writer is out, so these writes are buffered.
+    let during = (|| {
+        expect_version("update during the refresh", index(1), v0(1) + 2)?;
+        expect_version("second write of a new id during the refresh", index(100), 2)?;
+        let deleted = e.get_version(&id(2)).map_err(|e| e.to_string())?;
+        if deleted.is_some() {
+            return Err(format!("id 2 deleted before the refresh reads {deleted:?}"));
+        }
+        expect_version("delete during the refresh", delete(3), v0(3) + 1)?;
+        expect_version("new id during the refresh", index(101), 1)?;
+        // Ids 5 and 6, each written by both threads in turn.
+        expect_version("helper's first write of 5", index_on_helper(5), v0(5) + 1)?;
+        expect_version("second write of 5", index(5), v0(5) + 2)?;
+        expect_version("first write of 6", index(6), v0(6) + 1)?;
+        expect_version("helper's second write of 6", index_on_helper(6), v0(6) + 2)
+    })();
+    let in_time = gate.open();
+    let refreshed = refresher.join().expect("refresh thread");
+    during?;
+    refreshed.map_err(|e| e.to_string())?;
+    if !in_time {
+        return Err("index operations waited for the refresh".into());
+    }
+    // The delete made during the refresh is not in the reader it published, so its tombstone
+    // must still answer.
+    expect_version(
+        "re-index after a delete made during the refresh",
+        index(3),
+        v0(3) + 2,
+    )?;
+    expect_version("update after the refresh", index(1), v0(1) + 3)?;
+    // Ids 1, 3, 5, 6, 100 and 101 were written since the cut; the re-index cleared 3's
+    // tombstone.
+    if e.version_map_sizes() != (6, 0, 0) {
+        return Err(format!(
+            "version map (current, old, tombstones) {:?}, expected (6, 0, 0)",
+            e.version_map_sizes()
+        ));
+    }
+    e.refresh().map_err(|e| e.to_string())?;
+    let mut want: HashMap<u64, Option<u64>> = (0..40).map(|n| (n, Some(v0(n)))).collect();
+    want.extend([
+        (1, Some(v0(1) + 3)),
+        (2, None),
+        (3, Some(v0(3) + 2)),
+        (5, Some(v0(5) + 2)),
+        (6, Some(v0(6) + 2)),
+        (100, Some(2)),
+        (101, Some(1)),
+    ]);
+    let mut stats = LookupStats::default();
+    let mut live = (0u64, 0u64);
+    for (&n, &v) in &want {
+        let got = lookup(&e, &id(n), &mut stats);
+        if got != v {
+            return Err(format!("final lookup of id {n}: {got:?}, expected {v:?}"));
+        }
+        if let Some(v) = v {
+            live = (live.0 + 1, live.1 + v);
+        }
+    }
+    let checksum = e.checksum().map_err(|e| e.to_string())?;
+    if checksum != live {
+        return Err(format!("checksum {checksum:?}, expected {live:?}"));
+    }
+    drop(to_helper);
+    helper.join().expect("helper thread");
+    Ok(())
+}
+
+/// An operation that reaches the refresh count while a scheduled refresh runs neither waits
+/// for it nor loses its refresh: the running one refreshes once more when it ends.
+pub(super) fn check_a_scheduled_refresh_is_owed_while_one_runs(make: Make) {
+    let config = EngineConfig {
+        refresh_every_ops: Some(10),
+        ..EngineConfig::default()
+    };
+    let (e, gate) = parking_engine(make, config, RefreshMutant::None);
+    gate.arm();
+    let first = Arc::clone(&e);
+    // Its tenth operation runs the first scheduled refresh, which parks.
+    let indexer = std::thread::spawn(move || {
+        for n in 0..10 {
+            first.index(&id(n), "x").unwrap();
+        }
+    });
+    gate.wait_parked();
+    for n in 10..20 {
+        e.index(&id(n), "x").unwrap();
+    }
+    assert!(
+        gate.open(),
+        "the twentieth operation waited for the parked refresh"
+    );
+    indexer.join().expect("indexing thread");
+    // The parked refresh's thread ran the owed one before its operation returned.
+    assert_eq!(e.version_map_sizes(), (0, 0, 0));
+    assert_eq!(e.segment_count(), 2, "one segment per scheduled refresh");
+    assert_eq!(e.checksum().unwrap(), (20, 20));
+}
+
 fn run_all(make: Make) -> [LookupStats; 3] {
+    check_indexing_goes_on_during_a_refresh(make, RefreshMutant::None).unwrap();
+    check_a_scheduled_refresh_is_owed_while_one_runs(make);
     check_older_generation_still_answers(make);
     check_newest_first_and_deleted_docs(make);
     check_version_map_answers_before_the_reader(make);
@@ -502,5 +773,35 @@ mod pruned {
             (recent.map_gets, recent.thread_local_gets, recent.term_seeks),
             (N, N, N)
         );
+    }
+}
+
+/// The refresh checks catch each deliberate bug in the refresh.
+mod refresh_mutants {
+    use super::*;
+
+    fn make() -> Box<dyn LookupCache> {
+        Box::new(PerReaderCache::new())
+    }
+
+    #[test]
+    fn dropping_old_before_the_reader_is_published_gives_wrong_versions() {
+        let e = check_indexing_goes_on_during_a_refresh(make, RefreshMutant::DropOldBeforePublish)
+            .unwrap_err();
+        assert!(e.contains("during the refresh"), "{e}");
+    }
+
+    #[test]
+    fn feeding_buffered_writes_thread_by_thread_reorders_an_id_s_writes() {
+        let e =
+            check_indexing_goes_on_during_a_refresh(make, RefreshMutant::FeedByThread).unwrap_err();
+        assert!(e.starts_with("final lookup of id "), "{e}");
+    }
+
+    #[test]
+    fn counting_a_refresh_at_publication_collects_a_tombstone_too_early() {
+        let e = check_indexing_goes_on_during_a_refresh(make, RefreshMutant::CountRefreshAtPublish)
+            .unwrap_err();
+        assert!(e.contains("after a delete made during the refresh"), "{e}");
     }
 }
