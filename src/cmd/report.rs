@@ -30,7 +30,7 @@ pub struct ReportArgs {
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
     /// Measure first: run the publication set, its plots' paired ratios and every claim,
-    /// saving them in `<out>/<date>-<cores>core-<cpu>/`, then report on them.
+    /// saving them in `<out>/<date>-<cores>core-<cpu>-<commit>/`, then report on them.
     #[arg(long)]
     pub fresh: bool,
     /// Measure the publication set's plots in pairs into the one run folder given (its
