@@ -172,3 +172,39 @@ fn missing_and_malformed_files_say_which_and_where() {
         stderr(&o)
     );
 }
+
+/// Two published verdict files compare claim by claim; a verdict file and a run do not mix.
+#[test]
+fn verdict_files_compare_claim_by_claim_and_do_not_mix_with_runs() {
+    let published = |folder: &str| {
+        format!(
+            "{}/results/{folder}/verdicts.json",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    };
+    let (a, b) = (
+        published("2026-12-03-2core-amd-epyc-7dc8ed2591c6"),
+        published("2026-12-06-2core-amd-epyc-398a9790929b"),
+    );
+    let o = critsec(&["compare", &a, &b]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.contains("ES-19856-gets"), "{out}");
+    assert!(
+        out.contains("moved between REPRODUCED and NOT REPRODUCED: "),
+        "{out}"
+    );
+    let o = critsec(&["compare", &a, &b, "--format", "csv"]);
+    assert!(
+        stdout(&o).starts_with("claim,run,verdict,ratio,moved\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = critsec(&["compare", &a, &fixture("critsec_registry_base.json")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("compare takes verdict files or runs, not both"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -6,19 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod support;
+use support::text;
+
 fn critsec(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_critsec"))
         .args(args)
         .output()
         .expect("running critsec")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn temp_dir(name: &str) -> PathBuf {

@@ -540,11 +540,9 @@ fn a_connection_that_never_says_hello_is_ignored_while_gathering() {
 /// cluster file gives it is refused by name.
 #[test]
 fn a_node_without_the_secret_or_from_another_address_is_refused_by_name() {
-    let (c, at) = coordinator();
-    let secret = critsec_replication::net::Secret::new(*b"the run's shared secret");
-    let e = c
-        .with_secret(secret)
-        .gather(
+    // Node 0, started with no secret, joins `c`: the error gathering gives.
+    let refused = |c: Coordinator, at| {
+        c.gather(
             ProtocolKind::KeyQueue,
             &threads_config(),
             &workload(),
@@ -552,7 +550,11 @@ fn a_node_without_the_secret_or_from_another_address_is_refused_by_name() {
             Duration::from_secs(30),
         )
         .unwrap_err()
-        .to_string();
+        .to_string()
+    };
+    let (c, at) = coordinator();
+    let secret = critsec_replication::net::Secret::new(*b"the run's shared secret");
+    let e = refused(c.with_secret(secret), at);
     assert_eq!(
         e,
         "node 0's hello does not prove the cluster's secret (another cluster file's secret, or none)"
@@ -562,17 +564,7 @@ fn a_node_without_the_secret_or_from_another_address_is_refused_by_name() {
         .iter()
         .map(|a| a.parse().unwrap())
         .collect();
-    let e = c
-        .placing(placed)
-        .gather(
-            ProtocolKind::KeyQueue,
-            &threads_config(),
-            &workload(),
-            vec![node(at, 0, &[])],
-            Duration::from_secs(30),
-        )
-        .unwrap_err()
-        .to_string();
+    let e = refused(c.placing(placed), at);
     assert_eq!(
         e,
         "node 0: joined from 127.0.0.1, but the cluster file places it at 127.0.0.2:0"

@@ -16,6 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod support;
+use support::text;
+
 const CRITSEC: &str = env!("CARGO_BIN_EXE_critsec");
 
 fn dir(name: &str) -> PathBuf {
@@ -79,14 +82,6 @@ fn ab(repo: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("running critsec")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn verdicts(path: &Path) -> serde_json::Value {
@@ -236,7 +231,15 @@ fn cross_build_repo(name: &str, contender: Option<&str>) -> (PathBuf, [String; 2
     (repo, commits)
 }
 
-fn scenario_ab(repo: &Path, commits: &[String; 2]) -> (Output, serde_json::Value) {
+/// A contender build whose answer to the fork-protocol probe is the shell command `answer`.
+fn contender_answering_the_probe_with(answer: &str) -> String {
+    format!(
+        "#!/bin/sh\nif [ \"$1\" = __critsec-fork-protocol ]; then {answer}; fi\nexec CRITSEC \"$@\"\n"
+    )
+}
+
+/// `ab` over two kept builds of `harness/empty`: its output, verdict file and printed text.
+fn scenario_ab(repo: &Path, commits: &[String; 2]) -> (Output, serde_json::Value, String) {
     let json = repo.join("v.json");
     let o = ab(
         repo,
@@ -261,14 +264,14 @@ fn scenario_ab(repo: &Path, commits: &[String; 2]) -> (Output, serde_json::Value
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(serde_json::Value::Null);
-    (o, v)
+    let out = text(&o);
+    (o, v, out)
 }
 
 #[test]
 fn two_builds_of_critsec_run_as_process_pairs_in_one_round() {
     let (repo, commits) = cross_build_repo("pairs", None);
-    let (o, v) = scenario_ab(&repo, &commits);
-    let out = text(&o);
+    let (o, v, out) = scenario_ab(&repo, &commits);
     assert!(o.status.success(), "{out}");
     assert!(
         out.contains("kept critsec of") && out.contains("fork protocol 1"),
@@ -294,10 +297,9 @@ fn two_builds_of_critsec_run_as_process_pairs_in_one_round() {
 
 #[test]
 fn builds_whose_fork_protocols_differ_are_refused_naming_both() {
-    let script = "#!/bin/sh\nif [ \"$1\" = __critsec-fork-protocol ]; then echo 'critsec fork protocol 999'; exit 0; fi\nexec CRITSEC \"$@\"\n";
-    let (repo, commits) = cross_build_repo("mismatch", Some(script));
-    let (o, v) = scenario_ab(&repo, &commits);
-    let out = text(&o);
+    let script = contender_answering_the_probe_with("echo 'critsec fork protocol 999'; exit 0");
+    let (repo, commits) = cross_build_repo("mismatch", Some(&script));
+    let (o, v, out) = scenario_ab(&repo, &commits);
     assert_eq!(o.status.code(), Some(1), "{out}");
     let error = v["outcomes"][0]["verdict"]["Err"]
         .as_str()
@@ -310,10 +312,9 @@ fn builds_whose_fork_protocols_differ_are_refused_naming_both() {
 
 #[test]
 fn a_build_that_predates_the_protocol_runs_as_whole_processes_and_says_so() {
-    let script = "#!/bin/sh\nif [ \"$1\" = __critsec-fork-protocol ]; then echo 'unknown subcommand' >&2; exit 2; fi\nexec CRITSEC \"$@\"\n";
-    let (repo, commits) = cross_build_repo("old", Some(script));
-    let (o, v) = scenario_ab(&repo, &commits);
-    let out = text(&o);
+    let script = contender_answering_the_probe_with("echo 'unknown subcommand' >&2; exit 2");
+    let (repo, commits) = cross_build_repo("old", Some(&script));
+    let (o, v, out) = scenario_ab(&repo, &commits);
     assert!(o.status.success(), "{out}");
     let outcome = &v["outcomes"][0];
     assert_eq!(outcome["verdict"]["Ok"], "Reproduced", "{outcome}");

@@ -1,4 +1,5 @@
-//! `critsec compare BASE.json CONTENDER.json [MORE.json...]`: runs side by side, Rally-style.
+//! `critsec compare BASE.json CONTENDER.json [MORE.json...]`: runs side by side, Rally-style,
+//! or verdict files (`reproduce --json`) claim by claim.
 //!
 //! Reads our JMH-layout files and real JMH `-rf json` files alike; the comparison and its
 //! renderings live in `critsec_present::compare`.
@@ -8,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use critsec_harness::claims::VerdictFile;
 use critsec_harness::format::RunMeta;
 use critsec_harness::format::read_entries;
 use critsec_harness::format::write_atomically;
-use critsec_present::compare::{Format, Run, compare, render};
+use critsec_present::compare::{Format, Run, compare, compare_verdicts, render, render_verdicts};
 
 use super::UsageError;
 
@@ -19,7 +21,8 @@ use super::UsageError;
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
     /// JMH JSON files (ours from `critsec run --json`, or JMH's `-rf json`): the baseline first,
-    /// then one or more contenders.
+    /// then one or more contenders. Or verdict files (`critsec reproduce --json`): each claim's
+    /// verdict in every run, and which moved between REPRODUCED and NOT REPRODUCED.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// Output format: text, markdown, csv or json.
@@ -44,6 +47,22 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         .parse()
         .map_err(|e: critsec_present::compare::CompareError| UsageError(e.to_string()))?;
     let labels = labels(&args.files);
+    let first = std::fs::read_to_string(&args.files[0])
+        .with_context(|| format!("cannot read {}", args.files[0].display()))?;
+    if VerdictFile::parse(&first, "").is_ok() {
+        let mut runs = Vec::with_capacity(args.files.len());
+        for (path, label) in args.files.iter().zip(labels) {
+            let file = VerdictFile::read(path).map_err(|e| {
+                UsageError(format!(
+                    "{e} (the first file is a verdict file: compare takes verdict files or runs, not both)"
+                ))
+            })?;
+            runs.push((label, file.outcomes));
+        }
+        return output(args, format, |_| {
+            render_verdicts(&compare_verdicts(&runs), format)
+        });
+    }
     let mut runs = Vec::with_capacity(args.files.len());
     for (path, label) in args.files.iter().zip(labels) {
         let text = std::fs::read_to_string(path)
@@ -64,17 +83,23 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         runs.push(Run::new(label, entries, meta.as_ref()));
     }
     let comparison = compare(&runs)?;
+    output(args, format, |color| render(&comparison, format, color))
+}
+
+/// Writes what `rendered` gives to `--out`, or prints it (coloured on a terminal, for text).
+fn output(
+    args: &CompareArgs,
+    format: Format,
+    rendered: impl Fn(bool) -> String,
+) -> anyhow::Result<ExitCode> {
     match &args.out {
-        Some(out) => {
-            let rendered = render(&comparison, format, false);
-            write_atomically(out, rendered.as_bytes())
-                .with_context(|| format!("cannot write {}", out.display()))?;
-        }
+        Some(out) => write_atomically(out, rendered(false).as_bytes())
+            .with_context(|| format!("cannot write {}", out.display()))?,
         None => {
             let color = format == Format::Text
                 && std::io::stdout().is_terminal()
                 && std::env::var_os("NO_COLOR").is_none();
-            print!("{}", render(&comparison, format, color));
+            print!("{}", rendered(color));
         }
     }
     Ok(ExitCode::SUCCESS)

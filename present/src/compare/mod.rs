@@ -745,8 +745,12 @@ fn is_zero(n: &usize) -> bool {
 }
 
 mod render;
+mod verdict_runs;
 
 pub use render::{Format, csv, json, markdown, render, text};
+pub use verdict_runs::{
+    VerdictCell, VerdictComparison, VerdictRow, compare_verdicts, render_verdicts,
+};
 
 #[cfg(test)]
 mod tests;

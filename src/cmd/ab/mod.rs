@@ -110,6 +110,9 @@ pub struct AbArgs {
     /// Seed of the launch orders (printed, so any run can be replayed).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// At least this many pairs, as `reproduce --pairs`: a narrower interval on a noisy machine.
+    #[arg(long, value_name = "N")]
+    pub pairs: Option<u32>,
     /// The log half-width the decided interval should reach, as `reproduce --precision` (0: stop
     /// at the decision, saving JVM starts).
     #[arg(long, value_name = "LOG_HALF_WIDTH", value_parser = super::reproduce::precision_goal)]
@@ -238,20 +241,16 @@ fn write_and_reproduce(args: &AbArgs, claim: &Claim) -> anyhow::Result<ExitCode>
     write_atomically(out, text.as_bytes())
         .with_context(|| format!("writing the claim to {}", out.display()))?;
     println!("# the claim: {}", claim.title);
-    println!(
-        "# it is in {}; repeat the run with: critsec reproduce --claims {}",
-        out.display(),
-        out.display()
-    );
+    let file = out.display();
+    println!("# it is in {file}; repeat the run with: critsec reproduce --claims {file}");
     super::reproduce::run(&ReproduceArgs {
         claims: Vec::new(),
-        // One claim gets the publication run's budget per claim (40 s after the pilot, up to
-        // 48 pairs), where the main job's 6 s serve 39 claims in minutes.
+        // One claim gets the publication run's budget, where the main job's 6 s serve 39 claims.
         quick: false,
         publication: !args.full,
         full: args.full,
         iteration_time: None,
-        pairs: None,
+        pairs: args.pairs,
         json: args.json.clone(),
         seed: args.seed,
         claims_file: Some(out.clone()),
