@@ -338,7 +338,7 @@ pub fn markdown(c: &Comparison) -> String {
     out
 }
 
-fn csv_field(s: &str) -> String {
+pub(super) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -190,13 +190,7 @@ fn summary(c: &VerdictComparison) -> String {
 
 /// One line per (claim, run): `claim,run,verdict,ratio,moved`.
 fn csv(c: &VerdictComparison) -> String {
-    let field = |s: &str| {
-        if s.contains([',', '"', '\n']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    };
+    let field = super::render::csv_field;
     let mut out = String::from("claim,run,verdict,ratio,moved\n");
     for r in &c.rows {
         for (run, v) in c.runs.iter().zip(&r.cells) {
@@ -234,23 +228,9 @@ mod tests {
         claims
             .iter()
             .map(|(id, verdict)| ClaimOutcome {
-                claim: claim(id),
                 replicate_kind: "process-pair".into(),
-                baseline: Default::default(),
-                contender: Default::default(),
-                replicates: Vec::new(),
-                interval: None,
-                components: None,
-                optimal_blocks: None,
-                counts: None,
-                looks: Vec::new(),
                 verdict: verdict.clone(),
-                seconds: 1.0,
-                group: vec![id.to_string()],
-                far_processes: Vec::new(),
-                flags: Vec::new(),
-                design: None,
-                coherence: None,
+                ..ClaimOutcome::new(&claim(id))
             })
             .collect()
     }

@@ -345,7 +345,7 @@ impl ClaimOutcome {
     }
 
     /// A claim not run yet.
-    pub(crate) fn new(claim: &Claim) -> Self {
+    pub fn new(claim: &Claim) -> Self {
         ClaimOutcome {
             claim: claim.clone(),
             replicate_kind: ReplicateKind::Unmeasured,
